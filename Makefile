@@ -1,0 +1,20 @@
+# Entry points. Everything lives in scripts/ so it also works without make.
+#   make run                      # app + worker on http://127.0.0.1:8000 (PORT=... to change)
+#   make test                     # throwaway PostgreSQL + Redis, then pytest
+#   make test ARGS="-k foo -x"    # extra pytest arguments
+#   make lint                     # ruff
+.PHONY: run test lint venv
+
+ARGS ?=
+
+run:
+	scripts/run
+
+test:
+	scripts/test $(ARGS)
+
+venv:
+	bash -c 'source scripts/_venv.sh && ensure_venv requirements-dev.txt'
+
+lint: venv
+	.venv/bin/ruff check .

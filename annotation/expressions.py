@@ -1,0 +1,200 @@
+"""Small safe expressions for derived fields, acceptance rules and required-if conditions.
+
+An expression is parsed with :mod:`ast` and walked node by node against a whitelist; nothing is
+ever passed to ``eval``. Supported: numbers, strings, ``True/False/None``, names of answers,
+``+ - * / // %``, comparisons (chained too), ``and/or/not``, ``x if c else y``, ``in`` with a
+literal tuple/list, and the functions below. A name whose answer is missing (``None``) makes
+arithmetic return ``None`` rather than fail, so a derived field of an incomplete answer is
+``None``.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+
+class ExpressionError(ValueError):
+    """An expression is not in the allowed language or names something unknown."""
+
+
+def _mean(values: Iterable[Any]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _count(values: Iterable[Any], target: Any) -> int:
+    return sum(1 for v in values if v == target)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "mean": _mean,
+    "sum": lambda values: sum(v for v in values if v is not None),
+    "min": min,
+    "max": max,
+    "len": len,
+    "count": _count,
+    "all": all,
+    "any": any,
+    "abs": abs,
+    "round": round,
+}
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+class _Missing(Exception):
+    """Raised inside evaluation when an operand is None; the whole expression is None."""
+
+
+class Expression:
+    """A compiled expression. ``names`` is the set of answer names it reads."""
+
+    def __init__(self, source: str, allowed_names: Iterable[str] | None = None) -> None:
+        self.source = source
+        try:
+            tree = ast.parse(source, mode="eval")
+        except SyntaxError as exc:
+            raise ExpressionError(f"cannot parse expression {source!r}: {exc.msg}") from None
+        self.names: set[str] = set()
+        self._check(tree.body)
+        if allowed_names is not None:
+            unknown = self.names - set(allowed_names)
+            if unknown:
+                raise ExpressionError(
+                    f"expression {source!r} refers to unknown name(s): {', '.join(sorted(unknown))}"
+                )
+        self._tree = tree.body
+
+    def _check(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Constant):
+            if not isinstance(node.value, (int, float, str, bool, type(None))):
+                raise ExpressionError(f"constant of type {type(node.value).__name__} not allowed")
+        elif isinstance(node, ast.Name):
+            if node.id not in FUNCTIONS:
+                self.names.add(node.id)
+        elif isinstance(node, ast.BinOp):
+            if type(node.op) not in _BINOPS:
+                raise ExpressionError(f"operator {type(node.op).__name__} not allowed")
+            self._check(node.left)
+            self._check(node.right)
+        elif isinstance(node, ast.UnaryOp):
+            if not isinstance(node.op, (ast.Not, ast.USub, ast.UAdd)):
+                raise ExpressionError(f"operator {type(node.op).__name__} not allowed")
+            self._check(node.operand)
+        elif isinstance(node, ast.BoolOp):
+            for v in node.values:
+                self._check(v)
+        elif isinstance(node, ast.Compare):
+            for op in node.ops:
+                if type(op) not in _CMPOPS:
+                    raise ExpressionError(f"comparison {type(op).__name__} not allowed")
+            self._check(node.left)
+            for c in node.comparators:
+                self._check(c)
+        elif isinstance(node, ast.IfExp):
+            self._check(node.test)
+            self._check(node.body)
+            self._check(node.orelse)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            for elt in node.elts:
+                self._check(elt)
+        elif isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+                raise ExpressionError("only the functions " + ", ".join(sorted(FUNCTIONS)) + " may be called")
+            if node.keywords:
+                raise ExpressionError("keyword arguments are not allowed")
+            for a in node.args:
+                self._check(a)
+        else:
+            raise ExpressionError(f"{type(node).__name__} is not allowed in an expression")
+
+    def evaluate(self, context: Mapping[str, Any]) -> Any:
+        try:
+            return self._eval(self._tree, context)
+        except _Missing:
+            return None
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+
+    def _eval(self, node: ast.AST, ctx: Mapping[str, Any]) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in FUNCTIONS:
+                return FUNCTIONS[node.id]
+            return ctx.get(node.id)
+        if isinstance(node, ast.BinOp):
+            left, right = self._eval(node.left, ctx), self._eval(node.right, ctx)
+            if left is None or right is None:
+                raise _Missing
+            return _BINOPS[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp):
+            val = self._eval(node.operand, ctx)
+            if isinstance(node.op, ast.Not):
+                return not val
+            if val is None:
+                raise _Missing
+            return -val if isinstance(node.op, ast.USub) else +val
+        if isinstance(node, ast.BoolOp):
+            if isinstance(node.op, ast.And):
+                result: Any = True
+                for v in node.values:
+                    result = self._eval(v, ctx)
+                    if not result:
+                        return result
+                return result
+            result = False
+            for v in node.values:
+                result = self._eval(v, ctx)
+                if result:
+                    return result
+            return result
+        if isinstance(node, ast.Compare):
+            left = self._eval(node.left, ctx)
+            for op, comp in zip(node.ops, node.comparators, strict=True):
+                right = self._eval(comp, ctx)
+                if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and (left is None or right is None):
+                    raise _Missing
+                if not _CMPOPS[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            return self._eval(node.body if self._eval(node.test, ctx) else node.orelse, ctx)
+        if isinstance(node, ast.Tuple):
+            return tuple(self._eval(e, ctx) for e in node.elts)
+        if isinstance(node, ast.List):
+            return [self._eval(e, ctx) for e in node.elts]
+        if isinstance(node, ast.Call):
+            func = FUNCTIONS[node.func.id]  # type: ignore[union-attr]
+            args = [self._eval(a, ctx) for a in node.args]
+            if any(a is None for a in args):
+                raise _Missing
+            return func(*args)
+        raise ExpressionError(f"{type(node).__name__} is not allowed")  # pragma: no cover - _check guards
+
+
+@lru_cache(maxsize=512)
+def compile_expression(source: str) -> Expression:
+    return Expression(source)

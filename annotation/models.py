@@ -1,0 +1,268 @@
+"""The human side's data: projects, rubric versions, items and their images, raters,
+assignments and annotations. Invariants live in database constraints; workflows live in
+``annotation/services.py``."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class RubricVersion(models.Model):
+    """An immutable version of a rubric schema. Answers point at the version they were given under."""
+
+    rubric_key = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    schema = models.JSONField()
+    schema_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rubric_key", "version"], name="uniq_rubric_version")]
+        ordering = ["rubric_key", "-version"]
+
+    def __str__(self) -> str:
+        return f"{self.rubric_key} v{self.version}"
+
+    def parsed(self):
+        from .rubric import Rubric
+
+        cached = getattr(self, "_parsed", None)
+        if cached is None:
+            cached = self._parsed = Rubric.from_schema(self.schema)
+        return cached
+
+
+class Project(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+
+    name = models.CharField(max_length=200)
+    preset_key = models.CharField(max_length=100)
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="projects")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    k_per_item = models.PositiveSmallIntegerField(default=3, help_text="annotators per item (k)")
+    show_model_hints = models.BooleanField(default=False)
+    randomise_pair_order = models.BooleanField(default=True)
+    options = models.JSONField(default=dict, blank=True, help_text="further per-project settings")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["open", "closed"]), name="project_status_valid"),
+            models.CheckConstraint(condition=Q(k_per_item__gte=1), name="project_k_positive"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN
+
+    @property
+    def preset(self):
+        from benchmarks.registry import get_preset
+
+        return get_preset(self.preset_key)
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        RESEARCHER = "researcher", "Researcher"
+        ANNOTATOR = "annotator", "Annotator"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user", "role"], name="uniq_membership"),
+            models.CheckConstraint(condition=Q(role__in=["researcher", "annotator"]), name="membership_role_valid"),
+        ]
+
+
+class Asset(models.Model):
+    """An image stored once by content hash (sha256 of the bytes)."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    format = models.CharField(max_length=10)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    size_bytes = models.PositiveBigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]}.{self.format.lower()}"
+
+    @property
+    def extension(self) -> str:
+        return {"JPEG": "jpg"}.get(self.format, self.format.lower())
+
+    def relative_path(self) -> str:
+        return f"assets/{self.sha256[:2]}/{self.sha256}.{self.extension}"
+
+    def thumbnail_path(self) -> str:
+        return f"thumbs/{self.sha256[:2]}/{self.sha256}.webp"
+
+
+class Item(models.Model):
+    """One unit to judge. ``data`` holds the preset's fields (image fields hold asset hashes);
+    the strata columns are real, indexed columns because sampling and reports filter on them."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200)
+    version = models.PositiveIntegerField(default=1)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions")
+    data = models.JSONField()
+    country = models.CharField(max_length=100, blank=True, db_index=True)
+    region = models.CharField(max_length=100, blank=True, db_index=True)
+    generator = models.CharField(max_length=100, blank=True, db_index=True)
+    category = models.CharField(max_length=100, blank=True, db_index=True)
+    dimension = models.CharField(max_length=100, blank=True, db_index=True)
+    meta = models.JSONField(default=dict, blank=True)
+    assets = models.ManyToManyField(Asset, related_name="items", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id", "version"], name="uniq_item_version"),
+        ]
+        indexes = [models.Index(fields=["project", "country", "generator"], name="item_strata_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} v{self.version}"
+
+
+class Rater(models.Model):
+    """Whoever gives a judgement: a human user or a model. Judges are raters too, so every
+    statistic and export treats them alike."""
+
+    class Kind(models.TextChoices):
+        HUMAN = "human", "Human"
+        MODEL = "model", "Model"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="rater")
+    name = models.CharField(max_length=200)
+    # Profile attributes matched against item metadata (e.g. nationality) by assignment rules.
+    attributes = models.JSONField(default=dict, blank=True)
+    # Model raters: backend, model id, prompt hash, generation parameters.
+    backend = models.CharField(max_length=50, blank=True)
+    model_id = models.CharField(max_length=200, blank=True)
+    prompt_hash = models.CharField(max_length=64, blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=["human", "model"]), name="rater_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind="model") | Q(user__isnull=False), name="human_rater_has_user"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+
+class Assignment(models.Model):
+    """An explicit (item, rater) row: who should judge what, in which presentation, and where
+    that work stands. Strategies (all-annotators, stratified k-overlap, gold/attention, repeats)
+    create these rows; nothing is handed out as "whatever is unlabelled next"."""
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        IN_PROGRESS = "in_progress", "In progress"
+        SUBMITTED = "submitted", "Submitted"
+        SKIPPED = "skipped", "Skipped"
+        EXPIRED = "expired", "Expired"
+
+    class Purpose(models.TextChoices):
+        REGULAR = "regular", "Regular"
+        ATTENTION = "attention", "Attention check"
+        GOLD = "gold", "Gold"
+        REPEAT = "repeat", "Repeat"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ASSIGNED)
+    purpose = models.CharField(max_length=10, choices=Purpose.choices, default=Purpose.REGULAR)
+    position = models.PositiveIntegerField(default=0, help_text="order in the rater's queue")
+    presentation = models.JSONField(default=dict, blank=True, help_text="e.g. which field is shown left")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    skip_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "rater"], condition=Q(purpose="regular"), name="uniq_regular_assignment"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["assigned", "in_progress", "submitted", "skipped", "expired"]),
+                name="assignment_status_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["rater", "project", "status", "position"], name="assignment_queue_idx"),
+            models.Index(fields=["item", "status"], name="assignment_item_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} -> {self.rater} [{self.status}]"
+
+
+class Annotation(models.Model):
+    """The answers of one assignment, stored against the rubric version they were given under."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="annotation")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="annotations")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="annotations")
+    answers = models.JSONField()
+    derived = models.JSONField(default=dict)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    revision = models.PositiveIntegerField(default=1, help_text="incremented each time the rater edits")
+
+    class Meta:
+        indexes = [models.Index(fields=["item", "rater"], name="annotation_item_rater_idx")]
+
+
+class ImportJob(models.Model):
+    """An import of items from a file (plus images), run by a worker; the report is kept."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    data_file = models.CharField(max_length=500)
+    data_format = models.CharField(max_length=10)
+    images_path = models.CharField(max_length=500, blank=True)
+    original_name = models.CharField(max_length=255, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]), name="import_status_valid"
+            )
+        ]

@@ -1,0 +1,26 @@
+from django.urls import include, path
+from rest_framework.routers import DefaultRouter
+
+from . import api, views
+
+router = DefaultRouter()
+router.register("projects", api.ProjectViewSet, basename="api-project")
+router.register("imports", api.ImportJobViewSet, basename="api-import")
+router.register("assignments", api.AssignmentViewSet, basename="api-assignment")
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("projects/new/", views.project_create, name="project_create"),
+    path("projects/<int:project_id>/", views.project_detail, name="project_detail"),
+    path("projects/<int:project_id>/import/", views.project_import, name="project_import"),
+    path("projects/<int:project_id>/members/", views.project_members, name="project_members"),
+    path("projects/<int:project_id>/status/", views.project_status, name="project_status"),
+    path("projects/<int:project_id>/queue/", views.queue, name="queue"),
+    path("projects/<int:project_id>/next/", views.next_item, name="next_item"),
+    path("imports/<int:job_id>/", views.import_detail, name="import_detail"),
+    path("a/<int:assignment_id>/", views.annotate, name="annotate"),
+    path("a/<int:assignment_id>/skip/", views.skip, name="skip"),
+    path("assets/<str:sha256>/", views.asset, name="asset"),
+    path("assets/<str:sha256>/thumb/", views.asset, {"thumb": True}, name="asset_thumb"),
+    path("api/", include(router.urls)),
+]

@@ -1,0 +1,214 @@
+"""BLEnD-Vis validation (blend-vis.txt, App. D.1 rephrased templates, App. D.2 image QA, App. E)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import Preset
+from .demo_images import draw_image
+
+# --------------------------------------------------------------------------- image validation
+IMAGE_PROTOCOL = (
+    "BLEnD-Vis (blend-vis.txt), App. D.2 Sampled Quality Assurance for Generated Images and App. E.2. "
+    "A random, stratified 10% sample (500 of 4,916 Gemini 2.5 Flash Image images) is evaluated by "
+    "three independent annotators, given the entity, the region and the image placeholder: G = the "
+    "image successfully conveys the intended concept; B = it fails to, with a required brief reason "
+    "and a failure category. Decided by a 2/3 majority vote; reported 27/500 (5.40%) Bad."
+)
+
+IMAGE_INSTRUCTIONS = """\
+Annotators were provided with a detailed protocol to determine if a generated image serves as a plausible and recognisable visual representation of a specific cultural concept. For each image, annotators were given three key pieces of context: the specific 'entity' (e.g., "spicy potatoes"), the 'region' (e.g., "Spain"), and the general category or 'image_placeholder' (e.g., "this food").
+
+The core instructions were as follows:
+
+Mark as 'G' (Good) if: The image successfully conveys the intended concept. The guiding principle was whether someone familiar with the region's cultural context would likely understand that the image represents the intended 'entity'. Images were marked 'G' even with minor flaws, such as:
+- Slightly unusual art styles (e.g., painterly or illustrative), as long as the subject was identifiable.
+- Minor visual artefacts or imperfections (e.g., odd textures, background glitches).
+- Representations that might seem generic in isolation but were appropriate within the given cultural context.
+
+Mark as 'B' (Bad) if: The image fails to sufficiently represent or convey the core concept. Annotators were required to provide a brief reason for their judgment. The primary criteria for a 'B' rating were:
+- Clearly Wrong Subject: The image depicts something fundamentally different from the 'entity'.
+- Misleading or Ambiguous Representation: The image is so generic, abstract, or poorly rendered that it fails to represent the 'entity', even with the provided context.
+- Unusably Distorted: The image has such severe visual artefacts that the main subject is unrecognisable or nonsensical.
+(The paper's examples also use: Inaccurate Regional Representation - the image is too generic and does not accurately reflect the visual characteristics of the actual entity in the region.)
+
+Annotators were also encouraged to use image search engines to verify concepts with which they were unfamiliar, ensuring a high degree of accuracy in their judgments."""
+
+IMAGE_ITEM_FIELDS: list[dict[str, Any]] = [
+    {"name": "image", "type": "image", "label": "Generated image"},
+    {"name": "entity", "type": "text", "label": "Entity"},
+    {"name": "placeholder", "type": "text", "label": "Image placeholder"},
+    {"name": "question", "type": "text", "required": False, "label": "Original question"},
+]
+
+IMAGE_RUBRIC: dict[str, Any] = {
+    "title": "BLEnD-Vis image validation",
+    "instructions": IMAGE_INSTRUCTIONS,
+    "questions": [
+        {
+            "id": "verdict",
+            "type": "choice",
+            "label": "Verdict",
+            "prompt": "Does this image ({placeholder}) serve as a plausible and recognisable visual representation "
+            "of {entity} in {region}?",
+            "options": [
+                {"value": "G", "label": "G (Good): The image successfully conveys the intended concept."},
+                {"value": "B", "label": "B (Bad): The image fails to sufficiently represent or convey the core concept."},
+            ],
+        },
+        {
+            "id": "reason_category",
+            "type": "choice",
+            "label": "Failure category",
+            "prompt": "If B: which criterion applies?",
+            "required": False,
+            "required_if": "verdict == 'B'",
+            "options": [
+                {"value": "wrong_subject", "label": "Clearly Wrong Subject: The image depicts something fundamentally different from the 'entity'."},
+                {"value": "misleading", "label": "Misleading or Ambiguous Representation: The image is so generic, abstract, or poorly rendered that it fails to represent the 'entity', even with the provided context."},
+                {"value": "distorted", "label": "Unusably Distorted: The image has such severe visual artefacts that the main subject is unrecognisable or nonsensical."},
+                {"value": "regional", "label": "Inaccurate Regional Representation: The image does not accurately reflect the visual characteristics of the entity in the region."},
+            ],
+        },
+        {
+            "id": "reason",
+            "type": "text",
+            "label": "Reason",
+            "prompt": "If B: a brief reason for your judgment.",
+            "required_if": "verdict == 'B'",
+            "min_length": 3,
+        },
+    ],
+    "derived": [
+        {"id": "good", "label": "Good (G)", "expr": "1 if verdict == 'G' else 0"},
+    ],
+}
+
+# (region, entity, placeholder, question)
+_IMAGE_DEMO = [
+    ("Spain", "patatas bravas", "this food", "What is the most popular tapas dish in Spain?"),
+    ("South Korea", "kimchi jjigae", "this food", "What is the most common stew eaten at home in South Korea?"),
+    ("Nigeria", "jollof rice", "this food", "What food is always served at parties in Nigeria?"),
+    ("Mexico", "Day of the Dead", "this holiday", "What is the most famous family-related holiday in Mexico?"),
+    ("Iran", "Tochal", "this destination", "What is the most popular winter destination in the north of Iran?"),
+    ("Azerbaijan", "Qabala", "this destination", "What is the most popular mountain destination in Azerbaijan?"),
+    ("Indonesia", "badminton", "this sport", "What is the most popular sport in Indonesia?"),
+    ("Ethiopia", "injera", "this food", "What is the most common staple food in Ethiopia?"),
+]
+
+
+def image_demo_items(folder: Path) -> list[dict[str, Any]]:
+    items = []
+    for i, (region, entity, placeholder, question) in enumerate(_IMAGE_DEMO, start=1):
+        name = draw_image(folder, f"blendvis_{i:02d}.png", entity, subtitle=f"{placeholder} - {region}")
+        item: dict[str, Any] = {
+            "id": f"blendvis-img-{i:02d}",
+            "image": name,
+            "entity": entity,
+            "region": region,
+            "placeholder": placeholder,
+            "generator": "gemini-2.5-flash-image",
+            "category": placeholder.removeprefix("this "),
+        }
+        if i % 4:
+            item["question"] = question
+        items.append(item)
+    return items
+
+
+IMAGE = Preset(
+    key="blendvis.image",
+    name="BLEnD-Vis image validation (G/B)",
+    protocol=IMAGE_PROTOCOL,
+    item_fields=IMAGE_ITEM_FIELDS,
+    rubric=IMAGE_RUBRIC,
+    demo_items=image_demo_items,
+    defaults={"k": 3},
+)
+
+# --------------------------------------------------------------------------- template validation
+TEMPLATE_PROTOCOL = (
+    "BLEnD-Vis (blend-vis.txt), App. D.1 Rephrased Question Validation and App. E.1. Three independent "
+    "annotators evaluate each automatically generated rephrased question template (Entity -> Region "
+    "inversion) against the original BLEnD SAQ template for semantic fidelity and clarity: Good / Bad. "
+    "A majority vote (at least 2 of 3) flagged 39 of 320 templates (12.2%) as Bad; these were "
+    "manually corrected by the research team, not dropped."
+)
+
+TEMPLATE_INSTRUCTIONS = """\
+Evaluate the automatically generated rephrased question template for semantic fidelity and clarity against the original BLEnD SAQ template. The goal is to verify if the rephrased question accurately inverted the original query while maintaining clarity.
+
+Mark 'Good' if the rephrased template asks for the region given the entity ({answer}) and keeps the original intent. Mark 'Bad' for semantic misalignment (e.g., the rephrasing fails to capture the specific nuance of the original question, such as focusing only on celebration rather than family association or religious nature) or grammatical issues (grammatically awkward structures). Bad templates are corrected by the research team, not dropped: a comment helps the correction."""
+
+TEMPLATE_ITEM_FIELDS: list[dict[str, Any]] = [
+    {"name": "original_template", "type": "text", "label": "Original template"},
+    {"name": "rephrased_template", "type": "text", "label": "Rephrased template"},
+]
+
+TEMPLATE_RUBRIC: dict[str, Any] = {
+    "title": "BLEnD-Vis rephrased template validation",
+    "instructions": TEMPLATE_INSTRUCTIONS,
+    "questions": [
+        {
+            "id": "verdict",
+            "type": "choice",
+            "label": "Verdict",
+            "prompt": "Does the rephrased question accurately invert the original query while maintaining clarity?",
+            "options": [
+                {"value": "Good", "label": "Good"},
+                {"value": "Bad", "label": "Bad (semantic misalignment or grammatical issues)"},
+            ],
+        },
+        {
+            "id": "comment",
+            "type": "text",
+            "label": "Comment",
+            "prompt": "Optional: what is wrong, or a corrected rephrasing.",
+            "required": False,
+        },
+    ],
+    "derived": [
+        {"id": "good", "label": "Good", "expr": "1 if verdict == 'Good' else 0"},
+    ],
+}
+
+# (original, rephrased, category)
+_TEMPLATE_DEMO = [
+    ("What are the family-related holidays in {country}?",
+     "During which occasion is {answer} celebrated?", "holidays"),
+    ("What are the family-related holidays in {country}?",
+     "In which country/region is {answer} the holiday most associated with family?", "holidays"),
+    ("What is the most famous university in {country} known for its sports team?",
+     "At which university is {answer} known for its sports team?", "education"),
+    ("What is the most famous university in {country} known for its sports team?",
+     "{answer} is the most famous university known for its sports team in which country/region?", "education"),
+    ("What is the most famous religious holiday in {country}?",
+     "In which country/region is {answer} the most famous religious holiday?", "holidays"),
+    ("What is the most popular breakfast food in {country}?",
+     "In which country/region is {answer} the most popular breakfast food?", "food"),
+    ("What is the most popular sport in {country}?",
+     "In which country/region is {answer} the most popular sport?", "sport"),
+    ("What is the most common snack for children in {country}?",
+     "Which children snack {answer} in which country is common?", "food"),
+]
+
+
+def template_demo_items(folder: Path) -> list[dict[str, Any]]:
+    return [
+        {"id": f"blendvis-tpl-{i:02d}", "original_template": o, "rephrased_template": r, "category": c}
+        for i, (o, r, c) in enumerate(_TEMPLATE_DEMO, start=1)
+    ]
+
+
+TEMPLATE = Preset(
+    key="blendvis.template",
+    name="BLEnD-Vis rephrased template validation",
+    protocol=TEMPLATE_PROTOCOL,
+    item_fields=TEMPLATE_ITEM_FIELDS,
+    rubric=TEMPLATE_RUBRIC,
+    demo_items=template_demo_items,
+    defaults={"k": 3},
+)
+
+PRESETS = [IMAGE, TEMPLATE]

@@ -1,0 +1,427 @@
+"""CQ-Bench (cq-bench.txt): story validation (Sec. 3.2, App. A.3, annotation guide Figs. 6-9) and
+the Turing-style pair test (Sec. 3.2, App. A.3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import Preset
+
+# --------------------------------------------------------------------------- story validation
+STORY_PROTOCOL = (
+    "CQ-Bench (cq-bench.txt), Sec. 3.2 Post-Generation Checking (human evaluation) and App. A.3 with "
+    "the annotation guide of Figs. 6-9. Each item is a multi-speaker story built from five target "
+    "cultural values (statement + attitude), with the rewrites that made explicit lines more subtle "
+    "and the final story; three LLM passes of consistency and reflection validation are hints only. "
+    "Two annotators per story rate A) rewrite improvement 0-5 per rewrite, B) consistency and "
+    "C) reflection per value V1-V5 (0/1), D) naturalness 1-5 (natural = score >= 4). Reported: Cohen "
+    "kappa 0.546 (reflection) / 0.515 (consistency); 94.5% / 92.5% alignment with the model on "
+    "model-positive cases; mean rewrite improvement 3.28; naturalness mean 3.63."
+)
+
+STORY_INSTRUCTIONS = """\
+CQ-Bench Annotation Guide (with Naturalness)
+
+0) Goal (what you're judging)
+We generate short, multi-speaker stories to reflect five target cultural values. Your job is to verify that the final story:
+- reflects each value implicitly (not stated too bluntly),
+- is consistent across speakers for each value,
+- benefits from the model's obviousness-reducing rewrites, and
+- reads like a natural human conversation.
+
+You'll see some LLM "judge" outputs (consistency/reflection validations). Treat them as hints only\u2014your labels are the source of truth.
+
+1) What each item contains
+- Values \u2014 the five target values (V1\u2013V5) the story aims to reflect.
+- Obvious rewrite \u2014 suggested rewrites to make flagged lines more subtle (shown as before / after).
+- Final story \u2014 the story after applying the rewrites. Use this for your official judgments.
+- Consistency validation (multiple) / Reflection validation (multiple) \u2014 LLM passes, shown only if the project turns model hints on.
+
+2) Your tasks (A\u2013D)
+
+A) Rewrite improvement (subtlety)
+What: For every proposed rewrite in Obvious rewrite, decide if it improves subtle/indirect expression compared to the original line in Consistent story.
+- If not better, label 0.
+- If better, rate 1\u20135 for how much better it is (1 = slightly; 5 = much better).
+- If there are no rewrites for a story, nothing is asked (NA).
+Judge only implicitness/subtlety (you may consider grammar if it affects subtlety). If a rewrite becomes more explicit or introduces contradiction, give 0 (or a low score).
+
+B) Consistency per value (V1\u2013V5)
+Question: In the Final story, do all characters align on each value?
+- 1 = consistent (no character contradicts the value)
+- 0 = inconsistent (at least one character contradicts/doesn't share it)
+If a character never mentions a value and nothing implies the opposite, treat as consistent unless the story suggests disagreement.
+
+C) Reflection per value (V1\u2013V5)
+Question: In the Final story, is each value implicitly reflected (a careful reader could reasonably infer it without being spelled out)?
+- 1 = reflected implicitly
+- 0 = not reflected / not reasonably inferable
+\u201cImplicit\u201d means no on-the-nose statements like \u201cI believe X because...\u201d. Look for actions, choices, tone, and dialogue cues.
+
+D) Conversational naturalness
+Question: Does the Final story read like a natural human conversation?
+Consider:
+- Turn-taking & flow: turns respond to prior content; no abrupt topic jumps.
+- Persona consistency: speakers\u2019 tone/stance fit their roles throughout.
+- Pragmatics: hedges (\u201cmaybe,\u201d \u201cI guess\u201d), acknowledgments (\u201cmm, makes sense\u201d), concise lines rather than mini-lectures.
+- Non-redundancy: avoids copy-paste feel or slogan repetition.
+- Readability: minor typos are fine; penalize only if clarity or human-likeness suffers.
+Score (1\u20135): 1 = very unnatural, 2 = below average, 3 = acceptable, 4 = natural, 5 = very natural. Binary (0/1): 1 if natural (score \u2265 4), else 0 \u2014 computed for you."""
+
+STORY_ITEM_FIELDS: list[dict[str, Any]] = [
+    {"name": "story", "type": "longtext", "label": "Final story"},
+    {"name": "values", "type": "list", "of": "object", "keys": ["statement", "attitude"], "label": "Values (V1\u2013V5)"},
+    {"name": "rewrites", "type": "list", "of": "object", "keys": ["before", "after"], "label": "Obvious rewrite"},
+    {"name": "model_verdicts", "type": "object", "required": False, "hint": True, "label": "LLM judge outputs (hints only)"},
+]
+
+STORY_RUBRIC: dict[str, Any] = {
+    "title": "CQ-Bench story validation",
+    "instructions": STORY_INSTRUCTIONS,
+    "questions": [
+        {
+            "id": "rewrite_improvement",
+            "type": "scale",
+            "label": "A) Rewrite improvement (subtlety)",
+            "prompt": "For every proposed rewrite in Obvious rewrite, decide if it improves subtle/indirect "
+            "expression compared to the original line in Consistent story.",
+            "help": "Judge only implicitness/subtlety (you may consider grammar if it affects subtlety). If a "
+            "rewrite becomes more explicit or introduces contradiction, give 0 (or a low score).",
+            "options": [
+                {"value": 0, "label": "Not better"},
+                {"value": 1, "label": "1 = slightly better"},
+                {"value": 2, "label": "2"},
+                {"value": 3, "label": "3"},
+                {"value": 4, "label": "4"},
+                {"value": 5, "label": "5 = much better"},
+            ],
+            "repeat": {"over": "rewrites", "label": "Rewrite {n}", "show": ["before", "after"]},
+        },
+        {
+            "id": "consistency",
+            "type": "binary",
+            "label": "B) Consistency per value",
+            "prompt": "In the Final story, do all characters align on each value?",
+            "help": "If a character never mentions a value and nothing implies the opposite, treat as consistent "
+            "unless the story suggests disagreement.",
+            "options": [
+                {"value": 0, "label": "inconsistent (at least one character contradicts/doesn't share it)"},
+                {"value": 1, "label": "consistent (no character contradicts the value)"},
+            ],
+            "repeat": {"over": "values", "label": "V{n}", "show": ["statement", "attitude"]},
+        },
+        {
+            "id": "reflection",
+            "type": "binary",
+            "label": "C) Reflection per value",
+            "prompt": "In the Final story, is each value implicitly reflected (a careful reader could reasonably "
+            "infer it without being spelled out)?",
+            "help": "\u201cImplicit\u201d means no on-the-nose statements like \u201cI believe X because...\u201d. Look "
+            "for actions, choices, tone, and dialogue cues.",
+            "options": [
+                {"value": 0, "label": "not reflected / not reasonably inferable"},
+                {"value": 1, "label": "reflected implicitly"},
+            ],
+            "repeat": {"over": "values", "label": "V{n}", "show": ["statement", "attitude"]},
+        },
+        {
+            "id": "naturalness",
+            "type": "scale",
+            "label": "D) Conversational naturalness",
+            "prompt": "Does the Final story read like a natural human conversation?",
+            "help": "Consider turn-taking & flow, persona consistency, pragmatics, non-redundancy, readability "
+            "(minor typos are fine; penalize only if clarity or human-likeness suffers).",
+            "options": [
+                {"value": 1, "label": "very unnatural"},
+                {"value": 2, "label": "below average"},
+                {"value": 3, "label": "acceptable"},
+                {"value": 4, "label": "natural"},
+                {"value": 5, "label": "very natural"},
+            ],
+        },
+    ],
+    "derived": [
+        {"id": "natural", "label": "Natural (score \u2265 4)", "expr": "1 if naturalness >= 4 else 0"},
+        {"id": "mean_rewrite_improvement", "label": "Mean rewrite improvement", "expr": "mean(rewrite_improvement)"},
+        {"id": "consistency_rate", "label": "Share of values consistent", "expr": "mean(consistency)"},
+        {"id": "reflection_rate", "label": "Share of values reflected", "expr": "mean(reflection)"},
+    ],
+}
+
+
+def _values(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"statement": s, "attitude": a} for s, a in pairs]
+
+
+def _verdicts(cons: list[int], refl: list[int]) -> dict[str, Any]:
+    return {
+        "consistency": [cons, cons, [*cons[:-1], 1]],
+        "reflection": [refl, refl, refl],
+    }
+
+
+_STORIES: list[dict[str, Any]] = [
+    {
+        "country": "Japan",
+        "category": "social values",
+        "story": (
+            "[At a small izakaya after work]\n"
+            "Haruto: Did you see Sato-san stayed until ten again? The manager thanked him in front of everyone.\n"
+            "Mei: Mm, he always does. I left at six, my mother was cooking for the whole family tonight.\n"
+            "Haruto: Ah, you went back for dinner? That's nice, I guess.\n"
+            "Mei: We only manage it on Fridays. Grandma sits at the head and nobody starts before her.\n"
+            "Haruto: My dad's the same. Even now he pours for my grandfather first.\n"
+            "Mei: Honestly I'd skip the overtime bonus for that."
+        ),
+        "values": _values(
+            ("Family is very important in life.", "agree"),
+            ("Work should always come first, even if it means less spare time.", "disagree"),
+            ("Respect for elders is an important quality.", "agree"),
+            ("Hard work brings a better life.", "agree"),
+            ("Leisure time is very important in life.", "agree"),
+        ),
+        "rewrites": [
+            {"before": "Mei: Family is the most important thing in my life, more than work.",
+             "after": "Mei: Honestly I'd skip the overtime bonus for that."},
+        ],
+        "model_verdicts": _verdicts([1, 1, 1, 1, 1], [1, 1, 1, 0, 1]),
+    },
+    {
+        "country": "Brazil",
+        "category": "religious values",
+        "story": (
+            "[Sunday lunch at Dona Lucia's house in Salvador]\n"
+            "Lucia: Before we eat, let's hold hands. Paulo, you too, put the phone down.\n"
+            "Paulo: Sorry, vó. I was just checking the match.\n"
+            "Ana: He came straight from Mass with us, he deserves a little football.\n"
+            "Lucia: The food will not get cold in one prayer.\n"
+            "Paulo: Fine, fine. Then I'm taking the biggest piece of moqueca.\n"
+            "Ana: After the neighbours' plate, remember? Mamãe always sends one over."
+        ),
+        "values": _values(
+            ("God is very important in life.", "agree"),
+            ("Religious services should be attended regularly.", "agree"),
+            ("Helping neighbours is an important duty.", "agree"),
+            ("Children should be taught obedience at home.", "agree"),
+            ("Leisure time is not important.", "disagree"),
+        ),
+        "rewrites": [],
+        "model_verdicts": _verdicts([1, 1, 1, 1, 1], [1, 1, 1, 1, 0]),
+    },
+    {
+        "country": "Germany",
+        "category": "political values",
+        "story": (
+            "[A neighbourhood association meeting in Leipzig]\n"
+            "Jonas: The council wants to close the library branch on Tuesdays. We should write to them.\n"
+            "Petra: I already drafted something. If forty households sign, they have to put it on the agenda.\n"
+            "Emre: My kids do homework there because our flat is small. I'll collect signatures at the school gate.\n"
+            "Petra: Good. And let's ask them to publish the budget numbers, not just the decision.\n"
+            "Jonas: <b>Transparency first</b>, as always with you.\n"
+            "Emre: Someone has to read the fine print."
+        ),
+        "values": _values(
+            ("Signing a petition is an acceptable form of political action.", "agree"),
+            ("Government decisions should be transparent to citizens.", "agree"),
+            ("Public services should be available to everyone.", "agree"),
+            ("Ordinary people should not interfere in local politics.", "disagree"),
+            ("Cooperation among neighbours is important.", "agree"),
+        ),
+        "rewrites": [
+            {"before": "Petra: I believe citizens have a right to see how the government spends money.",
+             "after": "Petra: Good. And let's ask them to publish the budget numbers, not just the decision."},
+            {"before": "Emre: Public libraries are important because everyone deserves access to education.",
+             "after": "Emre: My kids do homework there because our flat is small. I'll collect signatures at the school gate."},
+        ],
+        "model_verdicts": _verdicts([1, 1, 1, 1, 1], [1, 1, 1, 1, 1]),
+    },
+    {
+        "country": "India",
+        "category": "ethical values",
+        "story": (
+            "[A chai stall near an office in Pune]\n"
+            "Rohit: The vendor gave me fifty rupees extra in change yesterday.\n"
+            "Kavya: And?\n"
+            "Rohit: I walked back this morning. He looked so surprised. <script>alert(1)</script>\n"
+            "Kavya: My dad would have made me walk back the same evening, honestly.\n"
+            "Sameer: You two are saints. I'd have bought a samosa with it.\n"
+            "Kavya: Sure you would. You returned my umbrella after two months, remember?"
+        ),
+        "values": _values(
+            ("Honesty is an important quality.", "agree"),
+            ("Keeping money that is not yours is justifiable.", "disagree"),
+            ("Parents' teaching shapes moral behaviour.", "agree"),
+            ("Most people can be trusted.", "agree"),
+            ("Humour makes disagreements easier.", "agree"),
+        ),
+        "rewrites": [
+            {"before": "Rohit: Honesty is very important to me, so I returned the money.",
+             "after": "Rohit: I walked back this morning. He looked so surprised."},
+            {"before": "Kavya: My father taught me that keeping money that isn't yours is wrong.",
+             "after": "Kavya: My dad would have made me walk back the same evening, honestly."},
+            {"before": "Sameer: I think keeping it would be fine, nobody would know.",
+             "after": "Sameer: You two are saints. I'd have bought a samosa with it."},
+        ],
+        "model_verdicts": _verdicts([1, 1, 1, 1, 1], [1, 1, 1, 0, 1]),
+    },
+    {
+        "country": "Nigeria",
+        "category": "social values",
+        "story": (
+            "[A wedding planning call in Lagos]\n"
+            "Tolu: Aunty says we must invite the whole compound from Ibadan.\n"
+            "Femi: The whole compound? That's three hundred people.\n"
+            "Tolu: She already told them. You know how it is.\n"
+            "Femi: Then my uncle should speak first at the introduction, not my friends.\n"
+            "Tolu: Of course. And Mummy wants us to live near them for the first year.\n"
+            "Femi: Near is fine. Not inside the same house, abeg."
+        ),
+        "values": _values(
+            ("Extended family should be involved in important decisions.", "agree"),
+            ("Elders should be given the first word in ceremonies.", "agree"),
+            ("Young couples should live with their parents.", "disagree"),
+            ("Weddings should be small and private.", "disagree"),
+            ("Family obligations come before personal preferences.", "agree"),
+        ),
+        "rewrites": [
+            {"before": "Femi: I respect elders, so my uncle should speak first.",
+             "after": "Femi: Then my uncle should speak first at the introduction, not my friends."},
+        ],
+        "model_verdicts": _verdicts([1, 1, 0, 1, 1], [1, 1, 1, 1, 1]),
+    },
+    {
+        "country": "Mexico",
+        "category": "security",
+        "story": (
+            "[Neighbours talking outside a building in Guadalajara]\n"
+            "Lupita: Did you get the message on the building group? Someone tried the gate again last night.\n"
+            "Don Ramiro: I heard the dogs. I'm putting a second lock on the garage.\n"
+            "Lupita: My son says we should pay for a guard together.\n"
+            "Don Ramiro: If everyone chips in, maybe. The police take an hour to come.\n"
+            "Lupita: I'll bring it up on Sunday. Bring your coffee, it'll be a long one."
+        ),
+        "values": _values(
+            ("It is necessary to take precautions against crime.", "agree"),
+            ("The police can be relied on to protect the neighbourhood.", "disagree"),
+            ("Neighbours should cooperate to solve shared problems.", "agree"),
+            ("Security is more important than freedom.", "agree"),
+            ("Community meetings are a waste of time.", "disagree"),
+        ),
+        "rewrites": [],
+        "model_verdicts": _verdicts([1, 1, 1, 0, 1], [1, 1, 1, 0, 1]),
+    },
+]
+
+
+def story_demo_items(folder: Path) -> list[dict[str, Any]]:
+    return [{"id": f"cq-story-{i:02d}", **s} for i, s in enumerate(_STORIES, start=1)]
+
+
+STORY = Preset(
+    key="cqbench.story",
+    name="CQ-Bench story validation",
+    protocol=STORY_PROTOCOL,
+    item_fields=STORY_ITEM_FIELDS,
+    rubric=STORY_RUBRIC,
+    demo_items=story_demo_items,
+    defaults={"k": 2, "show_model_hints": False},
+)
+
+# --------------------------------------------------------------------------- Turing-style pairs
+TURING_PROTOCOL = (
+    "CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3 Turing-style evaluation: annotators see one "
+    "human-written utterance (Reddit) and one model-generated CQ-Bench utterance in random order "
+    "(randomised per assignment and stored) and choose which is human-written, or tie. A tie scores 0; "
+    "otherwise correct / incorrect. Three annotators, 100 pairs; reported accuracy 44.8% (below the "
+    "50% chance level). Our default also reports accuracy over non-tie answers, the tie rate and an "
+    "exact binomial test against 0.5."
+)
+
+TURING_INSTRUCTIONS = """\
+We present annotators with one human-written utterance and one model-generated utterance in random order. For each pair, annotators choose among three options: human, model, or tie.
+
+Read both utterances and pick the one you think was written by a person (the other was generated by a language model). Choose "Tie" only if you cannot distinguish between the two sources. A tie choice is assigned a score of 0, indicating that the annotator cannot distinguish between the two sources."""
+
+TURING_ITEM_FIELDS: list[dict[str, Any]] = [
+    {"name": "context", "type": "longtext", "required": False, "label": "Topic"},
+    # identical labels on purpose: the pair is shown in the stored random order, unlabelled
+    {"name": "human_utterance", "type": "text", "label": "Utterance"},
+    {"name": "model_utterance", "type": "text", "label": "Utterance"},
+]
+
+TURING_RUBRIC: dict[str, Any] = {
+    "title": "CQ-Bench Turing-style pair",
+    "instructions": TURING_INSTRUCTIONS,
+    "questions": [
+        {
+            "id": "human_written",
+            "type": "pairwise",
+            "label": "Which utterance is human-written?",
+            "prompt": "One of these two utterances was written by a person and the other was generated by a "
+            "model. Which one is human-written? Choose tie if you cannot distinguish between the two sources.",
+            "pair": ["human_utterance", "model_utterance"],
+            "allow_tie": True,
+        },
+    ],
+    "derived": [
+        {"id": "correct", "label": "Correct (tie = 0)", "expr": "1 if human_written_field == 'human_utterance' else 0"},
+        {"id": "tie", "label": "Tie", "expr": "1 if human_written_field == 'tie' else 0"},
+    ],
+}
+
+# (context, human (Reddit-style), model (CQ-Bench-style), category)
+_TURING = [
+    ("Family: how important is family in your life?",
+     "honestly my family drives me nuts half the time but when my dad was in hospital they were the only ones who showed up every single day",
+     "Mm, we only manage dinner together on Fridays, but grandma still waits at the head of the table until everyone's there.",
+     "social values"),
+    ("Work: should work always come first?",
+     "Quit a job that paid 20% more because they expected replies to slack at 11pm. Zero regrets, my blood pressure thanks me",
+     "Maybe I'm old-fashioned, but I'd rather skip the bonus than miss bedtime stories again.",
+     "social values"),
+    ("Trust: can most people be trusted?",
+     "left my wallet on the train in Osaka, got it back with every yen still inside. meanwhile back home my bike got stolen twice in a month lol",
+     "I left my bag at the café for an hour and the owner just kept it behind the counter for me, like it was nothing.",
+     "social values"),
+    ("Religion: how important is God in your life?",
+     "Not religious at all but I still go to midnight mass with my grandma every christmas because it makes her happy",
+     "Before we eat, let's hold hands \u2014 the food won't get cold in one prayer.",
+     "religious values"),
+    ("Immigration: effects of immigrants on the development of the country",
+     "My town was dying until the Syrian families opened shops on the high street. Now there's a bakery open at 6am again",
+     "The new family from down the road fixed half the bikes on our street last summer, and they won't even take money for it.",
+     "migration"),
+    ("Security: precautions against crime",
+     "we got one of those doorbell cameras and now i just watch foxes at 3am, 10/10 would recommend",
+     "I heard the dogs last night too. I'm putting a second lock on the garage, just in case.",
+     "security"),
+    ("Politics: signing a petition",
+     "Signed the petition to keep our library open. Probably won't change anything but the librarians are the only reason I passed my exams",
+     "If forty households sign, they have to put it on the agenda \u2014 I already drafted something.",
+     "political values"),
+    ("Gender: equal right to a job",
+     "My mum ran the workshop for 30 years while my dad did the books. Nobody in our village thought that was weird",
+     "She's the one who fixes the tractors around here; the men just bring her the parts and wait.",
+     "social values"),
+]
+
+
+def turing_demo_items(folder: Path) -> list[dict[str, Any]]:
+    return [
+        {"id": f"cq-turing-{i:02d}", "context": c, "human_utterance": h, "model_utterance": m, "category": cat}
+        for i, (c, h, m, cat) in enumerate(_TURING, start=1)
+    ]
+
+
+TURING = Preset(
+    key="cqbench.turing",
+    name="CQ-Bench Turing-style pair test",
+    protocol=TURING_PROTOCOL,
+    item_fields=TURING_ITEM_FIELDS,
+    rubric=TURING_RUBRIC,
+    demo_items=turing_demo_items,
+    defaults={"k": 3, "randomise_pair_order": True},
+)
+
+PRESETS = [STORY, TURING]

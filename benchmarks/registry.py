@@ -1,0 +1,32 @@
+"""All protocol presets, in display order. Adding a protocol = one module + one line here."""
+
+from __future__ import annotations
+
+from . import blendvis, counterfactuals, cqbench, cultivate, valueground
+from .base import Preset
+
+PRESETS: dict[str, Preset] = {
+    p.key: p
+    for p in (
+        valueground.PAIR_QUALITY,
+        cultivate.FAITHFULNESS,
+        cultivate.DESCRIPTORS,
+        counterfactuals.AUDIT,
+        blendvis.IMAGE,
+        blendvis.TEMPLATE,
+        cqbench.STORY,
+        cqbench.TURING,
+    )
+}
+
+
+def get_preset(key: str) -> Preset:
+    try:
+        return PRESETS[key]
+    except KeyError:
+        raise KeyError(f"unknown preset {key!r}; known presets: {', '.join(PRESETS)}") from None
+
+
+def choices() -> list[tuple[str, str]]:
+    """(key, name) pairs for a select field."""
+    return [(p.key, p.name) for p in PRESETS.values()]

@@ -1,0 +1,175 @@
+"""Settings. Every deployment knob comes from an environment variable; defaults give the
+embedded demo stack (SQLite + a Celery broker on the filesystem, no servers needed)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("HV_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def database_from_url(url: str) -> dict:
+    """DATABASE_URL: sqlite:///path or postgres://user:pass@host:port/name."""
+    parsed = urlparse(url)
+    if parsed.scheme == "sqlite":
+        path = unquote(parsed.path)
+        # sqlite:////abs/path is absolute; sqlite:///rel/path is relative to the project.
+        path = path[1:] if path.startswith("//") else str(BASE_DIR / path.lstrip("/")) if path else ""
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": path or str(VAR_DIR / "db.sqlite3"),
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        }
+    if parsed.scheme in {"postgres", "postgresql"}:
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parsed.path.lstrip("/")),
+            "USER": unquote(parsed.username or ""),
+            "PASSWORD": unquote(parsed.password or ""),
+            "HOST": parsed.hostname or "",
+            "PORT": str(parsed.port or ""),
+            "CONN_MAX_AGE": int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        }
+    raise ValueError(f"DATABASE_URL scheme not supported: {parsed.scheme!r}")
+
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "annotation",
+    "benchmarks",
+    "judges",
+    "agreement",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "config.wsgi.application"
+
+DATABASES = {
+    "default": database_from_url(os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"))
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+# Uploads: the whole request, and each image inside an import.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("HV_MAX_REQUEST_BYTES", 10 * 1024 * 1024))
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+HV_MAX_UPLOAD_BYTES = int(os.environ.get("HV_MAX_UPLOAD_BYTES", 512 * 1024 * 1024))
+# Imports whose files total at most this many bytes run inside the request; larger ones on a worker.
+HV_INLINE_IMPORT_BYTES = int(os.environ.get("HV_INLINE_IMPORT_BYTES", 4 * 1024 * 1024))
+HV_MAX_IMAGE_BYTES = int(os.environ.get("HV_MAX_IMAGE_BYTES", 20 * 1024 * 1024))
+HV_MAX_IMAGE_PIXELS = int(os.environ.get("HV_MAX_IMAGE_PIXELS", 40_000_000))
+HV_ALLOWED_IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
+HV_THUMBNAIL_SIZE = (320, 320)
+# Server-side folders an admin may import images from by path (besides uploads).
+HV_IMPORT_ROOTS = [Path(p) for p in os.environ.get("HV_IMPORT_ROOTS", "").split(os.pathsep) if p]
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.BasicAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Human validation platform API",
+    "DESCRIPTION": "Projects, items, imports, assignments and answers.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Celery. Default: a broker on the filesystem (no server). Production: redis://...
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+_BROKER_DIR = Path(os.environ.get("HV_BROKER_DIR", VAR_DIR / "broker"))
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {
+        "data_folder_in": str(_BROKER_DIR / "queue"),
+        "data_folder_out": str(_BROKER_DIR / "queue"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    if CELERY_BROKER_URL.startswith("filesystem")
+    else {}
+)
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+}

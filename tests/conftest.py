@@ -1,0 +1,152 @@
+"""Project-wide fixtures.
+
+Services: `scripts/test` (make test) starts PostgreSQL + Redis and sets DATABASE_URL,
+REDIS_URL and HV_TEST_SERVICES=1. With CI or HV_TEST_SERVICES set, missing services fail
+the run; in a bare local `pytest` run, tests needing them are skipped.
+
+Fixtures:
+  redis_url              session  REDIS_URL (fail in CI / skip locally when absent)
+  celery_worker_process  function a real `celery -A config worker` subprocess on Redis,
+                                  reading the pytest-django test database; the in-process
+                                  app (config.celery.app) sends through Redis meanwhile,
+                                  with a Redis result backend. Use it with
+                                  @pytest.mark.django_db(transaction=True) so rows are
+                                  committed and visible to the worker.
+  browser                session  headless Debian Chromium through Playwright
+  page                   function a new page in a fresh browser context
+  live_server                     (pytest-django)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+from tests import services  # noqa: E402
+
+# Playwright's sync API runs an event loop in the test thread; Django's async-safety check
+# would then refuse ORM calls made by tests and by live_server fixtures.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def _need_service(reason: str) -> None:
+    """Fail when services are required (CI / make test), skip in a bare local run."""
+    if services.services_required():
+        pytest.fail(f"{reason} (required: CI or HV_TEST_SERVICES=1 is set)", pytrace=False)
+    pytest.skip(f"{reason}; run `make test` to get PostgreSQL + Redis + Chromium")
+
+
+# ------------------------------------------------------------------------- session guard
+def pytest_configure(config):
+    if services.services_required():
+        problems = services.services_problems()
+        if problems:
+            raise pytest.UsageError(
+                "CI / HV_TEST_SERVICES=1 requires the real services (no SQLite fallback):\n  - "
+                + "\n  - ".join(problems)
+                + "\nRun the suite with `make test` (scripts/test starts PostgreSQL and Redis)."
+            )
+
+
+# ---------------------------------------------------------------------------------- redis
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        _need_service("REDIS_URL is not set")
+    return url
+
+
+# --------------------------------------------------------------------------------- celery
+@pytest.fixture(scope="session")
+def _celery_worker_session(redis_url, django_db_setup, django_db_blocker, tmp_path_factory):
+    """One worker per pytest process (per xdist worker: own Redis DB, own test database)."""
+    from django.db import connections
+
+    settings_dict = connections["default"].settings_dict
+    if not settings_dict["ENGINE"].endswith("postgresql"):
+        _need_service(
+            "celery_worker_process needs the PostgreSQL test database "
+            f"(DATABASE_URL is {settings_dict['ENGINE']})"
+        )
+    broker = services.redis_url_for_db(redis_url, services.xdist_index())
+    worker = services.CeleryWorker(
+        broker_url=broker,
+        database_url=services.database_url_from_settings(settings_dict),
+        log_path=tmp_path_factory.mktemp("celery") / "worker.log",
+    )
+    worker.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+@pytest.fixture
+def celery_worker_process(_celery_worker_session):
+    """The running worker (services.CeleryWorker: .hostname, .broker_url, .log_text()).
+    During the test, config.celery.app publishes to the same Redis broker and reads
+    results from Redis, so `task.delay(...).get(timeout=...)` works when the task does
+    not ignore results (`apply_async(..., ignore_result=False)`)."""
+    from config.celery import app
+
+    worker = _celery_worker_session
+    if not worker.alive:
+        pytest.fail(f"celery worker died; log:\n{worker.log_tail()}", pytrace=False)
+    with services.celery_app_on_broker(app, worker.broker_url, worker.result_backend):
+        yield worker
+    if not worker.alive:
+        pytest.fail(f"celery worker died during the test; log:\n{worker.log_tail()}",
+                    pytrace=False)
+
+
+# -------------------------------------------------------------------------------- browser
+@pytest.fixture(scope="session")
+def browser():
+    executable = os.environ.get("PLAYWRIGHT_CHROMIUM_EXECUTABLE", "/usr/bin/chromium")
+    if not os.path.exists(executable):
+        _need_service(f"Chromium not found at {executable} (PLAYWRIGHT_CHROMIUM_EXECUTABLE)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _need_service("playwright is not installed")
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+    except BaseException:
+        pw.stop()
+        raise
+    try:
+        yield b
+    finally:
+        b.close()
+        pw.stop()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    context.set_default_timeout(15_000)
+    pg = context.new_page()
+    try:
+        yield pg
+    finally:
+        context.close()

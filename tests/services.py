@@ -1,0 +1,217 @@
+"""Helpers behind the fixtures in tests/conftest.py: which external services the run
+must have, a real Celery worker subprocess, and pointing the in-process Celery app at
+Redis. Kept free of pytest fixtures so it can be reused (and read) on its own."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote, urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER_QUEUES = "default,api,gpu"
+
+
+# ---------------------------------------------------------------------------- services
+def services_required() -> bool:
+    """True in CI (CI set) and under scripts/test (HV_TEST_SERVICES=1): PostgreSQL and
+    Redis must be there, and a test needing them fails instead of skipping."""
+    ci = os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
+    return ci or os.environ.get("HV_TEST_SERVICES", "") == "1"
+
+
+def services_problems() -> list[str]:
+    """What is wrong with the service environment (empty list when fine)."""
+    problems = []
+    db = os.environ.get("DATABASE_URL", "")
+    if urlparse(db).scheme not in {"postgres", "postgresql"}:
+        problems.append(
+            f"DATABASE_URL must point at PostgreSQL (postgres://...), got {db or '(unset)'!r}"
+        )
+    if not os.environ.get("REDIS_URL"):
+        problems.append("REDIS_URL is not set (redis://host:port/db)")
+    return problems
+
+
+def redis_url_for_db(url: str, db: int) -> str:
+    """The same Redis server with another database number."""
+    p = urlparse(url)
+    return urlunparse(p._replace(path=f"/{db}"))
+
+
+def xdist_index() -> int:
+    """0 without xdist; 1 + N for pytest-xdist worker gwN."""
+    wid = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(wid[2:]) + 1 if wid.startswith("gw") and wid[2:].isdigit() else 0
+
+
+def database_url_from_settings(settings_dict: dict) -> str:
+    """DATABASE_URL (the syntax config/settings.py reads) for a Django DATABASES entry,
+    e.g. the test database pytest-django created (test_<name>[_gwN])."""
+    engine = settings_dict["ENGINE"]
+    if engine.endswith("postgresql"):
+        user = quote(settings_dict.get("USER") or "", safe="")
+        password = quote(settings_dict.get("PASSWORD") or "", safe="")
+        auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+        host = settings_dict.get("HOST") or "127.0.0.1"
+        port = f":{settings_dict['PORT']}" if settings_dict.get("PORT") else ""
+        return f"postgres://{auth}{host}{port}/{quote(settings_dict['NAME'], safe='')}"
+    if engine.endswith("sqlite3"):
+        return f"sqlite:///{Path(settings_dict['NAME']).resolve()}"
+    raise ValueError(f"no DATABASE_URL form for engine {engine}")
+
+
+# ------------------------------------------------------------------------ celery worker
+class CeleryWorker:
+    """A real `celery -A config worker` subprocess on the given broker."""
+
+    def __init__(self, broker_url: str, database_url: str, log_path: Path,
+                 result_backend: str | None = None, queues: str = WORKER_QUEUES,
+                 pool: str = "threads", concurrency: int = 2, extra_env: dict | None = None):
+        self.broker_url = broker_url
+        self.result_backend = result_backend or broker_url
+        self.database_url = database_url
+        self.log_path = Path(log_path)
+        self.queues = queues
+        self.pool = pool
+        self.concurrency = concurrency
+        self.extra_env = extra_env or {}
+        self.hostname = f"hvtest-{os.getpid()}-{uuid.uuid4().hex[:6]}@localhost"
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    # -- lifecycle
+    def start(self, timeout: float = 60.0) -> "CeleryWorker":
+        env = dict(os.environ)
+        env.update({
+            "CELERY_BROKER_URL": self.broker_url,
+            "CELERY_RESULT_BACKEND": self.result_backend,
+            "CELERY_TASK_ALWAYS_EAGER": "0",
+            "DATABASE_URL": self.database_url,
+            "DB_CONN_MAX_AGE": "0",  # no idle connections holding the test DB
+            "DJANGO_SETTINGS_MODULE": env.get("DJANGO_SETTINGS_MODULE", "config.settings"),
+            "PYTHONUNBUFFERED": "1",
+        })
+        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        env.update(self.extra_env)
+        cmd = [
+            sys.executable, "-m", "celery", "-A", "config", "worker",
+            "-Q", self.queues, f"--pool={self.pool}", f"--concurrency={self.concurrency}",
+            "-n", self.hostname, "-l", "info", "--without-mingle", "--without-gossip",
+        ]
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Block until the worker answers a remote-control ping through the broker."""
+        from celery import Celery
+
+        probe = Celery("hv-test-probe", broker=self.broker_url)
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(
+                        f"celery worker exited with status {self.proc.returncode} before it was "
+                        f"ready; log:\n{self.log_tail()}"
+                    )
+                try:
+                    replies = probe.control.ping(destination=[self.hostname], timeout=1.0)
+                except Exception:  # broker not reachable yet
+                    replies = []
+                    time.sleep(0.5)
+                if any(self.hostname in r for r in replies or []):
+                    return
+            raise TimeoutError(
+                f"celery worker {self.hostname} not ready after {timeout:.0f}s; log:\n"
+                f"{self.log_tail()}"
+            )
+        finally:
+            probe.close()
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)  # warm shutdown
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # -- introspection
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+
+# ------------------------------------------------------------ in-process celery app
+def _reset_celery_connections(app) -> None:
+    pool = app._pool
+    if pool is not None:
+        with contextlib.suppress(Exception):
+            pool.force_close_all()
+    app._pool = None
+    amqp = app.__dict__.get("amqp")
+    if amqp is not None:
+        amqp._producer_pool = None
+    app._backend_cache = None
+    if getattr(app._local, "backend", None) is not None:
+        app._local.backend = None
+
+
+@contextlib.contextmanager
+def celery_app_on_broker(app, broker_url: str, result_backend: str | None = None):
+    """Point the in-process Celery app at `broker_url` (so `.delay()` goes through it, not
+    eagerly, not to the filesystem broker) and at a result backend; restore afterwards."""
+    keys = ("broker_url", "broker_transport_options", "result_backend", "task_always_eager")
+    saved_conf = {k: app.conf.get(k) for k in keys}
+    env_keys = ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")  # these beat app.conf
+    saved_env = {k: os.environ.get(k) for k in env_keys}
+    try:
+        os.environ["CELERY_BROKER_URL"] = broker_url
+        os.environ["CELERY_RESULT_BACKEND"] = result_backend or broker_url
+        app.conf.broker_url = broker_url
+        app.conf.broker_transport_options = {}
+        app.conf.result_backend = result_backend or broker_url
+        app.conf.task_always_eager = False
+        _reset_celery_connections(app)
+        yield app
+    finally:
+        for k, v in saved_conf.items():
+            app.conf[k] = v
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        _reset_celery_connections(app)
