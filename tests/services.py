@@ -73,7 +73,8 @@ class CeleryWorker:
 
     def __init__(self, broker_url: str, database_url: str, log_path: Path,
                  result_backend: str | None = None, queues: str = WORKER_QUEUES,
-                 pool: str = "threads", concurrency: int = 2, extra_env: dict | None = None):
+                 pool: str = "threads", concurrency: int = 2, extra_env: dict | None = None,
+                 include: tuple[str, ...] = ("tests.services",)):
         self.broker_url = broker_url
         self.result_backend = result_backend or broker_url
         self.database_url = database_url
@@ -82,6 +83,7 @@ class CeleryWorker:
         self.pool = pool
         self.concurrency = concurrency
         self.extra_env = extra_env or {}
+        self.include = include
         self.hostname = f"hvtest-{os.getpid()}-{uuid.uuid4().hex[:6]}@localhost"
         self.proc: subprocess.Popen | None = None
         self._log = None
@@ -105,6 +107,8 @@ class CeleryWorker:
             "-Q", self.queues, f"--pool={self.pool}", f"--concurrency={self.concurrency}",
             "-n", self.hostname, "-l", "info", "--without-mingle", "--without-gossip",
         ]
+        if self.include:  # test-only task modules (e.g. db_probe below)
+            cmd += ["--include", ",".join(self.include)]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
@@ -170,8 +174,42 @@ class CeleryWorker:
         except FileNotFoundError:
             return ""
 
+    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log_text():
+                return True
+            time.sleep(0.1)
+        return text in self.log_text()
+
     def log_tail(self, lines: int = 60) -> str:
         return "\n".join(self.log_text().splitlines()[-lines:])
+
+
+# ------------------------------------------------------------------- test-only tasks
+# Registered in the worker through `--include tests.services`; call them by name:
+#   app.send_task(DB_PROBE, ignore_result=False).get(timeout=30)
+DB_PROBE = "hv_tests.db_probe"
+
+
+def _register_test_tasks() -> None:
+    from celery import shared_task
+
+    @shared_task(name=DB_PROBE)
+    def db_probe(username: str | None = None) -> dict:
+        """What the worker's database connection sees."""
+        from django.contrib.auth import get_user_model
+        from django.db import connection
+
+        users = get_user_model().objects
+        return {
+            "vendor": connection.vendor,
+            "name": connection.settings_dict["NAME"],
+            "user_exists": users.filter(username=username).exists() if username else None,
+        }
+
+
+_register_test_tasks()
 
 
 # ------------------------------------------------------------ in-process celery app

@@ -46,10 +46,18 @@ def test_celery_worker_round_trip(celery_worker_process):
     # a real task, published by this process, executed by the worker, result via Redis
     result = app.send_task("celery.accumulate", args=(7, "x"), ignore_result=False)
     assert result.get(timeout=30) == [7, "x"]
-    assert f"Task celery.accumulate[{result.id}] succeeded" in worker.log_text()
-    # the worker reads the same (test) database as this process
-    stats = app.control.inspect(destination=[worker.hostname], timeout=5.0).stats()
-    assert stats and worker.hostname in stats
+    assert worker.wait_for_log(f"Task celery.accumulate[{result.id}] succeeded")
+    # the worker reads the same (test) database as this process and sees committed rows
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    get_user_model().objects.create_user("infra-probe", password="x")
+    seen = app.send_task(services.DB_PROBE, args=("infra-probe",), ignore_result=False)
+    assert seen.get(timeout=30) == {
+        "vendor": connection.vendor,
+        "name": connection.settings_dict["NAME"],
+        "user_exists": True,
+    }
 
 
 @pytest.mark.browser

@@ -1,0 +1,37 @@
+"""Pure statistics core of the inter-rater agreement module (no Django imports).
+
+Public API::
+
+    from agreement.stats import (agreement_report, krippendorff_alpha, cohen_kappa, fleiss_kappa,
+        gwet_ac, percent_agreement, pearson, spearman, kendall, correlation, leave_one_rater_out,
+        split_half, judge_vs_humans, binary_report, confusion, restricted_agreement,
+        turing_accuracy, majority_vote, flag_rates, pairwise_matrix, MetricResult)
+
+Matrices are items x raters with NaN for a missing rating.
+"""
+from .analysis import analyse_matrix, judge_vs_humans, leave_one_rater_out, split_half
+from .binary import binary_report, confusion, restricted_agreement
+from .bootstrap import bootstrap_statistic, compress_rows, percentile_ci
+from .correlation import correlation, kendall, pearson, spearman
+from .data import RatingTableError, infer_level, to_frame
+from .kappa import cohen_kappa, fleiss_kappa, gwet_ac, percent_agreement
+from .outcomes import flag_rates, majority_vote, rate
+from .reliability import krippendorff_alpha
+from .report import agreement_report
+from .result import MetricResult, to_jsonable, undefined
+from .turing import turing_accuracy
+
+
+def pairwise_matrix(data, metric: str = "cohen_kappa", raters=None, level: str = "interval",
+                    n_boot: int = 0, seed: int = 0) -> dict:
+    """Pairwise rater matrix of ``metric`` (any two-rater metric or krippendorff_alpha) for an
+    items x raters matrix: ``{"raters", "matrix", "pairs"}``."""
+    import numpy as np
+    X = np.asarray(data, dtype=float)
+    names = list(raters) if raters is not None else [f"r{i}" for i in range(X.shape[1])]
+    r = analyse_matrix(X, names, names, [], level, [metric], n_boot, np.random.default_rng(seed), seed=seed)
+    return to_jsonable(r["humans_vs_humans"]["pairwise"].get(metric, {"raters": names, "matrix": None,
+                                                                       "reason": f"undefined: {metric} not applicable"}))
+
+
+__all__ = [n for n in dir() if not n.startswith("_")]
