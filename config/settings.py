@@ -59,7 +59,6 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "annotation",
     "benchmarks",
-    "judges",
     "agreement",
 ]
 
