@@ -340,12 +340,16 @@ def split_half(data: np.ndarray, metric: str = "pearson", n_splits: int = 100, s
     rng = np.random.default_rng(seed)
     raw, sb = [], []
     n_items = 0
+    cache: dict[tuple, float] = {}
     for _ in range(n_splits):
         perm = rng.permutation(R)
-        a, b = perm[: R // 2], perm[R // 2:]
-        t = PairTable(_nanmean_rows(X[:, a]), _nanmean_rows(X[:, b]), weights=weights)
-        v = t.compute(t.counts[None], [metric])[metric][0] if t.G else np.nan
-        n_items = max(n_items, int(round(t.n)))
+        a, b = sorted(perm[: R // 2].tolist()), sorted(perm[R // 2:].tolist())
+        key = (tuple(a), tuple(b))
+        if key not in cache:  # few raters -> few distinct splits; compute each once
+            t = PairTable(_nanmean_rows(X[:, a]), _nanmean_rows(X[:, b]), weights=weights)
+            cache[key] = t.compute(t.counts[None], [metric])[metric][0] if t.G else np.nan
+            n_items = max(n_items, int(round(t.n)))
+        v = cache[key]
         if np.isfinite(v):
             raw.append(v)
             sb.append(2 * v / (1 + v) if v > -1 else np.nan)

@@ -39,10 +39,11 @@ def resample_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator,
     counts = np.asarray(counts, dtype=float)
     N = int(round(counts.sum()))
     P = len(counts)
-    chunk = max(1, min(n_boot, max_cells // max(P, N if P * 4 > N else 1, 1)))
+    use_mult = P * 13 < N  # numpy's multinomial costs ~13x an integer draw per category
+    chunk = max(1, min(n_boot, max_cells // max(P, N if not use_mult else 1, 1)))
     done = 0
     p = counts / N
-    item_pattern = np.repeat(np.arange(P), counts.astype(int)) if P * 4 > N else None
+    item_pattern = None if use_mult else np.repeat(np.arange(P), counts.astype(int))
     while done < n_boot:
         b = min(chunk, n_boot - done)
         if item_pattern is None:
@@ -96,12 +97,29 @@ class Block:
             point.update(self._as_dict(key, fin(self._apply(c, F))))
         boot: dict[str, np.ndarray] = {}
         if n_boot and self._feats and self.counts.sum() > 0:
-            sums: list[list[np.ndarray]] = [[] for _ in self._feats]
+            # stack all dense and all sparse features: two products per chunk of resamples
+            dense = [(i, F) for i, (_, F, _) in enumerate(self._feats) if not sp.issparse(F)]
+            sparse = [(i, F) for i, (_, F, _) in enumerate(self._feats) if sp.issparse(F)]
+            D = np.hstack([F for _, F in dense]) if dense else None
+            S = sp.hstack([F for _, F in sparse]).tocsc().T.tocsr() if sparse else None
+            dparts, sparts = [], []
             for W in resample_counts(self.counts, n_boot, rng):
-                for i, (_, F, _) in enumerate(self._feats):
-                    sums[i].append(self._apply(W, F))
-            for (key, F, fin), parts in zip(self._feats, sums):
-                boot.update(self._as_dict(key, fin(np.vstack(parts))))
+                if D is not None:
+                    dparts.append(W @ D)
+                if S is not None:
+                    sparts.append(np.asarray(S @ W.T).T)
+            cols: dict[int, np.ndarray] = {}
+            for group, parts in ((dense, dparts), (sparse, sparts)):
+                if not group:
+                    continue
+                full = np.vstack(parts)
+                off = 0
+                for i, F in group:
+                    k = F.shape[1]
+                    cols[i] = full[:, off:off + k]
+                    off += k
+            for i, (key, F, fin) in enumerate(self._feats):
+                boot.update(self._as_dict(key, fin(np.ascontiguousarray(cols[i]))))
         return point, boot
 
 
