@@ -122,6 +122,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 HV_MAX_UPLOAD_BYTES = int(os.environ.get("HV_MAX_UPLOAD_BYTES", 512 * 1024 * 1024))
 # Imports whose files total at most this many bytes run inside the request; larger ones on a worker.
 HV_INLINE_IMPORT_BYTES = int(os.environ.get("HV_INLINE_IMPORT_BYTES", 4 * 1024 * 1024))
+# Agreement reports over more annotations than this run on a worker with progress.
+HV_AGREEMENT_INLINE_MAX = int(os.environ.get("HV_AGREEMENT_INLINE_MAX", 20_000))
 HV_MAX_IMAGE_BYTES = int(os.environ.get("HV_MAX_IMAGE_BYTES", 20 * 1024 * 1024))
 HV_MAX_IMAGE_PIXELS = int(os.environ.get("HV_MAX_IMAGE_PIXELS", 40_000_000))
 HV_ALLOWED_IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "GIF")

@@ -65,7 +65,7 @@ def numeric_values(df: pd.DataFrame, level: str, row_offset: int = 1) -> tuple[n
     raw = df["value"]
     miss = raw.isna().to_numpy(dtype=bool)
     if raw.dtype == object:
-        miss |= raw.map(lambda v: isinstance(v, str) and v.strip() == "").to_numpy(dtype=bool)
+        miss = miss | raw.map(lambda v: isinstance(v, str) and v.strip() == "").to_numpy(dtype=bool)
     if level == "nominal":
         lab = raw.astype(object).where(~miss, None)
         as_str = lab.map(lambda v: None if v is None else (str(v) if not isinstance(v, (int, float, np.number)) or isinstance(v, bool) else v))

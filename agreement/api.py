@@ -1,0 +1,79 @@
+"""The agreement report over the API, as JSON or CSV (``?format=json|csv``).
+
+Small projects answer 200 with the report; large ones answer 202 with the stored report's
+status and progress while a worker computes it, then 200 with the same body plus ``result``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Project
+from annotation.selectors import can_manage
+
+from . import services
+from .models import AgreementReport
+from .services import AgreementError, ReportParams
+
+
+class CSVRenderer(BaseRenderer):
+    """One row per coefficient (see ``services.report_rows``); status rows while pending."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
+        if isinstance(data, dict) and data.get("result"):
+            return services.report_csv(data["result"]).encode()
+        keys = [k for k in ("status", "progress", "report_id", "message", "detail") if isinstance(data, dict) and k in data]
+        return ("\n".join([",".join(keys), ",".join(str(data[k]) for k in keys)]) + "\n").encode()
+
+
+def _body(answer: dict[str, Any] | AgreementReport) -> tuple[dict[str, Any], int]:
+    if isinstance(answer, AgreementReport):
+        body = {"status": answer.status, "progress": answer.progress, "report_id": answer.id,
+                "message": answer.message, "result": answer.result if answer.status == "done" else None}
+        return body, {"done": 200, "failed": 500}.get(answer.status, 202)
+    return {"status": "done", "progress": 1.0, "report_id": None, "message": "", "result": answer}, 200
+
+
+class AgreementReportView(APIView):
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("field", str, description="one field (default: all)"),
+            OpenApiParameter("by", str, description="stratum column (country, region, generator, ...)"),
+            OpenApiParameter("bootstrap", int, description="item resamples for 95% CIs (default 1000)"),
+            OpenApiParameter("seed", int),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        """The project's agreement report (researchers and admins of the project only)."""
+        project = get_object_or_404(Project.objects.select_related("rubric_version"), pk=project_id)
+        if not can_manage(request.user, project):
+            raise PermissionDenied("only the project's researchers and admins can see agreement reports")
+        q = request.query_params
+        try:
+            params = ReportParams.parse(field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"),
+                                        seed=q.get("seed"))
+            answer = services.report_for(project=project, params=params, user=request.user)
+        except AgreementError as exc:
+            raise ValidationError({"detail": exc.message}) from None
+        body, code = _body(answer)
+        headers = {}
+        if request.accepted_renderer.format == "csv":
+            headers["Content-Disposition"] = f'attachment; filename="agreement-project-{project.id}.csv"'
+        return Response(body, status=code, headers=headers)

@@ -1,0 +1,48 @@
+"""Stored agreement reports: the result of a report run on a worker for a large project."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class AgreementReport(models.Model):
+    """One agreement report run (parameters, progress, result JSON). Small projects are answered
+    inline and not stored; large ones run on a Celery worker and the page polls this row."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="agreement_reports")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    params = models.JSONField(default=dict)
+    # the annotations the report was computed on (count, last id, last edit): a stored report is
+    # reused only while this still matches
+    data_signature = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    message = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]), name="agreement_report_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(progress__gte=0) & Q(progress__lte=1), name="agreement_report_progress"),
+        ]
+        indexes = [models.Index(fields=["project", "data_signature"], name="agreement_report_lookup_idx")]
+
+    def __str__(self) -> str:
+        return f"agreement report {self.pk} of {self.project_id} [{self.status}]"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

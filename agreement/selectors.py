@@ -1,0 +1,226 @@
+"""Reads for the agreement reports: database rows -> the long-format table of the pure core.
+
+``ratings_frame(project)`` is the adapter between the human side (items, raters, annotations
+with JSON answers) and :mod:`agreement.stats` (a long table ``item, rater, rater_kind, field,
+value`` plus strata columns). It reads ``values_list`` rows in chunks and never builds model
+instances, so 100k items x 5 raters stays a few hundred MB at most.
+
+Fields, from the project's current rubric:
+
+- ``scale`` / ``binary`` answers: numbers (scale -> ordinal, binary -> nominal).
+- ``choice`` answers: nominal labels (the option value as text).
+- ``pairwise`` answers: the *item field* the rater picked (or ``"tie"``), resolved through the
+  assignment's presentation order, so "left"/"right" never leak into the statistics.
+- ``checklist``: one binary field per flag, ``flags:<value>`` = 1 if ticked, else 0.
+- repeated questions (one answer per element of a list field): one field per element,
+  ``<id>[<n>]`` (1-based), **and** a pooled field ``<id>[*]`` whose unit is the
+  (item, element) pair: its ``item`` column is ``"<item>#<n>"``, so coefficients pool all
+  elements and the bootstrap resamples (item, element) units. That is the convention of
+  CQ-Bench-style "per value" judgements; it ignores the clustering of elements within an
+  item (intervals are then slightly too narrow when elements of one item are correlated).
+- numeric derived fields (bools as 0/1, including ``accepted``): interval unless they take
+  at most 10 integer values, then ordinal (the core's inference).
+- ``text`` answers are excluded.
+
+Only submitted annotations of regular assignments count (one per item and rater: repeats,
+gold and attention assignments would otherwise give duplicate ratings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db.models import Max, QuerySet
+
+from annotation.models import Annotation, Assignment, Item, Project, Rater
+from annotation.rubric import Rubric, resolve_pair_choice
+
+CHUNK = 5_000
+STRATA_COLUMNS = ("country", "region", "generator", "category", "dimension")
+RESERVED = {"item", "rater", "rater_kind", "field", "value", "external_id", "item_pk", "element"}
+POOLED_SUFFIX = "[*]"
+
+
+def submitted_annotations(project: Project) -> QuerySet[Annotation]:
+    return Annotation.objects.filter(
+        item__project=project,
+        assignment__status=Assignment.Status.SUBMITTED,
+        assignment__purpose=Assignment.Purpose.REGULAR,
+    )
+
+
+def annotation_count(project: Project) -> int:
+    return submitted_annotations(project).count()
+
+
+def annotations_signature(project: Project) -> str:
+    """Changes whenever an annotation is added or edited: the cache key of stored reports."""
+    agg = submitted_annotations(project).aggregate(n=Max("id"), t=Max("updated_at"))
+    return f"{annotation_count(project)}:{agg['n']}:{agg['t'].isoformat() if agg['t'] else ''}"
+
+
+def _meta_column(key: str) -> str:
+    return f"meta_{key}" if key in RESERVED or key in STRATA_COLUMNS else key
+
+
+def base_field(field: str) -> str:
+    """``q[3]`` / ``q[*]`` -> ``q``; ``flags:f1`` -> ``flags``."""
+    return field.split("[", 1)[0].split(":", 1)[0]
+
+
+def field_level(rubric: Rubric, field: str) -> str | None:
+    """Measurement level of a frame field from the rubric; None = let the core infer it."""
+    base = base_field(field)
+    for q in rubric.questions:
+        if q.id == base:
+            if q.type == "scale":
+                return "ordinal"
+            return "nominal"  # binary, choice, pairwise, checklist flags
+    return None  # derived: inferred from the values
+
+
+def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFrame:
+    """The project's submitted ratings as the long table :func:`agreement.stats.agreement_report`
+    expects (see the module docstring for the field conventions).
+
+    Columns: ``item`` (item pk as text; ``"<pk>#<n>"`` for pooled repeat fields), ``item_pk``,
+    ``external_id``, ``rater``, ``rater_kind``, ``field``, ``value``, ``element`` (1-based,
+    0 when not repeated), the strata columns and one column per scalar ``Item.meta`` key."""
+    rubric = project.rubric_version.parsed()
+    questions = [q for q in rubric.questions if q.type != "text"]
+    has_pairwise = any(q.type == "pairwise" for q in questions)
+
+    # items: strata once per item, joined by position later
+    item_pos: dict[int, int] = {}
+    item_pk: list[int] = []
+    ext: list[str] = []
+    strata: dict[str, list[str]] = {c: [] for c in STRATA_COLUMNS}
+    metas: list[dict[str, Any]] = []
+    meta_keys: dict[str, None] = {}
+    rows = Item.objects.filter(project=project).order_by().values_list(
+        "id", "external_id", *STRATA_COLUMNS, "meta").iterator(chunk_size=CHUNK)
+    for row in rows:
+        item_pos[row[0]] = len(item_pk)
+        item_pk.append(row[0])
+        ext.append(row[1])
+        for c, v in zip(STRATA_COLUMNS, row[2:7]):
+            strata[c].append(v or "")
+        meta = {k: v for k, v in (row[7] or {}).items() if isinstance(v, (str, int, float, bool))}
+        metas.append(meta)
+        for k in meta:
+            meta_keys.setdefault(k, None)
+
+    raters = Rater.objects.filter(annotations__item__project=project).distinct().values_list("id", "name", "kind")
+    rater_list = sorted(set(raters), key=lambda r: (r[2] != "human", r[1], r[0]))
+    names: dict[str, int] = {}
+    for _, name, _ in rater_list:
+        names[name] = names.get(name, 0) + 1
+    rater_pos = {rid: k for k, (rid, _, _) in enumerate(rater_list)}
+    rater_name = [name if names[name] == 1 else f"{name}#{rid}" for rid, name, _ in rater_list]
+    rater_kind = [kind for _, _, kind in rater_list]
+
+    fields: dict[str, int] = {}
+    col_item: list[int] = []
+    col_rater: list[int] = []
+    col_field: list[int] = []
+    col_elem: list[int] = []
+    col_value: list[Any] = []
+
+    def add(ip: int, rp: int, fname: str, elem: int, value: Any) -> None:
+        fi = fields.get(fname)
+        if fi is None:
+            fi = fields[fname] = len(fields)
+        col_item.append(ip)
+        col_rater.append(rp)
+        col_field.append(fi)
+        col_elem.append(elem)
+        col_value.append(value)
+
+    def emit(ip: int, rp: int, fid: str, q, v: Any, elem: int) -> None:
+        if q.type == "checklist":
+            ticked = set(v or [])
+            for opt in q.option_values():
+                add(ip, rp, f"{fid}:{opt}", elem, 1 if opt in ticked else 0)
+        elif v is not None and not isinstance(v, bool):
+            add(ip, rp, fid, elem, v if q.type in ("scale", "binary") else str(v))
+        elif isinstance(v, bool):
+            add(ip, rp, fid, elem, int(v))
+
+    qs = submitted_annotations(project)
+    if not include_models:
+        qs = qs.filter(rater__kind=Rater.Kind.HUMAN)
+    cols = ["item_id", "rater_id", "answers", "derived"] + (["assignment__presentation"] if has_pairwise else [])
+    for row in qs.order_by().values_list(*cols).iterator(chunk_size=CHUNK):
+        ip = item_pos.get(row[0])
+        rp = rater_pos.get(row[1])
+        if ip is None or rp is None:
+            continue
+        answers = row[2] or {}
+        for q in questions:
+            v = answers.get(q.id)
+            if q.type == "pairwise":
+                v = resolve_pair_choice(q, v, row[4] if has_pairwise else None)
+            if q.repeat_over:
+                for n, ev in enumerate(v if isinstance(v, list) else [], start=1):
+                    emit(ip, rp, f"{q.id}[{n}]", q, ev, n)
+                    emit(ip, rp, f"{q.id}{POOLED_SUFFIX}", q, ev, n)
+            else:
+                emit(ip, rp, q.id, q, v, 0)
+        for d in rubric.derived:
+            v = (row[3] or {}).get(d.id)
+            if isinstance(v, bool):
+                v = int(v)
+            if isinstance(v, (int, float)) and np.isfinite(v):
+                add(ip, rp, d.id, 0, v)
+        if rubric.acceptance is not None:
+            acc = (row[3] or {}).get("accepted")
+            if isinstance(acc, bool):
+                add(ip, rp, "accepted", 0, int(acc))
+    return _assemble(col_item, col_rater, col_field, col_elem, col_value, list(fields), item_pk, ext, strata,
+                     metas, list(meta_keys), rater_name, rater_kind)
+
+
+def _assemble(col_item, col_rater, col_field, col_elem, col_value, field_names, item_pk, ext, strata, metas,
+              meta_keys, rater_name, rater_kind) -> pd.DataFrame:
+    ii = np.asarray(col_item, dtype=np.int64)
+    rr = np.asarray(col_rater, dtype=np.int64)
+    ff = np.asarray(col_field, dtype=np.int64)
+    ee = np.asarray(col_elem, dtype=np.int64)
+    pk = np.asarray(item_pk, dtype=np.int64)
+    pooled = np.array([f.endswith(POOLED_SUFFIX) for f in field_names], dtype=bool)
+    item_txt = pk.astype(str).astype(object)
+    item_col = item_txt[ii] if len(ii) else np.array([], dtype=object)
+    if len(ii) and pooled.any():
+        pm = pooled[ff]
+        item_col = item_col.copy()
+        item_col[pm] = [f"{a}#{b}" for a, b in zip(item_col[pm], ee[pm])]
+    data: dict[str, Any] = {
+        "item": item_col,
+        "item_pk": pk[ii] if len(ii) else np.array([], dtype=np.int64),
+        "external_id": np.asarray(ext, dtype=object)[ii] if len(ii) else np.array([], dtype=object),
+        "rater": np.asarray(rater_name, dtype=object)[rr] if len(rr) else np.array([], dtype=object),
+        "rater_kind": np.asarray(rater_kind, dtype=object)[rr] if len(rr) else np.array([], dtype=object),
+        "field": np.asarray(field_names, dtype=object)[ff] if len(ff) else np.array([], dtype=object),
+        "value": np.asarray(col_value, dtype=object) if col_value else np.array([], dtype=object),
+        "element": ee,
+    }
+    for c in STRATA_COLUMNS:
+        data[c] = np.asarray(strata[c], dtype=object)[ii] if len(ii) else np.array([], dtype=object)
+    for k in meta_keys:
+        vals = np.asarray(["" if m.get(k) is None else str(m.get(k)) for m in metas], dtype=object)
+        data[_meta_column(k)] = vals[ii] if len(ii) else np.array([], dtype=object)
+    return pd.DataFrame(data)
+
+
+def strata_columns(frame: pd.DataFrame) -> list[str]:
+    """Columns a report may be broken down ``by``: the item strata and meta keys that vary."""
+    skip = {"item", "item_pk", "external_id", "rater", "rater_kind", "field", "value", "element"}
+    return [c for c in frame.columns if c not in skip and frame[c].nunique() > 1]
+
+
+def items_by_pk(pks: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """External id and strata of a few items (drill-down rows)."""
+    return {r["id"]: r for r in Item.objects.filter(pk__in=list(pks)).values("id", "external_id", *STRATA_COLUMNS)}

@@ -1,0 +1,316 @@
+"""Agreement reports of a project: compute inline (small projects) or on a worker (large ones).
+
+The numbers come only from :func:`agreement.stats.agreement_report`, called once per field on
+:func:`agreement.selectors.ratings_frame` with the field's level from the rubric; this module
+adds what a report page needs around them (the judge-vs-mean-human scatter / confusion data
+and the items where judge and humans disagree most) and the stored-job workflow.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Project
+
+from . import selectors
+from .models import AgreementReport
+from .stats import agreement_report
+from .stats.data import infer_level
+
+MAX_BOOTSTRAP = 10_000
+DRILLDOWN_ROWS = 25
+MAX_SCATTER_POINTS = 2_000
+
+
+class AgreementError(Exception):
+    """A report request that cannot be answered (bad parameter); ``message`` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ReportParams:
+    field: str | None = None  # None: every field
+    by: str | None = None  # a stratum column, or None
+    bootstrap: int = 1000
+    seed: int = 0
+
+    @classmethod
+    def parse(cls, *, field: Any = None, by: Any = None, bootstrap: Any = None, seed: Any = None) -> ReportParams:
+        """Validate raw (query-string) values; raises AgreementError with a clear message."""
+        try:
+            b = 1000 if bootstrap in (None, "") else int(bootstrap)
+            s = 0 if seed in (None, "") else int(seed)
+        except (TypeError, ValueError):
+            raise AgreementError("bootstrap and seed must be whole numbers") from None
+        if not 0 <= b <= MAX_BOOTSTRAP:
+            raise AgreementError(f"bootstrap must be between 0 and {MAX_BOOTSTRAP}")
+        if s < 0:
+            raise AgreementError("seed must be zero or positive")
+        return cls(field=str(field) if field else None, by=str(by) if by else None, bootstrap=b, seed=s)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def inline_max() -> int:
+    return int(settings.HV_AGREEMENT_INLINE_MAX)
+
+
+# ------------------------------------------------------------------------------ computing
+def compute_report(
+    *, project: Project, params: ReportParams, frame: pd.DataFrame | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    """The project's agreement report as a JSON-safe dict.
+
+    ``fields[f]`` is exactly ``agreement_report(frame, fields=[f], level=<rubric level>, by=[by],
+    bootstrap, seed)["fields"][f]``; ``drilldown[f][judge]`` holds the judge-vs-mean-human
+    scatter (numeric fields) or confusion table (nominal fields) and the items where the judge
+    and the humans disagree most."""
+    frame = selectors.ratings_frame(project) if frame is None else frame
+    rubric = project.rubric_version.parsed()
+    available = list(dict.fromkeys(frame["field"].tolist())) if len(frame) else []
+    strata = selectors.strata_columns(frame) if len(frame) else []
+    if params.field and params.field not in available:
+        raise AgreementError(f"unknown field {params.field!r}; fields with ratings: {', '.join(available) or 'none'}")
+    if params.by and params.by not in frame.columns:
+        raise AgreementError(f"unknown stratum column {params.by!r}; choose one of: {', '.join(strata) or 'none'}")
+    fields = [params.field] if params.field else available
+    by = [params.by] if params.by else []
+    out: dict[str, Any] = {
+        "project": project.id, "params": params.as_dict(), "n_ratings": len(frame),
+        "n_items": int(frame["item_pk"].nunique()) if len(frame) else 0,
+        "raters": _raters(frame), "available_fields": available, "available_strata": strata,
+        "levels": {}, "fields": {}, "drilldown": {},
+    }
+    groups = frame.groupby("field", sort=False).indices if len(frame) else {}
+    for k, f in enumerate(fields):
+        sub = frame.iloc[groups[f]].reset_index(drop=True)
+        level = selectors.field_level(rubric, f) or infer_level(sub["value"].tolist())
+        out["levels"][f] = level
+        rep = agreement_report(sub, fields=[f], level=level, by=by, bootstrap=params.bootstrap, seed=params.seed)
+        out["fields"][f] = rep["fields"][f]
+        out["drilldown"][f] = judge_drilldown(sub, level)
+        if progress is not None:
+            progress((k + 1) / len(fields))
+    return out
+
+
+def _raters(frame: pd.DataFrame) -> list[dict[str, str]]:
+    if not len(frame):
+        return []
+    kinds = frame.groupby("rater", sort=True)["rater_kind"].first()
+    return [{"name": r, "kind": k} for r, k in kinds.items()]
+
+
+def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
+    """Per judge (model rater) of one field: the items where judge and humans disagree most,
+    plus the scatter points (numeric levels: judge value vs mean human, with counts) or the
+    confusion table (nominal: judge label vs human majority label; tied majorities left out)."""
+    humans = sorted(sub.loc[sub["rater_kind"] == "human", "rater"].unique().tolist())
+    judges = sorted(sub.loc[sub["rater_kind"] == "model", "rater"].unique().tolist())
+    if not judges or not humans:
+        return {}
+    numeric = level != "nominal"
+    val = pd.to_numeric(sub["value"], errors="coerce") if numeric else sub["value"].astype(str)
+    wide = pd.DataFrame({"item": sub["item"], "rater": sub["rater"], "v": val}).pivot(
+        index="item", columns="rater", values="v")
+    info = sub.drop_duplicates("item").set_index("item")[["item_pk", "external_id", "element"]]
+    H = wide.reindex(columns=humans)
+    out: dict[str, Any] = {}
+    for j in judges:
+        jv = wide[j]
+        ok = jv.notna() & H.notna().any(axis=1)
+        if not ok.any():
+            out[j] = {"reason": "no item rated by this judge and a human"}
+            continue
+        Hj, jv = H[ok], jv[ok]
+        d: dict[str, Any] = {"n_items": int(ok.sum())}
+        if numeric:
+            hmean = Hj.astype(float).mean(axis=1)
+            gap = (jv.astype(float) - hmean).abs()
+            pts = pd.DataFrame({"x": hmean.round(4), "y": jv.astype(float)}).value_counts().reset_index(name="n")
+            pts = pts.sort_values("n", ascending=False).head(MAX_SCATTER_POINTS)
+            d["scatter"] = {"points": pts[["x", "y", "n"]].to_dict("records"),
+                            "x_label": "mean human", "y_label": j}
+            order = gap.sort_values(ascending=False, kind="stable")
+            score, human_summary = gap, hmean.round(3)
+        else:
+            maj = Hj.apply(_majority, axis=1)
+            share = Hj.ne(jv, axis=0).where(Hj.notna()).mean(axis=1)
+            tab = pd.crosstab(jv[maj.notna()], maj[maj.notna()])
+            labels = sorted(set(tab.index) | set(tab.columns), key=_natural)
+            tab = tab.reindex(index=labels, columns=labels, fill_value=0)
+            d["confusion"] = {"labels": labels, "rows": "judge", "columns": "human majority",
+                              "matrix": tab.to_numpy().astype(int).tolist()}
+            order = share.sort_values(ascending=False, kind="stable")
+            score, human_summary = share, maj
+        rows = []
+        for item in order.index[:DRILLDOWN_ROWS]:
+            if not score[item] > 0:
+                break
+            meta = info.loc[item]
+            rows.append({
+                "item": item, "item_pk": int(meta["item_pk"]), "external_id": meta["external_id"],
+                "element": int(meta["element"]) or None, "judge": _py(jv[item]),
+                "humans": {h: _py(v) for h, v in Hj.loc[item].items() if pd.notna(v)},
+                "human_summary": _py(human_summary[item]), "disagreement": round(float(score[item]), 4),
+            })
+        d["disagreements"] = rows
+        d["disagreement_measure"] = ("|judge - mean human|" if numeric
+                                     else "share of humans whose label differs from the judge's")
+        out[j] = d
+    return out
+
+
+def _majority(row: pd.Series) -> Any:
+    c = row.dropna().value_counts()
+    if c.empty or (len(c) > 1 and c.iloc[0] == c.iloc[1]):
+        return None
+    return c.index[0]
+
+
+def _natural(k: Any):
+    try:
+        return (0, float(k), str(k))
+    except (TypeError, ValueError):
+        return (1, 0.0, str(k))
+
+
+def _py(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+# ------------------------------------------------------------------------------ the workflow
+def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str, Any] | AgreementReport:
+    """Answer inline (a result dict) while the project has at most ``HV_AGREEMENT_INLINE_MAX``
+    submitted annotations; otherwise return the stored :class:`AgreementReport` for these
+    parameters and this data, queueing a worker run when there is none yet."""
+    if selectors.annotation_count(project) <= inline_max():
+        return compute_report(project=project, params=params)
+    signature = selectors.annotations_signature(project)
+    existing = (AgreementReport.objects.filter(project=project, params=params.as_dict(), data_signature=signature)
+                .exclude(status=AgreementReport.Status.FAILED).order_by("-created_at").first())
+    if existing is not None:
+        return existing
+    return start_report(project=project, params=params, user=user, signature=signature)
+
+
+def start_report(*, project: Project, params: ReportParams, user=None, signature: str | None = None) -> AgreementReport:
+    from .tasks import run_agreement_report
+
+    with transaction.atomic():
+        job = AgreementReport.objects.create(
+            project=project, created_by=user if getattr(user, "is_authenticated", False) else None,
+            params=params.as_dict(),
+            data_signature=signature if signature is not None else selectors.annotations_signature(project),
+        )
+        transaction.on_commit(lambda: run_agreement_report.delay(job.id))
+    return job
+
+
+def run_report_job(*, job: AgreementReport) -> AgreementReport:
+    """Compute a stored report, recording progress (0..1, per field) and the result."""
+    AgreementReport.objects.filter(pk=job.pk).update(status=AgreementReport.Status.RUNNING, progress=0.0)
+    job.status = AgreementReport.Status.RUNNING
+
+    def progress(p: float) -> None:
+        # the frame is read first (about 10% of the time on large projects)
+        AgreementReport.objects.filter(pk=job.pk).update(progress=round(0.1 + 0.9 * min(max(p, 0.0), 1.0), 4))
+
+    try:
+        params = ReportParams(**job.params)
+        frame = selectors.ratings_frame(job.project)
+        progress(0.0)
+        job.result = compute_report(project=job.project, params=params, frame=frame, progress=progress)
+        job.status, job.progress, job.message = AgreementReport.Status.DONE, 1.0, ""
+    except AgreementError as exc:
+        job.status, job.message = AgreementReport.Status.FAILED, exc.message
+    except Exception as exc:  # noqa: BLE001 - a worker must record the failure, not lose it
+        job.status, job.message = AgreementReport.Status.FAILED, f"{type(exc).__name__}: {exc}"
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "progress", "message", "result", "finished_at"])
+    return job
+
+
+# ------------------------------------------------------------------------------ CSV export
+CSV_COLUMNS = ("field", "level", "stratum_column", "stratum", "section", "subject", "metric", "value",
+               "ci_low", "ci_high", "p_value", "n_items", "n_raters", "reason")
+_SKIP = {"matrix", "raters", "labels", "humans", "judges", "strata", "per_rater_names"}
+
+
+def report_rows(result: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """One row per coefficient (and per pair, per rater, per stratum) of a report."""
+    for f, fo in result.get("fields", {}).items():
+        level = result.get("levels", {}).get(f, fo.get("level"))
+        yield from _walk(fo, {"field": f, "level": level, "stratum_column": "", "stratum": ""}, [])
+        for col, groups in (fo.get("strata") or {}).items():
+            for g, go in groups.items():
+                yield from _walk(go, {"field": f, "level": level, "stratum_column": col, "stratum": g}, [])
+
+
+def _walk(node: Any, base: dict[str, Any], path: list[str]) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        if "metric" in node and "value" in node:
+            ci = node.get("ci") or [None, None]
+            sec, subj = _section(path[:-1] if path and path[-1] == node["metric"] else path)
+            yield {**base, "section": sec, "subject": subj, "metric": node["metric"], "value": node["value"],
+                   "ci_low": ci[0], "ci_high": ci[1], "p_value": node.get("p_value"),
+                   "n_items": node.get("n_items"), "n_raters": node.get("n_raters"), "reason": node.get("reason")}
+            for r, d in (node.get("per_rater") or {}).items():
+                yield from _walk(d, base, path + ["per_rater", r])
+            return
+        for k, v in node.items():
+            if k in _SKIP:
+                continue
+            if k == "pairs" and isinstance(v, list):
+                for d in v:
+                    yield from _walk(d, base, path + ["pair", " | ".join(d.get("raters", []))])
+            elif isinstance(v, (dict, list)):
+                yield from _walk(v, base, path + [k])
+            elif isinstance(v, (int, float)) and not isinstance(v, bool) and path and k not in ("n_patterns",):
+                sec, subj = _section(path)
+                yield {**base, "section": sec, "subject": subj, "metric": k, "value": v, "ci_low": None,
+                       "ci_high": None, "p_value": None, "n_items": None, "n_raters": None, "reason": None}
+
+
+def _section(path: list[str]) -> tuple[str, str]:
+    """("judges_vs_humans/gpt/vs_human_mean", "") or ("humans_vs_humans/pairwise/pearson", "a | b")."""
+    section, subject, i = [], [], 0
+    while i < len(path):
+        if path[i] in ("pair", "per_rater") and i + 1 < len(path):
+            section.append(path[i])
+            subject.append(path[i + 1])
+            i += 2
+            continue
+        section.append(path[i])
+        i += 1
+    return "/".join(section), " / ".join(subject)
+
+
+def report_csv(result: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for row in report_rows(result):
+        w.writerow({k: "" if row.get(k) is None else row.get(k) for k in CSV_COLUMNS})
+    return buf.getvalue()

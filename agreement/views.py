@@ -1,0 +1,218 @@
+"""The agreement report page (htmx polling for reports that run on a worker). Thin: parse the
+query, call one service, shape the result for the template (formatting, heatmap colours and
+the judge-vs-human scatter as inline SVG)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+from annotation.models import Project
+from annotation.selectors import can_manage
+
+from . import services
+from .models import AgreementReport
+from .services import AgreementError, ReportParams
+
+HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
+LABELS = {
+    "krippendorff_alpha": "Krippendorff's α", "fleiss_kappa": "Fleiss' κ", "gwet_ac1": "Gwet's AC1",
+    "gwet_ac2_linear": "Gwet's AC2 (linear)", "gwet_ac2_quadratic": "Gwet's AC2 (quadratic)",
+    "percent_agreement": "percent agreement", "pearson": "Pearson r", "spearman": "Spearman ρ",
+    "kendall": "Kendall τ-b", "cohen_kappa": "Cohen's κ", "cohen_kappa_linear": "Cohen's κ (linear)",
+    "cohen_kappa_quadratic": "Cohen's κ (quadratic)",
+}
+
+
+def managed_project_or_403(request: HttpRequest, project_id: int) -> Project:
+    project = get_object_or_404(Project.objects.select_related("rubric_version"), pk=project_id)
+    if not can_manage(request.user, project):
+        raise PermissionDenied("only the project's researchers and admins can see agreement reports")
+    return project
+
+
+@login_required
+def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request, project_id)
+    q = request.GET
+    ctx: dict[str, Any] = {"project": project, "q": q}
+    try:
+        params = ReportParams.parse(field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"),
+                                    seed=q.get("seed"))
+        ctx["params"] = params
+        answer = services.report_for(project=project, params=params, user=request.user)
+    except AgreementError as exc:
+        ctx["error"] = exc.message
+        return render(request, "agreement/report.html", ctx, status=400)
+    if isinstance(answer, AgreementReport):
+        ctx["job"] = answer
+        if answer.status == AgreementReport.Status.DONE:
+            ctx.update(report_context(answer.result))
+    else:
+        ctx.update(report_context(answer))
+    return render(request, "agreement/report.html", ctx)
+
+
+@login_required
+def report_job(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
+    project = managed_project_or_403(request, project_id)
+    job = get_object_or_404(AgreementReport, pk=job_id, project=project)
+    ctx: dict[str, Any] = {"project": project, "job": job, "params": ReportParams(**job.params)}
+    if job.status == AgreementReport.Status.DONE:
+        ctx.update(report_context(job.result))
+    template = "agreement/_job.html" if request.headers.get("HX-Request") else "agreement/report.html"
+    return render(request, template, ctx)
+
+
+# ------------------------------------------------------------------------------ shaping
+def report_context(result: dict[str, Any]) -> dict[str, Any]:
+    fields = []
+    for f, fo in result["fields"].items():
+        level = result["levels"].get(f, fo.get("level"))
+        hum = fo.get("humans_vs_humans", {})
+        block: dict[str, Any] = {
+            "name": f, "level": level, "n_items": fo.get("n_items"), "humans": fo.get("humans", []),
+            "judges": fo.get("judges", []), "reason": fo.get("reason"),
+            "human_rows": [_row(LABELS.get(m, m), hum[m]) for m in HUMAN_METRICS if m in hum],
+            "ceiling_rows": [_row(f"leave-one-rater-out {LABELS.get(m, m)}", d)
+                             for m, d in hum.get("leave_one_rater_out", {}).items()]
+            + [_row(f"split-half {LABELS.get(m, m)} (Spearman-Brown)", d) for m, d in hum.get("split_half", {}).items()],
+            "heatmaps": [_heatmap(m, pw) for m, pw in hum.get("pairwise", {}).items()
+                         if m in ("krippendorff_alpha", "spearman", "cohen_kappa")],
+            "judge_blocks": [_judge(j, jd, result["drilldown"].get(f, {}).get(j, {}), level)
+                             for j, jd in fo.get("judges_vs_humans", {}).items()],
+            "strata": _strata(fo, level),
+        }
+        fields.append(block)
+    return {"result": result, "fields": fields}
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
+    ci = d.get("ci")
+    return {"label": label, "value": _fmt(d.get("value")), "ci": f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "",
+            "p": _fmt(d.get("p_value"), 4) if d.get("p_value") is not None else "", "n": d.get("n_items"),
+            "reason": d.get("reason") or "", "defined": d.get("value") is not None}
+
+
+def _colour(v: float | None) -> str:
+    """Diverging background: red (-1) - white (0) - green (+1)."""
+    if v is None or not math.isfinite(v):
+        return "#f2f2f2"
+    v = max(-1.0, min(1.0, v))
+    if v >= 0:
+        return f"hsl(140, 55%, {round(97 - 45 * v)}%)"
+    return f"hsl(5, 70%, {round(97 - 40 * -v)}%)"
+
+
+def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
+    names, mat = pw.get("raters", []), pw.get("matrix") or []
+    rows = []
+    for i, a in enumerate(names):
+        cells = []
+        for k in range(len(names)):
+            v = mat[i][k] if i < len(mat) and k < len(mat[i]) else None
+            cells.append({"value": "1" if i == k else _fmt(v, 2), "bg": _colour(1.0 if i == k else v)})
+        rows.append({"rater": a, "cells": cells})
+    return {"metric": LABELS.get(metric, metric), "raters": names, "rows": rows}
+
+
+def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> dict[str, Any]:
+    rows = [_row(f"{LABELS.get(m, m)} vs mean human", d) for m, d in jd.get("vs_human_mean", {}).items()]
+    rows += [_row(f"{LABELS.get(m, m)} vs human majority", d) for m, d in jd.get("vs_human_majority", {}).items()]
+    ranks = []
+    for m, r in jd.get("rank_among_humans", {}).items():
+        if r.get("value", 0) is None:
+            ranks.append({"metric": LABELS.get(m, m), "text": r.get("reason") or "undefined"})
+            continue
+        dci = r.get("difference_ci")
+        ranks.append({"metric": LABELS.get(m, m), "text": (
+            f"rank {r['rank']} of {r['of']} (judge {_fmt(r['judge'])}; humans leave-one-out "
+            f"{_fmt(r['human_min'])}–{_fmt(r['human_max'])}, mean {_fmt(r['human_mean'])}); "
+            f"{'inside' if r['inside_spread'] else ('above' if r['above_all_humans'] else 'below')} the human spread; "
+            f"difference {_fmt(r['difference'])}" + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else ""))})
+    drows = []
+    for d in drill.get("disagreements", []):
+        try:
+            link = reverse("admin:annotation_item_change", args=[d["item_pk"]])
+        except NoReverseMatch:  # pragma: no cover - admin not installed
+            link = ""
+        drows.append({**d, "link": link, "humans_text": ", ".join(f"{h}: {v}" for h, v in d["humans"].items())})
+    return {"name": name, "rows": rows, "ranks": ranks, "reason": jd.get("reason"),
+            "binary": jd.get("binary_vs_majority"), "scatter_svg": _scatter_svg(drill.get("scatter")),
+            "confusion": drill.get("confusion"), "disagreements": drows,
+            "disagreement_measure": drill.get("disagreement_measure", "")}
+
+
+def _scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int = 36) -> str:
+    """Judge value (y) against the mean human (x); circle area proportional to the item count."""
+    if not sc or not sc.get("points"):
+        return ""
+    pts = sc["points"]
+    xs = [p["x"] for p in pts] + [p["y"] for p in pts]
+    lo, hi = min(xs), max(xs)
+    if hi == lo:
+        hi = lo + 1
+    nmax = max(p["n"] for p in pts)
+
+    def sx(v: float) -> float:
+        return pad + (v - lo) / (hi - lo) * (w - 1.5 * pad)
+
+    def sy(v: float) -> float:
+        return h - pad - (v - lo) / (hi - lo) * (h - 1.5 * pad)
+
+    parts = [(f'<svg role="img" aria-label="judge vs mean human" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+              f'xmlns="http://www.w3.org/2000/svg" class="scatter">'),
+             f'<rect x="0" y="0" width="{w}" height="{h}" fill="#fff"/>',
+             (f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" stroke="#bbb" '
+              f'stroke-dasharray="4 3"/>'),
+             f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad / 2}" y2="{h - pad}" stroke="#333"/>',
+             f'<line x1="{pad}" y1="{h - pad}" x2="{pad}" y2="{pad / 2}" stroke="#333"/>']
+    for v in sorted({round(lo, 2), round((lo + hi) / 2, 2), round(hi, 2)}):
+        parts.append(f'<text x="{sx(v):.1f}" y="{h - pad + 14}" font-size="10" text-anchor="middle">{v:g}</text>')
+        parts.append(f'<text x="{pad - 4}" y="{sy(v) + 3:.1f}" font-size="10" text-anchor="end">{v:g}</text>')
+    for p in pts:
+        r = 2 + 10 * math.sqrt(p["n"] / nmax)
+        parts.append(f'<circle cx="{sx(p["x"]):.1f}" cy="{sy(p["y"]):.1f}" r="{r:.1f}" fill="#1f6feb" '
+                     f'fill-opacity="0.45"><title>mean human {p["x"]:g}, judge {p["y"]:g}: {p["n"]} items</title>'
+                     f'</circle>')
+    parts.append(f'<text x="{w / 2}" y="{h - 4}" font-size="11" text-anchor="middle">{escape(sc["x_label"])}</text>')
+    parts.append(f'<text x="10" y="{h / 2}" font-size="11" text-anchor="middle" '
+                 f'transform="rotate(-90 10 {h / 2})">{escape(sc["y_label"])}</text></svg>')
+    return mark_safe("".join(parts))
+
+
+def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
+    out = []
+    main = "spearman" if level != "nominal" else "cohen_kappa"
+    for col, groups in (fo.get("strata") or {}).items():
+        judges = fo.get("judges", [])
+        rows = []
+        for g, go in groups.items():
+            hum = go.get("humans_vs_humans", {})
+            row = {"stratum": g, "n": go.get("n_items"), "reason": go.get("reason") or "",
+                   "alpha": _row("α", hum["krippendorff_alpha"]) if "krippendorff_alpha" in hum else None,
+                   "ceiling": _row("ceiling", hum.get("leave_one_rater_out", {})[main])
+                   if main in hum.get("leave_one_rater_out", {}) else None, "judges": []}
+            for j in judges:
+                jd = go.get("judges_vs_humans", {}).get(j, {})
+                d = jd.get("vs_human_mean", {}).get(main) or jd.get("vs_human_majority", {}).get(main)
+                row["judges"].append(_row(j, d) if d else None)
+            rows.append(row)
+        out.append({"column": col, "metric": LABELS.get(main, main), "judges": judges, "rows": rows})
+    return out

@@ -1,0 +1,334 @@
+"""The agreement report inside the platform: rows -> long table, the page, the API, the worker path."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+
+import numpy as np
+import pytest
+from django.urls import resolve, reverse
+
+from agreement import selectors, services
+from agreement.models import AgreementReport
+from agreement.services import ReportParams
+from agreement.stats import agreement_report
+from annotation import services as annotation_services
+from annotation.models import Annotation, Assignment, Item, Rater
+from tests.annotation.factories import jsonl, make_project, make_user, turing_records
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def story_records(n: int) -> list[dict]:
+    return [
+        {"id": f"s{i}", "story": f"A: hello {i}\nB: hi", "country": ["Japan", "Chile", "Kenya"][i % 3],
+         "category": "social values",
+         "values": [{"statement": "Family matters.", "attitude": "agree"},
+                    {"statement": "Work first.", "attitude": "disagree"}],
+         "rewrites": [{"before": "x", "after": "y"}]}
+        for i in range(n)
+    ]
+
+
+def story_answers(rng: random.Random, quality: int) -> dict:
+    def near(lo, hi):
+        return max(lo, min(hi, quality + rng.choice([-1, 0, 0, 1])))
+    return {
+        "rewrite_improvement": [near(1, 5)],
+        "consistency": [1 if quality >= 3 else 0, rng.choice([0, 1])],
+        "reflection": [rng.choice([0, 1]), 1 if quality >= 2 else 0],
+        "naturalness": near(1, 5),
+    }
+
+
+def judge_rater(name: str = "gpt-judge") -> Rater:
+    return Rater.objects.create(kind=Rater.Kind.MODEL, name=name, backend="fake", model_id=name)
+
+
+def judge_annotates(project, judge: Rater, answers_for) -> None:
+    """Judge annotations stored like human ones: an assignment row plus an annotation."""
+    rubric = project.rubric_version.parsed()
+    for item in Item.objects.filter(project=project).order_by("id"):
+        a = Assignment.objects.create(project=project, item=item, rater=judge, status=Assignment.Status.SUBMITTED,
+                                      presentation={})
+        ctx = annotation_services.item_render_context(item)
+        cleaned = rubric.validate(answers_for(item), item=ctx, presentation={})
+        Annotation.objects.create(assignment=a, item=item, rater=judge, rubric_version=project.rubric_version,
+                                  answers=cleaned, derived=rubric.derive(cleaned, presentation={}))
+
+
+def annotate_all(project, answers_for) -> None:
+    for a in Assignment.objects.filter(project=project, rater__kind="human").select_related("rater", "item"):
+        annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater, answers=answers_for(a.item, a.rater))
+
+
+@pytest.fixture
+def story_project(db):
+    owner = make_user("owner", researcher=True)
+    anns = [make_user(f"ann{i}") for i in range(3)]
+    project = make_project("cqbench.story", owner=owner, annotators=anns, k=3)
+    report = annotation_services.import_items(project=project, data=jsonl(story_records(12)), data_format="jsonl")
+    assert report.ok, report.errors
+    quality = {it.id: 1 + (k % 5) for k, it in enumerate(Item.objects.filter(project=project).order_by("id"))}
+    rng = random.Random(1)
+    annotate_all(project, lambda item, rater: story_answers(rng, quality[item.id]))
+    judge_annotates(project, judge_rater(), lambda item: story_answers(rng, quality[item.id]))
+    project.owner = owner
+    project.annotator_users = anns
+    return project
+
+
+# ------------------------------------------------------------------------------ ratings_frame
+def test_ratings_frame_has_one_row_per_rating_with_repeats_pooled_and_derived(story_project):
+    df = selectors.ratings_frame(story_project)
+    fields = set(df["field"])
+    assert {"rewrite_improvement[1]", "rewrite_improvement[*]", "consistency[1]", "consistency[2]",
+            "consistency[*]", "reflection[1]", "reflection[2]", "reflection[*]", "naturalness", "natural",
+            "mean_rewrite_improvement", "consistency_rate", "reflection_rate"} <= fields
+    assert all(f not in fields for f in ("rewrite_improvement", "consistency"))  # lists are split
+    assert df.groupby("rater")["rater_kind"].first().to_dict()["gpt-judge"] == "model"
+    assert (df["rater_kind"] == "human").any()
+    n_items = Item.objects.filter(project=story_project).count()
+    nat = df[df["field"] == "naturalness"]
+    assert len(nat) == 4 * n_items  # 3 humans + 1 judge, every item
+    assert not nat.duplicated(["item", "rater"]).any()
+    # pooled repeat field: the unit is (item, element)
+    pooled = df[df["field"] == "consistency[*]"]
+    assert len(pooled) == 2 * len(df[df["field"] == "consistency[1]"])
+    assert pooled["item"].str.contains("#").all()
+    assert set(pooled["element"]) == {1, 2}
+    # values match the stored answers and derived fields
+    a = Annotation.objects.filter(rater__kind="human").select_related("rater", "item").first()
+    rows = df[(df["item_pk"] == a.item_id) & (df["rater"] == a.rater.name)].set_index("field")["value"]
+    assert rows["consistency[2]"] == a.answers["consistency"][1]
+    assert rows["naturalness"] == a.answers["naturalness"]
+    assert rows["natural"] == a.derived["natural"]
+    assert float(rows["consistency_rate"]) == pytest.approx(a.derived["consistency_rate"])
+    # strata columns come from the item
+    assert set(df["country"]) == {"Japan", "Chile", "Kenya"}
+    assert "country" in selectors.strata_columns(df)
+    assert set(selectors.ratings_frame(story_project, include_models=False)["rater_kind"]) == {"human"}
+
+
+def test_ratings_frame_splits_checklists_into_binary_flags_and_resolves_pair_sides(db):
+    owner = make_user("owner2", researcher=True)
+    ann = make_user("annx")
+    project = make_project("counterfactuals.audit", owner=owner, annotators=[ann], k=1)
+    rubric = project.rubric_version.parsed()
+    flags = rubric.question("flags").option_values()
+    import tempfile
+    from pathlib import Path
+
+    from benchmarks.registry import get_preset
+    with tempfile.TemporaryDirectory() as tmp:
+        recs = get_preset("counterfactuals.audit").demo_items(Path(tmp))[:2]
+        assert annotation_services.import_items(project=project, data=jsonl(recs), data_format="jsonl",
+                                                images=Path(tmp)).ok
+    a = Assignment.objects.filter(project=project).order_by("id").first()
+    annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"flags": [flags[0]]})
+    df = selectors.ratings_frame(project)
+    mine = df[df["item_pk"] == a.item_id].set_index("field")["value"]
+    assert mine[f"flags:{flags[0]}"] == 1
+    assert all(mine[f"flags:{f}"] == 0 for f in flags[1:])
+    assert selectors.field_level(rubric, f"flags:{flags[0]}") == "nominal"
+
+    # pairwise: the picked item field, not the screen side
+    tp = make_project("cqbench.turing", owner=owner, annotators=[ann], k=1, name="T")
+    assert annotation_services.import_items(project=tp, data=jsonl(turing_records(2)), data_format="jsonl").ok
+    for a in Assignment.objects.filter(project=tp):
+        a.presentation = {"pair_order": {"human_written": ["model_utterance", "human_utterance"]}}
+        a.save()
+        annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "left"})
+    tdf = selectors.ratings_frame(tp)
+    assert set(tdf.loc[tdf["field"] == "human_written", "value"]) == {"model_utterance"}
+    assert set(tdf.loc[tdf["field"] == "correct", "value"]) == {0}
+
+
+def test_only_submitted_regular_annotations_count(story_project):
+    a = Assignment.objects.filter(project=story_project, rater__kind="human").first()
+    Assignment.objects.filter(pk=a.pk).update(status=Assignment.Status.EXPIRED)
+    df = selectors.ratings_frame(story_project)
+    assert not ((df["item_pk"] == a.item_id) & (df["rater"] == a.rater.name)).any()
+
+
+# ------------------------------------------------------------------------------ the report
+def test_report_equals_the_core_on_the_same_frame(story_project):
+    params = ReportParams(field=None, by="country", bootstrap=50, seed=3)
+    result = services.compute_report(project=story_project, params=params)
+    df = selectors.ratings_frame(story_project)
+    rubric = story_project.rubric_version.parsed()
+    for f in ("naturalness", "consistency[*]", "mean_rewrite_improvement"):
+        sub = df[df["field"] == f].reset_index(drop=True)
+        level = selectors.field_level(rubric, f) or result["levels"][f]
+        core = agreement_report(sub, fields=[f], level=level, by=["country"], bootstrap=50, seed=3)
+        assert result["fields"][f] == core["fields"][f]
+    assert result["levels"]["naturalness"] == "ordinal"
+    assert result["levels"]["consistency[1]"] == "nominal"
+    nat = result["fields"]["naturalness"]
+    assert nat["humans_vs_humans"]["krippendorff_alpha"]["level"] == "ordinal"
+    assert "gpt-judge" in nat["judges_vs_humans"]
+    assert set(nat["strata"]["country"]) == {"Japan", "Chile", "Kenya"}
+    json.dumps(result)  # JSON-safe
+
+
+def test_drilldown_lists_items_where_judge_and_humans_disagree_most(story_project):
+    result = services.compute_report(project=story_project, params=ReportParams(field="naturalness", bootstrap=0))
+    d = result["drilldown"]["naturalness"]["gpt-judge"]
+    gaps = [r["disagreement"] for r in d["disagreements"]]
+    assert gaps == sorted(gaps, reverse=True) and gaps
+    top = d["disagreements"][0]
+    assert top["disagreement"] == pytest.approx(abs(top["judge"] - np.mean(list(top["humans"].values()))), abs=1e-3)
+    assert Item.objects.get(pk=top["item_pk"]).external_id == top["external_id"]
+    assert sum(p["n"] for p in d["scatter"]["points"]) == d["n_items"]
+    nominal = services.compute_report(project=story_project, params=ReportParams(field="consistency[2]", bootstrap=0))
+    conf = nominal["drilldown"]["consistency[2]"]["gpt-judge"]["confusion"]
+    assert conf["labels"] == ["0", "1"] and len(conf["matrix"]) == 2
+
+
+def test_unknown_field_or_stratum_is_a_clear_error(story_project):
+    with pytest.raises(services.AgreementError, match="unknown field"):
+        services.compute_report(project=story_project, params=ReportParams(field="nope"))
+    with pytest.raises(services.AgreementError, match="unknown stratum"):
+        services.compute_report(project=story_project, params=ReportParams(by="nope"))
+    with pytest.raises(services.AgreementError, match="bootstrap"):
+        ReportParams.parse(bootstrap="many")
+
+
+def test_csv_rows_carry_every_coefficient(story_project):
+    result = services.compute_report(project=story_project,
+                                     params=ReportParams(field="naturalness", by="country", bootstrap=20))
+    rows = list(csv.DictReader(io.StringIO(services.report_csv(result))))
+    alpha = [r for r in rows if r["metric"] == "krippendorff_alpha" and r["section"] == "humans_vs_humans"
+             and not r["stratum"]]
+    assert len(alpha) == 1
+    assert float(alpha[0]["value"]) == pytest.approx(
+        result["fields"]["naturalness"]["humans_vs_humans"]["krippendorff_alpha"]["value"])
+    assert any(r["stratum_column"] == "country" and r["stratum"] == "Japan" for r in rows)
+    assert any(r["section"].startswith("humans_vs_humans/pairwise") and " | " in r["subject"] for r in rows)
+    assert any(r["section"].startswith("judges_vs_humans/gpt-judge/vs_human_mean") for r in rows)
+
+
+# ------------------------------------------------------------------------------ URLs, page, API
+def test_urls_resolve_to_agreement_views_not_the_router():
+    assert resolve("/projects/7/agreement/").func.__module__ == "agreement.views"
+    assert resolve("/api/projects/7/agreement/").func.__module__ == "agreement.api"
+    assert reverse("agreement_report", args=[7]) == "/projects/7/agreement/"
+    assert reverse("api_agreement_report", args=[7]) == "/api/projects/7/agreement/"
+    assert reverse("agreement_job", args=[7, 3]) == "/projects/7/agreement/jobs/3/"
+
+
+def test_report_page_renders_for_the_researcher(client, story_project):
+    client.force_login(story_project.owner)
+    r = client.get(reverse("agreement_report", args=[story_project.id]), {"field": "naturalness", "by": "country",
+                                                                          "bootstrap": 30})
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "Krippendorff" in html and "gpt-judge" in html and "<svg" in html
+    assert "Japan" in html and 'data-testid="heatmap"' in html and "disagree" in html
+    r = client.get(reverse("agreement_report", args=[story_project.id]), {"field": "consistency[2]", "bootstrap": 0})
+    assert r.status_code == 200 and "human majority" in r.content.decode()
+    r = client.get(reverse("agreement_report", args=[story_project.id]), {"field": "nope"})
+    assert r.status_code == 400 and "unknown field" in r.content.decode()
+
+
+def test_report_page_is_forbidden_to_annotators_and_other_researchers(client, story_project):
+    url = reverse("agreement_report", args=[story_project.id])
+    client.force_login(story_project.annotator_users[0])
+    assert client.get(url).status_code == 403
+    client.force_login(make_user("stranger", researcher=True))
+    assert client.get(url).status_code == 403
+    assert client.get(reverse("agreement_report", args=[999999])).status_code == 404
+    client.logout()
+    assert client.get(url).status_code == 302  # to the login page
+
+
+def test_api_json_and_csv(client, story_project):
+    client.force_login(story_project.owner)
+    url = reverse("api_agreement_report", args=[story_project.id])
+    r = client.get(url, {"format": "json", "field": "naturalness", "bootstrap": 20, "seed": 1})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["status"] == "done"
+    df = selectors.ratings_frame(story_project)
+    sub = df[df["field"] == "naturalness"].reset_index(drop=True)
+    core = agreement_report(sub, fields=["naturalness"], level="ordinal", bootstrap=20, seed=1)
+    assert body["result"]["fields"]["naturalness"] == json.loads(json.dumps(core["fields"]["naturalness"]))
+    r = client.get(url, {"format": "csv", "field": "naturalness", "bootstrap": 0})
+    assert r.status_code == 200 and r["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    assert rows and rows[0]["field"] == "naturalness"
+    assert client.get(url, {"field": "nope"}).status_code == 400
+
+
+def test_api_permissions(client, story_project):
+    url = reverse("api_agreement_report", args=[story_project.id])
+    assert client.get(url).status_code in (401, 403)
+    client.force_login(story_project.annotator_users[0])
+    assert client.get(url).status_code == 403
+    client.force_login(make_user("stranger2", researcher=True))
+    assert client.get(url).status_code == 403
+    client.force_login(story_project.owner)
+    assert client.get(reverse("api_agreement_report", args=[999999])).status_code == 404
+
+
+# ------------------------------------------------------------------------------ large projects
+def test_large_projects_run_on_the_worker_and_the_page_polls(client, settings, story_project,
+                                                             django_capture_on_commit_callbacks):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.HV_AGREEMENT_INLINE_MAX = 10
+    from config.celery import app
+    app.conf.task_always_eager = True
+    client.force_login(story_project.owner)
+    url = reverse("agreement_report", args=[story_project.id])
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        r = client.get(url, {"field": "naturalness", "bootstrap": 10})
+    assert r.status_code == 200
+    job = AgreementReport.objects.get(project=story_project)
+    html = r.content.decode()
+    assert 'hx-trigger="every 1s"' in html and reverse("agreement_job", args=[story_project.id, job.id]) in html
+    assert job.status == "queued"
+    try:
+        for cb in callbacks:
+            cb()  # the worker runs (eagerly)
+    finally:
+        app.conf.task_always_eager = False
+    job.refresh_from_db()
+    assert job.status == "done" and job.progress == 1.0
+    expected = services.compute_report(project=story_project, params=ReportParams(field="naturalness", bootstrap=10))
+    assert job.result["fields"] == json.loads(json.dumps(expected["fields"]))
+    poll = client.get(reverse("agreement_job", args=[story_project.id, job.id]), HTTP_HX_REQUEST="true")
+    assert poll.status_code == 200 and "every 1s" not in poll.content.decode()
+    assert "Krippendorff" in poll.content.decode()
+    # the same request again reuses the stored report; the API reports it
+    r = client.get(url, {"field": "naturalness", "bootstrap": 10})
+    assert AgreementReport.objects.filter(project=story_project).count() == 1
+    api = client.get(reverse("api_agreement_report", args=[story_project.id]),
+                     {"field": "naturalness", "bootstrap": 10, "format": "json"})
+    assert api.status_code == 200 and api.json()["status"] == "done" and api.json()["report_id"] == job.id
+    # an annotator cannot poll someone's job
+    client.force_login(story_project.annotator_users[0])
+    assert client.get(reverse("agreement_job", args=[story_project.id, job.id])).status_code == 403
+
+
+def test_api_answers_202_while_a_large_report_is_queued(client, settings, story_project):
+    settings.HV_AGREEMENT_INLINE_MAX = 10
+    client.force_login(story_project.owner)
+    r = client.get(reverse("api_agreement_report", args=[story_project.id]), {"bootstrap": 0})
+    assert r.status_code == 202
+    assert r.json()["status"] == "queued" and r.json()["progress"] == 0.0
+
+
+def test_failed_job_records_the_reason(story_project):
+    job = AgreementReport.objects.create(project=story_project, params={"field": "nope", "by": None,
+                                                                        "bootstrap": 0, "seed": 0})
+    services.run_report_job(job=job)
+    job.refresh_from_db()
+    assert job.status == "failed" and "unknown field" in job.message
