@@ -32,7 +32,8 @@ _req_hash() {
     local f="$1"
     {
         cat "$ROOT/$f"
-        grep -E '^\s*-r\s+' "$ROOT/$f" | awk '{print $2}' | while read -r inc; do cat "$ROOT/$inc"; done
+        { grep -E '^\s*-r\s+' "$ROOT/$f" || true; } | awk '{print $2}' |
+            while read -r inc; do cat "$ROOT/$inc"; done
     } | sha256sum | cut -d' ' -f1
 }
 

@@ -89,7 +89,7 @@ class CeleryWorker:
         self._log = None
 
     # -- lifecycle
-    def start(self, timeout: float = 60.0) -> "CeleryWorker":
+    def start(self, timeout: float = 60.0) -> CeleryWorker:
         env = dict(os.environ)
         env.update({
             "CELERY_BROKER_URL": self.broker_url,
@@ -110,7 +110,7 @@ class CeleryWorker:
         if self.include:  # test-only task modules (e.g. db_probe below)
             cmd += ["--include", ",".join(self.include)]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,
@@ -126,7 +126,9 @@ class CeleryWorker:
         """Block until the worker answers a remote-control ping through the broker."""
         from celery import Celery
 
-        probe = Celery("hv-test-probe", broker=self.broker_url)
+        # set_as_current=False: otherwise shared_task proxies (`run_import.delay`) in this
+        # process would resolve to this bare app (queue "celery", nobody consumes it).
+        probe = Celery("hv-test-probe", broker=self.broker_url, set_as_current=False)
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
@@ -137,7 +139,7 @@ class CeleryWorker:
                     )
                 try:
                     replies = probe.control.ping(destination=[self.hostname], timeout=1.0)
-                except Exception:  # broker not reachable yet
+                except Exception:  # noqa: BLE001 - broker not reachable yet: retry
                     replies = []
                     time.sleep(0.5)
                 if any(self.hostname in r for r in replies or []):
@@ -214,10 +216,8 @@ _register_test_tasks()
 
 # ------------------------------------------------------------ in-process celery app
 def _reset_celery_connections(app) -> None:
-    pool = app._pool
-    if pool is not None:
-        with contextlib.suppress(Exception):
-            pool.force_close_all()
+    # Only drop the app's references: kombu keeps one global pool per broker URL, shared
+    # by later switches to the same URL, so it must not be force-closed here.
     app._pool = None
     amqp = app.__dict__.get("amqp")
     if amqp is not None:
@@ -243,6 +243,7 @@ def celery_app_on_broker(app, broker_url: str, result_backend: str | None = None
         app.conf.result_backend = result_backend or broker_url
         app.conf.task_always_eager = False
         _reset_celery_connections(app)
+        app.set_current()  # shared_task proxies resolve to the current app
         yield app
     finally:
         for k, v in saved_conf.items():

@@ -3,8 +3,6 @@ consumes from Redis, and Chromium renders a page."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from tests import services

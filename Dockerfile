@@ -1,0 +1,27 @@
+# Production image: web (gunicorn) and Celery workers share it; docker-compose.yml picks
+# the command. Never installs torch: GPU work is dispatched to the "gpu" queue.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    DJANGO_SETTINGS_MODULE=config.settings \
+    HV_VAR_DIR=/data/var \
+    MEDIA_ROOT=/data/media \
+    STATIC_ROOT=/app/staticfiles
+
+WORKDIR /app
+
+COPY requirements.txt ./
+RUN pip install -r requirements.txt
+
+COPY . .
+RUN python manage.py collectstatic --noinput -v 0 \
+    && useradd --create-home --uid 1000 hv \
+    && mkdir -p /data/var /data/media \
+    && chown -R hv:hv /data
+
+USER hv
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "4", "--access-logfile", "-"]
