@@ -128,8 +128,6 @@ HV_MAX_IMAGE_BYTES = int(os.environ.get("HV_MAX_IMAGE_BYTES", 20 * 1024 * 1024))
 HV_MAX_IMAGE_PIXELS = int(os.environ.get("HV_MAX_IMAGE_PIXELS", 40_000_000))
 HV_ALLOWED_IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
 HV_THUMBNAIL_SIZE = (320, 320)
-# Server-side folders an admin may import images from by path (besides uploads).
-HV_IMPORT_ROOTS = [Path(p) for p in os.environ.get("HV_IMPORT_ROOTS", "").split(os.pathsep) if p]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -144,3 +144,16 @@ def test_annotator_can_read_own_queue_and_item_without_hidden_fields(world):
     detail = c.get(f"/api/assignments/{world['a1'].id}/").json()
     assert set(detail["item"]["image_a"]) == {"url", "thumb"}
     assert detail["rubric"]["questions"][0]["id"] == "q1"
+
+
+def test_django_admin_lists_every_model_for_staff_only(world):
+    from django.apps import apps
+    from django.contrib import admin as django_admin
+
+    ours = [m for m in apps.get_models() if m._meta.app_label in ("annotation", "agreement")]
+    assert ours and all(django_admin.site.is_registered(m) for m in ours)
+    staff = client_for(make_user("staff_root", superuser=True))
+    for m in ours:
+        url = f"/admin/{m._meta.app_label}/{m._meta.model_name}/"
+        assert staff.get(url).status_code == 200, url
+        assert client_for(world["ann1"]).get(url).status_code == 302, url

@@ -252,3 +252,21 @@ def test_failed_write_removes_image_files_it_wrote(researcher, annotators, tmp_p
         services.import_items(project=project, data=jsonl(records), data_format="jsonl", images=tmp_path)
     assert snapshot() == before
     assert not list((media_root / "assets").rglob("*.png"))
+
+
+def test_import_command_reads_a_folder_and_reports_line_errors(researcher, annotators, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    project = make_project("valueground.pair_quality", owner=researcher, annotators=annotators)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(jsonl(valueground_records(tmp_path, n=2)))
+    call_command("import_items", str(project.id), str(data), "--images", str(tmp_path))
+    assert Item.objects.filter(project=project).count() == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "z"}\n')
+    before = snapshot()
+    with pytest.raises(CommandError, match="line 1: missing required field 'question'"):
+        call_command("import_items", str(project.id), str(bad), "--images", str(tmp_path))
+    assert snapshot() == before
+    with pytest.raises(CommandError, match="no project"):
+        call_command("import_items", "9999", str(data))
