@@ -32,6 +32,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import random
 import sys
@@ -39,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common  # noqa: E402
+import _common
 
 
 def make_images(folder: Path, n: int) -> list[str]:
@@ -134,12 +135,16 @@ def api_answers(rng: random.Random) -> dict:
     }
 
 
+SHOWN_QUERIES: dict[int, list[str]] = {}
+
+
 def count_queries(fn) -> int:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     with CaptureQueriesContext(connection) as ctx:
         fn()
+    SHOWN_QUERIES[len(SHOWN_QUERIES)] = [q["sql"][:160] for q in ctx.captured_queries]
     return len(ctx.captured_queries)
 
 
@@ -165,7 +170,9 @@ def measure(args, built) -> dict:
     for i, c in enumerate(clients):
         assert c.get(f"/a/{cur[i]}/").status_code == 200
 
-    samples = {k: [] for k in ("web_post", "web_get", "web_pair", "api_submit", "api_get", "api_pair")}
+    samples = {k: [] for k in ("web_post", "web_get", "web_pair", "api_submit", "api_get", "api_pair",
+                               "cpu_web_pair", "cpu_api_pair")}
+    cpu = time.thread_time
     queries: dict[str, int] = {}
     profiler = cProfile.Profile() if args.profile else None
     total = args.submissions + args.warmup
@@ -179,6 +186,7 @@ def measure(args, built) -> dict:
         form = form_answers(rng)
         if args.profile == "post" and counted:
             profiler.enable()
+        c0 = cpu()
         t0 = perf()
         r = c.post(f"/a/{aid}/", form)
         t1 = perf()
@@ -192,6 +200,7 @@ def measure(args, built) -> dict:
         t2 = perf()
         g = c.get(loc)
         t3 = perf()
+        c1 = cpu()
         if args.profile == "get" and counted:
             profiler.disable()
         if g.status_code != 200:
@@ -201,6 +210,7 @@ def measure(args, built) -> dict:
         body = json.dumps(api_answers(rng))
         if args.profile == "api" and counted:
             profiler.enable()
+        c2 = cpu()
         t4 = perf()
         a = c.post(f"/api/assignments/{aid}/submit/", body, content_type="application/json")
         t5 = perf()
@@ -212,6 +222,7 @@ def measure(args, built) -> dict:
         t6 = perf()
         d = c.get(f"/api/assignments/{nxt}/")
         t7 = perf()
+        c3 = cpu()
         if d.status_code != 200:
             raise SystemExit(f"api GET {nxt} -> {d.status_code}")
         cur[ri] = nxt
@@ -222,6 +233,8 @@ def measure(args, built) -> dict:
             samples["api_submit"].append(t5 - t4)
             samples["api_get"].append(t7 - t6)
             samples["api_pair"].append((t5 - t4) + (t7 - t6))
+            samples["cpu_web_pair"].append(c1 - c0)
+            samples["cpu_api_pair"].append(c3 - c2)
     # query counts for one more request of each kind (outside the timed loop)
     ri = 0
     c = clients[ri]
@@ -239,7 +252,7 @@ def measure(args, built) -> dict:
     out = {"samples": samples, "queries": queries}
     if profiler is not None:
         s = io.StringIO()
-        pstats.Stats(profiler, stream=s).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profiler, stream=s).sort_stats(args.profile_sort).print_stats(45)
         out["profile"] = s.getvalue()
     return out
 
@@ -254,6 +267,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=100, help="uncounted submissions per path first")
     parser.add_argument("--distinct-images", type=int, default=40, help="distinct PNGs reused across items")
     parser.add_argument("--profile", choices=["post", "get", "api"], help="cProfile one request kind")
+    parser.add_argument("--profile-sort", default="cumulative", help="pstats sort key (cumulative, tottime)")
+    parser.add_argument("--show-queries", action="store_true", help="print the SQL of one request of each kind")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
 
@@ -262,7 +277,7 @@ def main() -> None:
     mach = _common.machine()
     print(f"[submit_next] {mach}")
     print(f"[submit_next] database: {info['backend']} {info['server_version']} "
-          f"(durable={__import__('os').environ.get('HV_PERF_PG_DURABLE', 'n/a')}); migrate {info['migrate_s']} s")
+          f"(durable={os.environ.get('HV_PERF_PG_DURABLE', 'n/a')}); migrate {info['migrate_s']} s")
     t0 = time.perf_counter()
     built = build(args)
     rep = built["report"]
@@ -270,6 +285,7 @@ def main() -> None:
           f"{built['assignments']} assignments, {len(built['raters'])} annotators, k={args.k}; "
           f"import_items {built['timings']['import_s']:.1f} s "
           f"({rep.items_created / built['timings']['import_s']:.0f} items/s incl. {rep.assignments_created} assignments)")
+    print(f"[submit_next] load average before measuring: {os.getloadavg()}")
     t0 = time.perf_counter()
     res = measure(args, built)
     wall = time.perf_counter() - t0
@@ -280,6 +296,8 @@ def main() -> None:
         "api_submit": "api POST .../submit/ (-> next id)",
         "api_get": "api GET /api/assignments/<next>/",
         "api_pair": "api pair (submit + GET)",
+        "cpu_web_pair": "  python CPU of the web pair",
+        "cpu_api_pair": "  python CPU of the api pair",
     }
     print(f"[submit_next] {args.submissions} counted submissions per path (+{args.warmup} warm-up), "
           f"round-robin over {len(built['raters'])} annotators, {wall:.1f} s wall")
@@ -289,6 +307,12 @@ def main() -> None:
         figures[key] = st
         print(_common.format_row(label, st))
     print(f"[submit_next] SQL queries per request: {res['queries']}")
+    if args.show_queries:
+        for i, qs in SHOWN_QUERIES.items():
+            print(f"  request {i}:")
+            for q in qs:
+                print(f"    {q}")
+    print(f"[submit_next] load average at end: {os.getloadavg()}")
     goal = figures["web_pair"]["p95"] < 30 and figures["api_submit"]["p95"] < 30
     print(f"[submit_next] goal p95 < 30 ms: web pair p95 {figures['web_pair']['p95']:.2f} ms, "
           f"api submit p95 {figures['api_submit']['p95']:.2f} ms -> {'MET' if goal else 'NOT MET'}")
