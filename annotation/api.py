@@ -201,7 +201,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         try:
             annotation = services.submit_annotation(
                 assignment_id=assignment.id, rater=assignment.rater, answers=body.validated_data["answers"],
-                duration_ms=body.validated_data.get("duration_ms"), edit=edit,
+                duration_ms=body.validated_data.get("duration_ms"), edit=edit, loaded=assignment,
             )
         except ServiceError as exc:
             _raise(exc)

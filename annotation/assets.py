@@ -153,5 +153,5 @@ def make_thumbnail(content: bytes) -> bytes:
         img = img.convert("RGBA" if img.mode in ("RGBA", "LA", "P") else "RGB")
         img.thumbnail(settings.HV_THUMBNAIL_SIZE)
         out = io.BytesIO()
-        img.save(out, format="WEBP", quality=80)
+        img.save(out, format="WEBP", quality=80, method=2)
         return out.getvalue()

@@ -9,6 +9,9 @@ from django.db import models
 from django.db.models import Q
 
 
+_PARSED_RUBRICS: dict[tuple[int | None, str], object] = {}
+
+
 class RubricVersion(models.Model):
     """An immutable version of a rubric schema. Answers point at the version they were given under."""
 
@@ -26,11 +29,14 @@ class RubricVersion(models.Model):
         return f"{self.rubric_key} v{self.version}"
 
     def parsed(self):
+        """The parsed rubric, cached per process: a version's schema never changes (its hash
+        is part of the key in case a row is edited by hand)."""
         from .rubric import Rubric
 
-        cached = getattr(self, "_parsed", None)
+        key = (self.pk, self.schema_hash)
+        cached = _PARSED_RUBRICS.get(key)
         if cached is None:
-            cached = self._parsed = Rubric.from_schema(self.schema)
+            cached = _PARSED_RUBRICS[key] = Rubric.from_schema(self.schema)
         return cached
 
 
@@ -120,11 +126,11 @@ class Item(models.Model):
     version = models.PositiveIntegerField(default=1)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions")
     data = models.JSONField()
-    country = models.CharField(max_length=100, blank=True, db_index=True)
-    region = models.CharField(max_length=100, blank=True, db_index=True)
-    generator = models.CharField(max_length=100, blank=True, db_index=True)
-    category = models.CharField(max_length=100, blank=True, db_index=True)
-    dimension = models.CharField(max_length=100, blank=True, db_index=True)
+    country = models.CharField(max_length=100, blank=True)
+    region = models.CharField(max_length=100, blank=True)
+    generator = models.CharField(max_length=100, blank=True)
+    category = models.CharField(max_length=100, blank=True)
+    dimension = models.CharField(max_length=100, blank=True)
     meta = models.JSONField(default=dict, blank=True)
     assets = models.ManyToManyField(Asset, related_name="items", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -133,7 +139,11 @@ class Item(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "external_id", "version"], name="uniq_item_version"),
         ]
-        indexes = [models.Index(fields=["project", "country", "generator"], name="item_strata_idx")]
+        # Strata are always filtered within a project (sampling, reports, breakdowns).
+        indexes = [
+            models.Index(fields=["project", "country", "generator"], name="item_strata_idx"),
+            models.Index(fields=["project", "region", "category", "dimension"], name="item_strata2_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.external_id} v{self.version}"

@@ -51,13 +51,20 @@ def my_assignment(user: AbstractBaseUser, assignment_id: int) -> Assignment | No
 
 
 def next_assignment_for(rater: Rater, project: Project) -> Assignment | None:
-    """The rater's next open assignment in queue order (one already opened comes first)."""
-    return (
-        Assignment.objects.filter(rater=rater, project=project, status__in=OPEN_STATUSES)
-        .order_by("position", "id")
-        .only("id")
-        .first()
-    )
+    """The rater's next open assignment in queue order (one already opened comes first).
+
+    One query per status, each an index range scan on (rater, project, status, position) that
+    stops at the first row; an ``IN`` over both statuses would sort the whole queue."""
+    for status in OPEN_STATUSES:
+        found = (
+            Assignment.objects.filter(rater=rater, project=project, status=status)
+            .order_by("position", "id")
+            .only("id")
+            .first()
+        )
+        if found is not None:
+            return found
+    return None
 
 
 def queue_progress(rater: Rater, project: Project) -> dict[str, int]:

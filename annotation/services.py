@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from benchmarks.base import Preset
+from benchmarks.base import STRATA_KEYS, Preset
 from benchmarks.registry import get_preset
 
 from .assets import (
@@ -31,10 +31,10 @@ from .assets import (
     NoImages,
     ZipImages,
     check_image,
-    make_thumbnail,
     media_path,
     write_atomic,
 )
+from .bulk import insert_rows, reserve_ids
 from .item_schema import check_record
 from .models import Annotation, Assignment, Asset, ImportJob, Item, Membership, Project, Rater, RubricVersion
 from .rubric import AnswerError, Rubric
@@ -191,6 +191,59 @@ def assign_all_annotators(*, project: Project, items: Iterable[Item] | None = No
     return len(new_rows)
 
 
+def assign_new_items(*, project: Project, item_ids: list[int]) -> int:
+    """The same strategy as :func:`assign_all_annotators` for items that have no assignment yet
+    (a fresh import): annotators take turns in order of their current load, so k-overlap is
+    exact and the load stays balanced, written as plain rows in one pass."""
+    raters = list(
+        Rater.objects.filter(
+            user__memberships__project=project, user__memberships__role=Membership.Role.ANNOTATOR
+        ).order_by("id").values_list("id", flat=True)
+    )
+    if not raters or not item_ids:
+        return 0
+    load = dict(
+        Assignment.objects.filter(project=project).values_list("rater_id").annotate(c=Count("id"))
+    )
+    next_position = {
+        r: (p or 0) + 1
+        for r, p in Assignment.objects.filter(project=project).values_list("rater_id").annotate(p=Max("position"))
+    }
+    raters.sort(key=lambda r: (load.get(r, 0), r))
+    n, k = len(raters), min(project.k_per_item, len(raters))
+    rubric = project.rubric_version.parsed()
+    rng = random.Random(secrets.randbits(64))
+    # A presentation is one of a few JSON texts (each pair question in one of its two orders):
+    # build them once and draw per assignment.
+    pairwise = [q for q in rubric.questions if q.type == "pairwise" and q.pair]
+    variants = [{}]
+    for q in pairwise:
+        orders = [list(q.pair), list(reversed(q.pair))] if project.randomise_pair_order else [list(q.pair)]
+        variants = [{**v, q.id: o} for v in variants for o in orders]
+    texts = [json.dumps({"pair_order": v}) if v else "{}" for v in variants]
+    now = timezone.now()
+
+    def presentation() -> str:
+        return texts[rng.randrange(len(texts))] if len(texts) > 1 else texts[0]
+
+    def rows():
+        turn = 0
+        for item_id in item_ids:
+            for _ in range(k):
+                rater = raters[turn % n]
+                turn += 1
+                position = next_position.get(rater, 1)
+                next_position[rater] = position + 1
+                yield (project.id, item_id, rater, Assignment.Status.ASSIGNED, Assignment.Purpose.REGULAR,
+                       position, presentation(), "", now)
+
+    return insert_rows(
+        Assignment,
+        ["project", "item", "rater", "status", "purpose", "position", "presentation", "skip_reason", "created_at"],
+        rows(),
+    )
+
+
 # ------------------------------------------------------------------------- import
 @dataclass
 class ImportReport:
@@ -334,7 +387,7 @@ def import_items(
         fail(1, "the file holds no records")
     # Ids already in the project: refuse, a revised item is imported as a new version elsewhere.
     taken = set()
-    ids = list(seen_ids)
+    ids = list(seen_ids) if Item.objects.filter(project=project).exists() else []
     for start in range(0, len(ids), 5000):
         taken.update(
             Item.objects.filter(project=project, external_id__in=ids[start : start + 5000]).values_list(
@@ -352,27 +405,33 @@ def import_items(
     try:
         with transaction.atomic():
             asset_ids = _store_assets(checked_images, report, written)
-            items = []
-            for _line, checked, ext_id in pending:
-                data_with_hashes = dict(checked.data)
-                for field_name, rel in checked.image_refs.items():
-                    data_with_hashes[field_name] = checked_images[rel].sha256
-                items.append(
-                    Item(
-                        project=project, external_id=ext_id, data=data_with_hashes, meta=checked.meta,
-                        **checked.strata,
+            item_ids = reserve_ids(Item, len(pending))
+            now = timezone.now()
+            dumps = json.dumps
+            insert_rows(
+                Item,
+                ["id", "project", "external_id", "version", "data", "meta", *STRATA_KEYS, "created_at"],
+                (
+                    (
+                        item_id, project.id, ext_id, 1,
+                        dumps({**checked.data, **{f: checked_images[rel].sha256 for f, rel in checked.image_refs.items()}}),
+                        dumps(checked.meta), *(checked.strata.get(k, "") for k in STRATA_KEYS), now,
                     )
-                )
-            Item.objects.bulk_create(items, batch_size=BATCH)
+                    for item_id, (_line, checked, ext_id) in zip(item_ids, pending, strict=True)
+                ),
+            )
             if checked_images:
-                through = Item.assets.through
-                links = []
-                for item, (_line, checked, _ext) in zip(items, pending, strict=True):
-                    for sha in {checked_images[rel].sha256 for rel in checked.image_refs.values()}:
-                        links.append(through(item_id=item.id, asset_id=asset_ids[sha]))
-                through.objects.bulk_create(links, batch_size=BATCH, ignore_conflicts=True)
-            report.items_created = len(items)
-            report.assignments_created = assign_all_annotators(project=project, items=items)
+                insert_rows(
+                    Item.assets.through,
+                    ["item", "asset"],
+                    (
+                        (item_id, asset_ids[sha])
+                        for item_id, (_line, checked, _ext) in zip(item_ids, pending, strict=True)
+                        for sha in {checked_images[rel].sha256 for rel in checked.image_refs.values()}
+                    ),
+                )
+            report.items_created = len(item_ids)
+            report.assignments_created = assign_new_items(project=project, item_ids=item_ids)
     except Exception:
         for path in written:
             path.unlink(missing_ok=True)
@@ -389,11 +448,9 @@ def _store_assets(checked: dict[str, CheckedImage], report: ImportReport, writte
         if sha not in existing
     ]
     for asset in new:
-        content = by_sha[asset.sha256].content
-        for rel, data in ((asset.relative_path(), content), (asset.thumbnail_path(), None)):
-            path = media_path(rel)
-            if write_atomic(path, data if data is not None else make_thumbnail(content)):
-                written.append(path)
+        path = media_path(asset.relative_path())
+        if write_atomic(path, by_sha[asset.sha256].content):
+            written.append(path)
     Asset.objects.bulk_create(new, batch_size=BATCH, ignore_conflicts=True)
     report.images_stored = len(new)
     report.images_reused = len(by_sha) - len(new)
@@ -489,56 +546,62 @@ def open_assignment(*, assignment: Assignment, rater: Rater) -> Assignment:
 
 def submit_annotation(
     *, assignment_id: int, rater: Rater, answers: dict[str, Any], duration_ms: int | None = None,
-    edit: bool = False,
+    edit: bool = False, loaded: Assignment | None = None,
 ) -> Annotation:
     """Validate answers against the project's rubric version and store them. A first submission
     and an edit are distinct requests: submitting twice is refused, editing needs an existing
-    annotation; both only while the project is open."""
+    annotation; both only while the project is open. ``loaded`` is the same assignment already
+    read with its item and project (the views have it); only its status is re-read under lock."""
     with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update()
-            .select_related("item", "project__rubric_version")
+        # Lock the assignment row only (locking a joined project row would serialise every
+        # submission of a project) and re-read what may have changed since ``loaded``.
+        locked = (
+            Assignment.objects.select_for_update(of=("self",))
             .filter(pk=assignment_id)
+            .values_list("status", "rater_id")
             .first()
         )
-        if assignment is None:
-            raise ServiceError("assignment not found")
-        _check_owner(assignment, rater)
+        if locked is None or locked[1] != rater.id:
+            raise ServiceError("assignment not found")  # never reveal someone else's assignment
+        status = locked[0]
+        assignment = loaded if loaded is not None and loaded.pk == assignment_id else (
+            Assignment.objects.select_related("item", "project__rubric_version").get(pk=assignment_id)
+        )
         project = assignment.project
         if not project.is_open:
             raise ServiceError("this project is closed; answers can no longer be changed")
-        if assignment.status == Assignment.Status.EXPIRED:
+        if status == Assignment.Status.EXPIRED:
             raise ServiceError("this assignment has expired")
-        already = assignment.status == Assignment.Status.SUBMITTED
+        already = status == Assignment.Status.SUBMITTED
         if already and not edit:
             raise ServiceError("this assignment was already submitted; edit your answer instead")
         if edit and not already:
             raise ServiceError("there is no submitted answer to edit")
         rubric_version = project.rubric_version
         rubric = rubric_version.parsed()
-        item_context = item_render_context(assignment.item)
         try:
-            cleaned = rubric.validate(answers, item=item_context, presentation=assignment.presentation)
+            cleaned = rubric.validate(answers, item=item_render_context(assignment.item),
+                                      presentation=assignment.presentation)
         except AnswerError as exc:
             raise ServiceError("some answers are missing or invalid", errors=exc.errors) from None
         derived = rubric.derive(cleaned, presentation=assignment.presentation)
         if duration_ms is not None and (duration_ms < 0 or duration_ms > 86_400_000):
             duration_ms = None
-        now = timezone.now()
         if already:
-            annotation = Annotation.objects.select_for_update().get(assignment=assignment)
+            annotation = Annotation.objects.select_for_update().get(assignment_id=assignment_id)
             annotation.answers, annotation.derived = cleaned, derived
             annotation.rubric_version = rubric_version
             annotation.revision += 1
             annotation.save(update_fields=["answers", "derived", "rubric_version", "revision", "updated_at"])
         else:
             annotation = Annotation.objects.create(
-                assignment=assignment, item=assignment.item, rater=rater, rubric_version=rubric_version,
+                assignment_id=assignment_id, item_id=assignment.item_id, rater=rater, rubric_version=rubric_version,
                 answers=cleaned, derived=derived, duration_ms=duration_ms,
             )
-            Assignment.objects.filter(pk=assignment.pk).update(
-                status=Assignment.Status.SUBMITTED, submitted_at=now, skip_reason=""
+            Assignment.objects.filter(pk=assignment_id).update(
+                status=Assignment.Status.SUBMITTED, submitted_at=timezone.now(), skip_reason=""
             )
+            assignment.status = Assignment.Status.SUBMITTED
     return annotation
 
 
@@ -547,7 +610,9 @@ def skip_assignment(*, assignment_id: int, rater: Rater, reason: str) -> Assignm
     if not reason:
         raise ServiceError("say why you skip this item", errors={"reason": "a reason is required"})
     with transaction.atomic():
-        assignment = Assignment.objects.select_for_update().select_related("project").filter(pk=assignment_id).first()
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",)).select_related("project").filter(pk=assignment_id).first()
+        )
         if assignment is None:
             raise ServiceError("assignment not found")
         _check_owner(assignment, rater)

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from benchmarks.registry import PRESETS
 
 from . import selectors, services
-from .assets import media_path
+from .assets import make_thumbnail, media_path, write_atomic
 from .models import Assignment, Asset, ImportJob, Membership, Project
 from .presentation import question_blocks, stimulus_blocks
 from .services import ServiceError, item_render_context
@@ -90,7 +90,7 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         try:
             services.submit_annotation(
                 assignment_id=assignment.id, rater=rater, answers=answers, duration_ms=duration,
-                edit=request.POST.get("mode") == "edit",
+                edit=request.POST.get("mode") == "edit", loaded=assignment,
             )
         except ServiceError as exc:
             errors = exc.errors if isinstance(exc.errors, dict) else {}
@@ -140,7 +140,11 @@ def asset(request: HttpRequest, sha256: str, thumb: bool = False) -> FileRespons
     found = Asset.objects.filter(sha256=sha256).first()
     if found is None or not selectors.user_may_view_asset(request.user, found):
         raise Http404("no such image")
-    path = media_path(found.thumbnail_path() if thumb else found.relative_path())
+    original = media_path(found.relative_path())
+    path = media_path(found.thumbnail_path()) if thumb else original
+    if thumb and not path.is_file() and original.is_file():
+        # Thumbnails are made on first request, which keeps imports fast.
+        write_atomic(path, make_thumbnail(original.read_bytes()))
     if not path.is_file():
         raise Http404("image file missing")
     response = FileResponse(open(path, "rb"), content_type="image/webp" if thumb else f"image/{found.extension}")

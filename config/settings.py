@@ -168,6 +168,18 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 
+# Cache: per-process memory by default; HV_CACHE_URL=redis://... shares it between processes.
+_CACHE_URL = os.environ.get("HV_CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+        if _CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+# Sessions are read from the cache and written through to the database: one query less per page.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

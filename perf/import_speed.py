@@ -94,23 +94,19 @@ class PhaseTimer:
 
     def __init__(self) -> None:
         from annotation import services
-        from annotation.models import Item
 
         self.services = services
-        self.t = {"check_record": 0.0, "check_image": 0.0, "make_thumbnail": 0.0}
+        self.t = {"check_record": 0.0, "check_image": 0.0}
         self.marks: dict[str, float] = {}
         self.saved = {}
-        for name in ("check_record", "check_image", "make_thumbnail"):
+        for name in ("check_record", "check_image"):
             orig = getattr(services, name)
             self.saved[name] = orig
             setattr(services, name, self._accumulate(name, orig))
-        for name in ("_store_assets", "assign_all_annotators"):
+        for name in ("_store_assets", "reserve_ids", "assign_new_items"):
             orig = getattr(services, name)
             self.saved[name] = orig
             setattr(services, name, self._span(name, orig))
-        self.item_manager = Item.objects
-        self.item_bulk = Item.objects.bulk_create
-        self.item_manager.bulk_create = self._span("item_bulk_create", self.item_bulk)
 
     def _accumulate(self, name, fn):
         perf = time.perf_counter
@@ -137,23 +133,21 @@ class PhaseTimer:
     def restore(self) -> None:
         for name, fn in self.saved.items():
             setattr(self.services, name, fn)
-        del self.item_manager.bulk_create
 
     def phases(self, t0: float, t_end: float) -> dict[str, float]:
         m = self.marks
-        write_start = m.get("_store_assets:start", m.get("item_bulk_create:start", t_end))
+        write_start = m.get("_store_assets:start", m.get("reserve_ids:start", t_end))
         out = {"read+validate": write_start - t0}
         if "_store_assets:start" in m:
             out["assets"] = m["_store_assets:end"] - m["_store_assets:start"]
-        if "item_bulk_create:start" in m:
-            items_end = m.get("assign_all_annotators:start", m["item_bulk_create:end"])
-            out["items(+links)"] = items_end - m["item_bulk_create:start"]
-        if "assign_all_annotators:start" in m:
-            out["assign"] = m["assign_all_annotators:end"] - m["assign_all_annotators:start"]
+        if "reserve_ids:start" in m:
+            items_end = m.get("assign_new_items:start", m["reserve_ids:end"])
+            out["items(+links)"] = items_end - m["reserve_ids:start"]
+        if "assign_new_items:start" in m:
+            out["assign"] = m["assign_new_items:end"] - m["assign_new_items:start"]
         out["commit/other"] = (t_end - t0) - sum(out.values())
         out["  of which check_record"] = self.t["check_record"]
         out["  of which check_image"] = self.t["check_image"]
-        out["  of which thumbnails"] = self.t["make_thumbnail"]
         return out
 
 

@@ -107,7 +107,12 @@ def test_annotator_cannot_open_a_project_queue_they_do_not_belong_to(world):
 def test_images_are_served_only_to_people_who_may_see_them(world):
     asset = Asset.objects.filter(items__project=world["project"]).first()
     assert client_for(world["ann1"]).get(f"/assets/{asset.sha256}/").status_code == 200
-    assert client_for(world["ann1"]).get(f"/assets/{asset.sha256}/thumb/").status_code == 200
+    thumb = client_for(world["ann1"]).get(f"/assets/{asset.sha256}/thumb/")
+    assert thumb.status_code == 200 and thumb["Content-Type"] == "image/webp"
+    from PIL import Image
+
+    with Image.open(__import__("io").BytesIO(b"".join(thumb.streaming_content))) as img:
+        assert img.format == "WEBP" and max(img.size) <= 320
     assert client_for(world["researcher"]).get(f"/assets/{asset.sha256}/").status_code == 200
     outsider = make_user("outsider")
     assert client_for(outsider).get(f"/assets/{asset.sha256}/").status_code == 404

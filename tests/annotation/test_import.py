@@ -67,7 +67,7 @@ def test_images_from_folder_are_stored_once_by_hash_with_thumbnails(researcher, 
     assert Asset.objects.count() == 3 and report.images_stored == 3
     for asset in Asset.objects.all():
         assert (media_root / asset.relative_path()).is_file()
-        assert (media_root / asset.thumbnail_path()).is_file()
+        assert not (media_root / asset.thumbnail_path()).exists()  # made on first request
     item = Item.objects.get(external_id="vg0")
     assert item.data["image_a"] == Asset.objects.get(items=item, sha256=item.data["image_a"]).sha256
 
@@ -246,7 +246,7 @@ def test_failed_write_removes_image_files_it_wrote(researcher, annotators, tmp_p
     def boom(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(services, "assign_all_annotators", boom)
+    monkeypatch.setattr(services, "assign_new_items", boom)
     before = snapshot()
     with pytest.raises(RuntimeError):
         services.import_items(project=project, data=jsonl(records), data_format="jsonl", images=tmp_path)
