@@ -110,8 +110,15 @@ def test_import_with_images_stores_files_where_the_web_side_reads_them(
     assets = Asset.objects.filter(items__project=project).distinct()
     assert assets.count() == len(set(images.values())) == job.report["images_stored"]
     root = Path(django_settings.MEDIA_ROOT)
+    from django.test import Client
+
+    web = Client()
+    web.force_login(researcher)
     for asset in assets:
         assert (root / asset.relative_path()).is_file(), "the worker wrote the image outside MEDIA_ROOT"
+        # The web side serves the worker's file and makes the thumbnail on first request.
+        assert web.get(f"/assets/{asset.sha256}/").status_code == 200
+        assert web.get(f"/assets/{asset.sha256}/thumb/").status_code == 200
         assert (root / asset.thumbnail_path()).is_file()
 
 
