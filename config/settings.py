@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "annotation",
     "benchmarks",
     "agreement",
+    "curation",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,158 @@
+"""Curation data: a project's acceptance policy, the decision on each item (with its audited
+history), and exports (a background job with progress, its files with size, rows and sha256)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+STATUS_CHOICES = [
+    ("pending", "Pending"),
+    ("accepted", "Accepted"),
+    ("rejected", "Rejected"),
+    ("needs_revision", "Needs revision"),
+]
+_STATUSES = Q(status__in=[s for s, _ in STATUS_CHOICES])
+
+
+class AcceptancePolicy(models.Model):
+    """The project's current policy (see ``curation/policy.py`` for the semantics)."""
+
+    class Aggregation(models.TextChoices):
+        ALL = "all", "All raters pass"
+        MAJORITY = "majority", "Majority of raters pass"
+        MEAN = "mean", "Rule on the mean scores"
+
+    class Tie(models.TextChoices):
+        REJECT = "reject", "Reject"
+        PENDING = "pending", "Wait for another rating"
+
+    project = models.OneToOneField("annotation.Project", on_delete=models.CASCADE, related_name="acceptance_policy")
+    rule = models.CharField(max_length=1000, help_text="expression per rater, e.g. q1 + q2 >= 3 and q3 == 2 and q4 == 1")
+    aggregation = models.CharField(max_length=10, choices=Aggregation.choices, default=Aggregation.ALL)
+    tie = models.CharField(max_length=10, choices=Tie.choices, default=Tie.REJECT)
+    judge_screening = models.BooleanField(default=False, help_text="model raters must pass before humans count")
+    min_human_ratings = models.PositiveSmallIntegerField(default=1)
+    revise_if = models.CharField(max_length=1000, blank=True, help_text="a rejected item needs revision when any rating satisfies this")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "acceptance policies"
+        constraints = [
+            models.CheckConstraint(condition=Q(aggregation__in=["all", "majority", "mean"]), name="policy_aggregation_valid"),
+            models.CheckConstraint(condition=Q(tie__in=["reject", "pending"]), name="policy_tie_valid"),
+        ]
+
+    def spec_dict(self) -> dict:
+        return {"rule": self.rule, "aggregation": self.aggregation, "tie": self.tie,
+                "judge_screening": self.judge_screening, "min_human_ratings": self.min_human_ratings,
+                "revise_if": self.revise_if}
+
+
+class ItemDecision(models.Model):
+    """The current decision on one item (one version). Automatic decisions come from applying the
+    policy; a manual override (with a note) is kept by later applications unless asked otherwise."""
+
+    class Source(models.TextChoices):
+        POLICY = "policy", "Policy"
+        MANUAL = "manual", "Manual override"
+
+    item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, related_name="decision")
+    project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="item_decisions")
+    status = models.CharField(max_length=16, choices=STATUS_CHOICES, default="pending")
+    reason = models.TextField(blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.POLICY)
+    details = models.JSONField(default=dict, blank=True)
+    policy = models.JSONField(default=dict, blank=True, help_text="the policy the decision was made under")
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=_STATUSES, name="decision_status_valid"),
+            models.CheckConstraint(condition=Q(source__in=["policy", "manual"]), name="decision_source_valid"),
+            models.CheckConstraint(condition=Q(source="policy") | ~Q(note=""), name="manual_decision_has_note"),
+        ]
+        indexes = [models.Index(fields=["project", "status"], name="decision_project_status_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}: {self.status}"
+
+
+class DecisionEvent(models.Model):
+    """Audit history: one row per change of an item's decision (who, when, why). Never updated."""
+
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="decision_events")
+    project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=16, choices=STATUS_CHOICES)
+    previous_status = models.CharField(max_length=16, blank=True)
+    reason = models.TextField(blank=True)
+    source = models.CharField(max_length=10, choices=ItemDecision.Source.choices)
+    note = models.TextField(blank=True)
+    policy = models.JSONField(default=dict, blank=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["item", "created_at"], name="decision_event_item_idx")]
+
+
+class Export(models.Model):
+    """One export run: what was asked, progress, and the files written (name, size, rows, sha256)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Content(models.TextChoices):
+        ITEMS = "items", "Items"
+        ANNOTATIONS = "annotations", "Annotations (long format)"
+        REVISIONS = "revisions", "Items needing revision, with feedback"
+
+    class Format(models.TextChoices):
+        JSONL = "jsonl", "JSONL"
+        CSV = "csv", "CSV"
+        PARQUET = "parquet", "Parquet"
+        HF = "hf", "Hugging Face datasets folder"
+
+    class Scope(models.TextChoices):
+        ACCEPTED = "accepted", "Accepted items"
+        ALL = "all", "All items"
+
+    project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="exports")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    content = models.CharField(max_length=12, choices=Content.choices)
+    format = models.CharField(max_length=8, choices=Format.choices)
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.ACCEPTED)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    message = models.TextField(blank=True)
+    files = models.JSONField(default=list, blank=True, help_text="[{name, size, rows, sha256}]")
+    provenance = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["queued", "running", "done", "failed"]), name="export_status_valid"),
+            models.CheckConstraint(condition=Q(progress__gte=0) & Q(progress__lte=1), name="export_progress_range"),
+            models.CheckConstraint(condition=Q(content__in=["items", "annotations", "revisions"]), name="export_content_valid"),
+            models.CheckConstraint(condition=Q(format__in=["jsonl", "csv", "parquet", "hf"]), name="export_format_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.content}, {self.format}) [{self.status}]"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    def relative_dir(self) -> str:
+        return f"exports/{self.project_id}/{self.pk}"

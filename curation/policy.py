@@ -1,0 +1,281 @@
+"""Acceptance policies: the preset's rule applied to each rater, aggregated across raters.
+
+Pure (no database): a policy spec plus one item's ratings in, a verdict out, so every preset's
+rule can be tested on constructed cases. ``curation/services.py`` feeds it database rows.
+
+A policy (see PROTOCOLS.md "ValueGround ... Our default"):
+
+- ``rule``: an expression over one rater's answers and derived fields (the rubric's acceptance
+  expression by default, e.g. ValueGround Eq. 7 ``q1 + q2 >= 3 and q3 == 2 and q4 == 1``);
+- ``aggregation``: ``all`` raters pass, ``majority`` of raters pass (BLEnD-Vis 2-of-3), or
+  ``mean``: the rule applied once to the mean of the raters' numeric answers (derived fields
+  recomputed from those means);
+- ``tie``: what a majority tie means, ``reject`` (default) or ``pending`` (wait for a rating);
+- ``judge_screening``: model raters must pass the rule before the human review counts;
+- ``min_human_ratings``: fewer complete human ratings leave the item pending;
+- ``revise_if``: a rejected item goes to ``needs_revision`` when any human rating satisfies this
+  expression (ValueGround: the rater wrote revision feedback).
+
+A rating whose rule evaluates to None (an answer the rule reads is missing, e.g. an annotation
+under an older rubric version) is *incomplete*: it is not counted, and the reason says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from annotation.expressions import Expression, ExpressionError
+from annotation.rubric import Rubric
+
+AGGREGATIONS = ("all", "majority", "mean")
+TIES = ("reject", "pending")
+STATUSES = ("pending", "accepted", "rejected", "needs_revision")
+
+# Rules for presets whose rubric has no acceptance expression (the papers decide on a derived
+# field by majority). A researcher can always write another rule.
+SUGGESTED: dict[str, dict[str, Any]] = {
+    "valueground.pair_quality": {"aggregation": "all", "revise_if": "feedback"},
+    "blendvis.image": {"rule": "good == 1", "aggregation": "majority"},
+    # BLEnD-Vis: Bad templates were corrected by the team, not dropped.
+    "blendvis.template": {"rule": "good == 1", "aggregation": "majority", "revise_if": "good == 0"},
+    "counterfactuals.audit": {"rule": "any_failure == 0", "aggregation": "majority"},
+    "cqbench.story": {"rule": "natural == 1", "aggregation": "majority"},
+}
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be used; ``message`` says why in the researcher's words."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    rule: str
+    aggregation: str = "all"
+    tie: str = "reject"
+    judge_screening: bool = False
+    min_human_ratings: int = 1
+    revise_if: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None) -> PolicySpec:
+        """Validate the shape of a raw (JSON / form) policy; names are checked by :func:`compile_policy`."""
+        if not isinstance(raw, Mapping):
+            raise PolicyError("a policy must be an object")
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise PolicyError(f"unknown policy key(s): {', '.join(unknown)} (allowed: {', '.join(sorted(known))})")
+        merged = {**(defaults or {}), **{k: v for k, v in raw.items() if v is not None}}
+        rule = merged.get("rule")
+        if not isinstance(rule, str) or not rule.strip():
+            raise PolicyError("the policy needs a rule (this rubric has no acceptance expression to default to)")
+        aggregation = merged.get("aggregation", "all")
+        if aggregation not in AGGREGATIONS:
+            raise PolicyError(f"unknown aggregation {aggregation!r}: use one of {', '.join(AGGREGATIONS)}")
+        tie = merged.get("tie", "reject")
+        if tie not in TIES:
+            raise PolicyError(f"unknown tie handling {tie!r}: use one of {', '.join(TIES)}")
+        try:
+            min_h = int(merged.get("min_human_ratings", 1))
+        except (TypeError, ValueError):
+            raise PolicyError("min_human_ratings must be a whole number") from None
+        if not 0 <= min_h <= 100:
+            raise PolicyError("min_human_ratings must be between 0 and 100")
+        screening = merged.get("judge_screening", False)
+        if isinstance(screening, str):
+            screening = screening.strip().lower() in ("1", "true", "yes", "on")
+        revise_if = merged.get("revise_if") or ""
+        if not isinstance(revise_if, str):
+            raise PolicyError("revise_if must be an expression (text)")
+        return cls(rule=rule.strip()[:1000], aggregation=aggregation, tie=tie, judge_screening=bool(screening),
+                   min_human_ratings=min_h, revise_if=revise_if.strip()[:1000])
+
+
+def rubric_names(rubric: Rubric) -> list[str]:
+    names = [q.id for q in rubric.questions]
+    names += [f"{q.id}_field" for q in rubric.questions if q.type == "pairwise"]
+    names += [d.id for d in rubric.derived]
+    if rubric.acceptance is not None:
+        names.append("accepted")
+    return names
+
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    spec: PolicySpec
+    rubric: Rubric
+    rule: Expression
+    revise: Expression | None
+
+
+def compile_policy(spec: PolicySpec, rubric: Rubric) -> CompiledPolicy:
+    names = rubric_names(rubric)
+
+    def comp(source: str, what: str) -> Expression:
+        try:
+            expr = Expression(source)
+        except ExpressionError as exc:
+            raise PolicyError(f"{what}: {exc}") from None
+        unknown = sorted(expr.names - set(names))
+        if unknown:
+            raise PolicyError(
+                f"{what} refers to unknown field(s) {', '.join(unknown)}; fields of this rubric: {', '.join(names)}"
+            )
+        return expr
+
+    return CompiledPolicy(
+        spec=spec, rubric=rubric, rule=comp(spec.rule, "the rule"),
+        revise=comp(spec.revise_if, "revise_if") if spec.revise_if else None,
+    )
+
+
+@dataclass
+class Rating:
+    """One submitted annotation as the policy sees it."""
+
+    rater: str
+    kind: str  # "human" | "model"
+    answers: Mapping[str, Any]
+    derived: Mapping[str, Any] = field(default_factory=dict)
+    presentation: Mapping[str, Any] | None = None
+
+
+@dataclass
+class Verdict:
+    status: str
+    reason: str
+    details: dict[str, Any]
+
+
+def rating_context(policy: CompiledPolicy, rating: Rating) -> dict[str, Any]:
+    rubric = policy.rubric
+    ctx = rubric.context(dict(rating.answers), presentation=rating.presentation)
+    derived = dict(rating.derived or {})
+    if any(d.id not in derived for d in rubric.derived) or (rubric.acceptance is not None and "accepted" not in derived):
+        derived = {**rubric.derive(dict(rating.answers), presentation=rating.presentation), **derived}
+    ctx.update(derived)
+    return ctx
+
+
+def _truth(expr: Expression, ctx: Mapping[str, Any]) -> bool | None:
+    value = expr.evaluate(ctx)
+    return None if value is None else bool(value)
+
+
+def _mean_answers(policy: CompiledPolicy, contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Mean of numeric answers across raters (element-wise for repeated questions); the modal
+    label for choice / pairwise answers (None on a tie); checklist flags ticked by a majority."""
+    out: dict[str, Any] = {}
+    for q in policy.rubric.questions:
+        values = [c.get(q.id) for c in contexts]
+        if q.type in ("scale", "binary"):
+            if q.repeat_over:
+                lists = [v for v in values if isinstance(v, list)]
+                width = max((len(v) for v in lists), default=0)
+                out[q.id] = [_mean([v[i] for v in lists if i < len(v)]) for i in range(width)]
+            else:
+                out[q.id] = _mean(values)
+        elif q.type == "checklist":
+            ticked = Counter(f for v in values if isinstance(v, list) for f in v)
+            out[q.id] = [f for f in q.option_values() if ticked[f] * 2 > len(contexts)]
+        elif q.type in ("choice", "pairwise") and not q.repeat_over:
+            out[q.id] = _mode(values)
+            if q.type == "pairwise":
+                out[f"{q.id}_field"] = _mode([c.get(f"{q.id}_field") for c in contexts])
+        else:
+            out[q.id] = None
+    ctx = dict(out)
+    for d in policy.rubric.derived:
+        v = d.expr.evaluate(ctx)
+        ctx[d.id] = int(v) if isinstance(v, bool) else v
+    if policy.rubric.acceptance is not None:
+        v = policy.rubric.acceptance.evaluate(ctx)
+        ctx["accepted"] = None if v is None else bool(v)
+    return ctx
+
+
+def _mean(values: Sequence[Any]) -> float | None:
+    nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return sum(nums) / len(nums) if nums else None
+
+
+def _mode(values: Sequence[Any]) -> Any:
+    c = Counter(v for v in values if v is not None).most_common(2)
+    if not c or (len(c) > 1 and c[0][1] == c[1][1]):
+        return None
+    return c[0][0]
+
+
+def decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
+    """The status of one item under the policy, with a reason a researcher can read."""
+    spec = policy.spec
+    humans = [r for r in ratings if r.kind == "human"]
+    models = [r for r in ratings if r.kind == "model"]
+    details: dict[str, Any] = {"aggregation": spec.aggregation, "n_human": len(humans), "n_model": len(models)}
+
+    if spec.judge_screening:
+        if not models:
+            return Verdict("pending", "waiting for judge screening (no judge rating yet)", details)
+        judged = [(m.rater, _truth(policy.rule, rating_context(policy, m))) for m in models]
+        details["judges"] = {name: v for name, v in judged}
+        if any(v is None for _, v in judged):
+            return Verdict("pending", "waiting for judge screening (a judge rating is incomplete)", details)
+        failed = [name for name, v in judged if v is False]
+        if failed:
+            return Verdict("rejected", f"rejected by judge screening ({', '.join(failed)})", details)
+
+    contexts = [rating_context(policy, h) for h in humans]
+    verdicts = [_truth(policy.rule, c) for c in contexts]
+    complete = [(c, v) for c, v in zip(contexts, verdicts) if v is not None]
+    n, n_pass = len(complete), sum(1 for _, v in complete if v)
+    details.update(n_complete=n, n_pass=n_pass, n_incomplete=len(humans) - n)
+    incomplete = f"; {len(humans) - n} incomplete rating(s) not counted" if len(humans) > n else ""
+    minimum = max(spec.min_human_ratings, 1)
+    if n < minimum:
+        return Verdict("pending", f"{n} of {minimum} required human rating(s){incomplete}", details)
+
+    if spec.aggregation == "all":
+        status = "accepted" if n_pass == n else "rejected"
+        reason = f"{n_pass} of {n} human rating(s) pass the rule (all must){incomplete}"
+    elif spec.aggregation == "majority":
+        n_fail = n - n_pass
+        if n_pass > n_fail:
+            status, reason = "accepted", f"majority: {n_pass} of {n} pass{incomplete}"
+        elif n_pass < n_fail:
+            status, reason = "rejected", f"majority: {n_pass} of {n} pass{incomplete}"
+        else:
+            status = "rejected" if spec.tie == "reject" else "pending"
+            reason = f"tie: {n_pass} pass, {n_fail} fail ({'rejected' if status == 'rejected' else 'waiting for another rating'}){incomplete}"
+            details["tie"] = True
+    else:  # mean
+        mean_ctx = _mean_answers(policy, [c for c, _ in complete])
+        details["mean"] = {q.id: mean_ctx.get(q.id) for q in policy.rubric.questions
+                           if q.type in ("scale", "binary") and not q.repeat_over}
+        v = _truth(policy.rule, mean_ctx)
+        if v is None:
+            status, reason = "pending", "the rule cannot be evaluated on the mean scores (a mean is missing)"
+        else:
+            status = "accepted" if v else "rejected"
+            shown = ", ".join(f"{k}={_fmt(x)}" for k, x in details["mean"].items() if x is not None)
+            reason = f"mean of {n} human rating(s) {'passes' if v else 'fails'} the rule ({shown}){incomplete}"
+
+    if status == "rejected" and policy.revise is not None:
+        asked = sum(1 for c, _ in complete if policy.revise.evaluate(c))
+        if asked:
+            details["revision_requested_by"] = asked
+            return Verdict("needs_revision", f"{reason}; revision requested by {asked} rater(s)", details)
+    return Verdict(status, reason, details)
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".") if isinstance(x, float) else str(x)

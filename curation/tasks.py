@@ -1,0 +1,14 @@
+"""Celery interface: a thin wrapper that calls the service of the same name."""
+
+from celery import shared_task
+
+from .exporting import run_export_job
+from .models import Export
+
+
+@shared_task(acks_late=True, name="curation.run_export")
+def run_export(export_id: int) -> str:
+    export = Export.objects.select_related("project__rubric_version", "created_by").get(pk=export_id)
+    if export.status in (Export.Status.DONE, Export.Status.FAILED):
+        return export.status  # redelivered after completion: nothing to do
+    return run_export_job(export=export).status

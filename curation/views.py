@@ -1,0 +1,158 @@
+"""The curation page: policy form with an htmx preview by stratum, apply, decisions with manual
+override, revision re-import, exports with a progress bar (htmx polling) and download links.
+Thin: parse the form, call one service, render."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from agreement.selectors import STRATA_COLUMNS
+from annotation.models import Item, Project
+from annotation.selectors import can_manage, managed_projects
+
+from . import exporting, selectors, services
+from .models import Export
+from .policy import AGGREGATIONS, STATUSES, TIES
+from .services import CurationError
+
+POLICY_KEYS = ("rule", "aggregation", "tie", "judge_screening", "min_human_ratings", "revise_if")
+DECISION_ROWS = 200
+
+
+def _project(request: HttpRequest, project_id: int) -> Project:
+    project = get_object_or_404(Project.objects.select_related("rubric_version"), pk=project_id)
+    if not can_manage(request.user, project):
+        raise PermissionDenied("only the project's researchers and admins can curate it")
+    return project
+
+
+def _policy_from_form(data) -> dict[str, Any]:
+    raw = {k: data.get(k) for k in POLICY_KEYS if data.get(k) not in (None,)}
+    raw["judge_screening"] = data.get("judge_screening") in ("on", "1", "true")
+    return raw
+
+
+def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    status = request.GET.get("status") or None
+    return {
+        "project": project, "policy": services.current_policy(project), "aggregations": AGGREGATIONS,
+        "ties": TIES, "statuses": STATUSES, "strata": STRATA_COLUMNS, "counts": selectors.decision_counts(project),
+        "decisions": selectors.decisions(project, status=status if status in STATUSES else None)[:DECISION_ROWS],
+        "status_filter": status, "exports": Export.objects.filter(project=project)[:20],
+        "formats": Export.Format.choices, "contents": Export.Content.choices, "scopes": Export.Scope.choices,
+        **extra,
+    }
+
+
+@login_required
+def curation_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    return render(request, "curation/page.html", _context(project, request))
+
+
+@login_required
+@require_POST
+def preview(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    try:
+        result = services.preview_policy(project=project, raw=_policy_from_form(request.POST),
+                                         by=request.POST.get("by") or None)
+        return render(request, "curation/_preview.html", {"preview": result})
+    except CurationError as exc:
+        return render(request, "curation/_preview.html", {"error": exc.message}, status=400)
+
+
+@login_required
+@require_POST
+def save_policy(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    try:
+        services.set_policy(project=project, raw=_policy_from_form(request.POST), user=request.user)
+        if request.POST.get("apply"):
+            report = services.apply_policy(project=project, user=request.user,
+                                           override_manual=bool(request.POST.get("override_manual")))
+            messages.success(request, f"Policy applied: {report.counts} ({report.changed} changes, "
+                                      f"{report.kept_manual} manual decisions kept)")
+        else:
+            messages.success(request, "Policy saved.")
+    except CurationError as exc:
+        return render(request, "curation/page.html", _context(project, request, error=exc.message,
+                                                               policy=_policy_from_form(request.POST)), status=400)
+    return redirect("curation", project_id=project.id)
+
+
+@login_required
+@require_POST
+def override(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    item = get_object_or_404(Item, pk=item_id, project=project)
+    try:
+        services.override_decision(item=item, user=request.user, status=request.POST.get("status", ""),
+                                   note=request.POST.get("note", ""))
+        messages.success(request, f"{item} is now {request.POST.get('status')}.")
+    except CurationError as exc:
+        messages.error(request, exc.message)
+    return redirect("curation", project_id=project.id)
+
+
+@login_required
+@require_POST
+def import_revisions(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    data = request.FILES.get("data")
+    if data is None:
+        messages.error(request, "choose a JSONL file of revised items")
+        return redirect("curation", project_id=project.id)
+    with tempfile.TemporaryDirectory() as tmp:
+        zip_path = None
+        if request.FILES.get("images"):
+            zip_path = Path(tmp) / "images.zip"
+            with open(zip_path, "wb") as fh:
+                fh.writelines(request.FILES["images"].chunks())
+        report = services.import_revisions(project=project, data=data.read(), images=zip_path)
+    if report.ok:
+        messages.success(request, f"{report.items_created} revised item(s) imported as new versions.")
+    else:
+        messages.error(request, "Nothing imported: " + "; ".join(report.errors[:10]))
+    return redirect("curation", project_id=project.id)
+
+
+@login_required
+@require_POST
+def start_export(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    try:
+        services.start_export(project=project, user=request.user, content=request.POST.get("content", ""),
+                              format=request.POST.get("format", ""), scope=request.POST.get("scope", "accepted"))
+        messages.success(request, "Export started.")
+    except CurationError as exc:
+        messages.error(request, exc.message)
+    return redirect("curation", project_id=project.id)
+
+
+@login_required
+def export_status(request: HttpRequest, project_id: int, export_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    export = get_object_or_404(Export, pk=export_id, project=project)
+    return render(request, "curation/_export.html", {"project": project, "export": export})
+
+
+@login_required
+def download(request: HttpRequest, export_id: int, name: str | None = None) -> FileResponse:
+    export = Export.objects.filter(pk=export_id, project__in=managed_projects(request.user).values("pk")).first()
+    if export is None or export.status != Export.Status.DONE:
+        raise Http404("no such export")
+    name = name or exporting.main_file(export)
+    path = exporting.file_path(export, name) if name else None
+    if path is None:
+        raise Http404("no such file")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=Path(name).name)
