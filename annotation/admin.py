@@ -1,6 +1,9 @@
 from django.contrib import admin
 
-from .models import Annotation, Asset, Assignment, ImportJob, Item, Membership, Project, Rater, RubricVersion
+from .models import (
+    Annotation, Asset, Assignment, AssignmentPlan, CrowdParticipant, CrowdStudy, ImportJob, Item, Membership,
+    PoolSlot, Project, Rater, RubricVersion, Sample, SampleItem,
+)
 
 
 @admin.register(RubricVersion)
@@ -49,9 +52,54 @@ class RaterAdmin(admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ("id", "project", "item", "rater", "status", "purpose", "position")
+    list_display = ("id", "project", "item", "rater", "status", "purpose", "plan", "position", "lease_expires_at")
     list_filter = ("status", "purpose", "project")
-    raw_id_fields = ("item", "rater")
+    raw_id_fields = ("item", "rater", "plan")
+    search_fields = ("item__external_id", "rater__name")
+
+
+@admin.register(Sample)
+class SampleAdmin(admin.ModelAdmin):
+    list_display = ("name", "project", "strata_keys", "allocation", "total_size", "per_stratum", "seed", "created_at")
+    list_filter = ("project",)
+    readonly_fields = ("report",)
+
+
+@admin.register(SampleItem)
+class SampleItemAdmin(admin.ModelAdmin):
+    list_display = ("id", "sample", "item", "stratum")
+    list_filter = ("sample",)
+    raw_id_fields = ("item", "sample")
+
+
+@admin.register(AssignmentPlan)
+class AssignmentPlanAdmin(admin.ModelAdmin):
+    """Plans are created from a sample's page (Study design); reassignments by hand on the plan's page."""
+
+    list_display = ("name", "project", "mode", "status", "k", "cap_per_annotator", "lease_seconds", "created_at")
+    list_filter = ("mode", "status", "project")
+    raw_id_fields = ("sample",)
+    readonly_fields = ("report",)
+
+
+@admin.register(PoolSlot)
+class PoolSlotAdmin(admin.ModelAdmin):
+    list_display = ("id", "plan", "item", "requires", "state", "rater", "lease_expires_at")
+    list_filter = ("state", "plan")
+    raw_id_fields = ("item", "rater", "assignment", "plan")
+
+
+@admin.register(CrowdStudy)
+class CrowdStudyAdmin(admin.ModelAdmin):
+    list_display = ("name", "project", "items_per_participant", "completion_code", "active", "created_at")
+    readonly_fields = ("token",)
+
+
+@admin.register(CrowdParticipant)
+class CrowdParticipantAdmin(admin.ModelAdmin):
+    list_display = ("id", "study", "rater", "eligible", "completed_at", "created_at")
+    readonly_fields = ("pid_hash",)
+    raw_id_fields = ("rater",)
 
 
 @admin.register(Annotation)

@@ -141,7 +141,7 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         project = selectors.annotator_projects(request.user).filter(pk=pk).first()
         if project is None:
             raise NotFound("no such project in your queue")
-        nxt = selectors.next_assignment_for(services.rater_for_user(request.user), project)
+        nxt = services.next_assignment(rater=services.rater_for_user(request.user), project=project)
         if nxt is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response({"id": nxt.id})
@@ -183,6 +183,10 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         """The item (as the annotator sees it, pairs as left/right), the rubric schema and my answer."""
         assignment = self._mine(pk)
         services.open_assignment(assignment=assignment, rater=assignment.rater)
+        if assignment.plan_id is not None:
+            from .plans import renew_lease
+
+            renew_lease(assignment)
         annotation = getattr(assignment, "annotation", None) if assignment.status == Assignment.Status.SUBMITTED else None
         return Response({
             "id": assignment.id,
@@ -205,7 +209,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             )
         except ServiceError as exc:
             _raise(exc)
-        nxt = selectors.next_assignment_for(assignment.rater, assignment.project)
+        nxt = services.next_assignment(rater=assignment.rater, project=assignment.project)
         return Response(
             {"answers": annotation.answers, "derived": annotation.derived, "revision": annotation.revision,
              "next": nxt.id if nxt else None},

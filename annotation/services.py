@@ -114,7 +114,8 @@ def add_member(*, project: Project, user: AbstractBaseUser, role: str) -> Member
         membership, _ = Membership.objects.get_or_create(project=project, user=user, role=role)
         if role == Membership.Role.ANNOTATOR:
             rater_for_user(user)
-            assign_all_annotators(project=project)
+            if uses_default_assignment(project):
+                assign_all_annotators(project=project)
     return membership
 
 
@@ -127,6 +128,12 @@ def set_project_status(*, project: Project, status: str) -> Project:
 
 
 # ------------------------------------------------------------------------- assignment strategy
+def uses_default_assignment(project: Project) -> bool:
+    """False once assignment plans have taken the project over (``options["assignment"] ==
+    "plans"``): then members and imports get no items automatically."""
+    return project.options.get("assignment", "default") != "plans"
+
+
 def _presentation(project: Project, rubric: Rubric, rng: random.Random) -> dict[str, Any]:
     order: dict[str, list[str]] = {}
     for q in rubric.questions:
@@ -431,7 +438,13 @@ def import_items(
                     ),
                 )
             report.items_created = len(item_ids)
-            report.assignments_created = assign_new_items(project=project, item_ids=item_ids)
+            if uses_default_assignment(project):
+                # Attention / gold items (meta.qc) are injected by quality control, never handed out.
+                regular_ids = [
+                    item_id for item_id, (_line, checked, _ext) in zip(item_ids, pending, strict=True)
+                    if not (checked.meta or {}).get("qc")
+                ]
+                report.assignments_created = assign_new_items(project=project, item_ids=regular_ids)
     except Exception:
         for path in written:
             path.unlink(missing_ok=True)
@@ -553,6 +566,13 @@ def submit_annotation(
     annotation; both only while the project is open. ``loaded`` is the same assignment already
     read with its item and project (the views have it); only its status is re-read under lock."""
     with transaction.atomic():
+        # A pooled assignment's slot is locked first, as a claim does, so a submit and a
+        # reclaim of an expired lease never deadlock; the one that comes second sees the result.
+        slot = None
+        if loaded is None or loaded.pk != assignment_id or loaded.plan_id is not None:
+            from .plans import lock_slot_for
+
+            slot = lock_slot_for(assignment_id)
         # Lock the assignment row only (locking a joined project row would serialise every
         # submission of a project) and re-read what may have changed since ``loaded``.
         locked = (
@@ -570,8 +590,11 @@ def submit_annotation(
         project = assignment.project
         if not project.is_open:
             raise ServiceError("this project is closed; answers can no longer be changed")
+        if status == Assignment.Status.SKIPPED and assignment.plan_id is not None:
+            # A skipped plan item went back to the pool for someone else.
+            raise ServiceError("this assignment was skipped; the item has gone to someone else")
         if status == Assignment.Status.EXPIRED:
-            raise ServiceError("this assignment has expired")
+            raise ServiceError("this assignment has expired (its hold ran out and the item went back to the pool)")
         already = status == Assignment.Status.SUBMITTED
         if already and not edit:
             raise ServiceError("this assignment was already submitted; edit your answer instead")
@@ -587,6 +610,11 @@ def submit_annotation(
         derived = rubric.derive(cleaned, presentation=assignment.presentation)
         if duration_ms is not None and (duration_ms < 0 or duration_ms > 86_400_000):
             duration_ms = None
+        qc_on = bool(project.options.get("qc"))
+        if qc_on and not already:
+            from .quality import check_submission
+
+            check_submission(project=project, assignment=assignment, answers=cleaned, duration_ms=duration_ms)
         if already:
             annotation = Annotation.objects.select_for_update().get(assignment_id=assignment_id)
             annotation.answers, annotation.derived = cleaned, derived
@@ -599,9 +627,17 @@ def submit_annotation(
                 answers=cleaned, derived=derived, duration_ms=duration_ms,
             )
             Assignment.objects.filter(pk=assignment_id).update(
-                status=Assignment.Status.SUBMITTED, submitted_at=timezone.now(), skip_reason=""
+                status=Assignment.Status.SUBMITTED, submitted_at=timezone.now(), skip_reason="", lease_expires_at=None
             )
             assignment.status = Assignment.Status.SUBMITTED
+            if slot is not None:
+                from .plans import release_slot
+
+                release_slot(slot[0], submitted=True)
+            if assignment.purpose in (Assignment.Purpose.ATTENTION, Assignment.Purpose.GOLD):
+                from .quality import record_submission
+
+                record_submission(assignment=assignment, annotation=annotation)
     return annotation
 
 
@@ -609,7 +645,10 @@ def skip_assignment(*, assignment_id: int, rater: Rater, reason: str) -> Assignm
     reason = (reason or "").strip()
     if not reason:
         raise ServiceError("say why you skip this item", errors={"reason": "a reason is required"})
+    from .plans import lock_slot_for, release_slot
+
     with transaction.atomic():
+        slot = lock_slot_for(assignment_id)
         assignment = (
             Assignment.objects.select_for_update(of=("self",)).select_related("project").filter(pk=assignment_id).first()
         )
@@ -620,10 +659,44 @@ def skip_assignment(*, assignment_id: int, rater: Rater, reason: str) -> Assignm
             raise ServiceError("this project is closed")
         if assignment.status == Assignment.Status.SUBMITTED:
             raise ServiceError("this assignment was already submitted")
+        if assignment.status == Assignment.Status.EXPIRED:
+            raise ServiceError("this assignment has expired")
         assignment.status = Assignment.Status.SKIPPED
         assignment.skip_reason = reason[:2000]
-        assignment.save(update_fields=["status", "skip_reason"])
+        assignment.lease_expires_at = None
+        assignment.save(update_fields=["status", "skip_reason", "lease_expires_at"])
+        if slot is not None:
+            release_slot(slot[0], submitted=False)  # someone else does this item
     return assignment
+
+
+def next_assignment(*, rater: Rater, project: Project) -> Assignment | None:
+    """The annotator's next assignment: their queue first (selectors.next_assignment_for, two
+    index-ordered LIMIT 1 queries), then quality-control injection and the pooled plans.
+    Nothing for a paused annotator or a crowd participant who reached their study's quota."""
+    options = project.options
+    qc_on = bool(options.get("qc"))
+    if rater.attributes.get("crowd"):
+        from .crowd import quota_reached
+
+        if quota_reached(rater=rater, project=project):
+            return None
+    if qc_on:
+        from .quality import maybe_inject, pause_reason
+
+        if pause_reason(rater, project) is not None:
+            return None
+        injected = maybe_inject(rater=rater, project=project)
+        if injected is not None:
+            return injected
+    from .selectors import next_assignment_for
+
+    found = next_assignment_for(rater, project)
+    if found is not None or not options.get("pooled_plans") or not project.is_open:
+        return found
+    from .plans import claim_from_pool
+
+    return claim_from_pool(rater=rater, project=project)
 
 
 def item_render_context(item: Item) -> dict[str, Any]:

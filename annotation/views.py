@@ -62,10 +62,21 @@ def queue(request: HttpRequest, project_id: int) -> HttpResponse:
 def next_item(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _annotator_project_or_404(request, project_id)
     rater = services.rater_for_user(request.user)
-    nxt = selectors.next_assignment_for(rater, project)
+    nxt = services.next_assignment(rater=rater, project=project)
     if nxt is None:
+        if rater.attributes.get("crowd"):
+            from .crowd import participant_for
+
+            participant = participant_for(rater, project)
+            if participant is not None:
+                return redirect("crowd_done", token=participant.study.token)
+        paused = None
+        if project.options.get("qc"):
+            from .quality import pause_reason
+
+            paused = pause_reason(rater, project)
         return render(request, "annotation/done.html", {
-            "project": project, "progress": selectors.queue_progress(rater, project)
+            "project": project, "progress": selectors.queue_progress(rater, project), "paused": paused,
         })
     return redirect("annotate", assignment_id=nxt.id)
 
@@ -97,12 +108,19 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
             messages.error(request, exc.message)
             status = 400
         else:
-            nxt = selectors.next_assignment_for(rater, project)
+            nxt = services.next_assignment(rater=rater, project=project)
             if nxt is None:
                 return redirect("next_item", project_id=project.id)
             return redirect("annotate", assignment_id=nxt.id)
     else:
+        if assignment.status == Assignment.Status.EXPIRED:
+            messages.error(request, "Your hold on that item ran out and it went to someone else; here is the next one.")
+            return redirect("next_item", project_id=project.id)
         services.open_assignment(assignment=assignment, rater=rater)
+        if assignment.plan_id is not None:
+            from .plans import renew_lease
+
+            renew_lease(assignment)
         if submitted:
             answers = assignment.annotation.answers
     progress = selectors.queue_progress(rater, project)

@@ -168,6 +168,14 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Periodic work (run by `celery beat`, embedded in the worker by `make run`).
+CELERY_BEAT_SCHEDULE = {
+    "expire-leases": {"task": "annotation.expire_leases", "schedule": 60.0},
+}
+
+# Assignment leases and crowd entry.
+HV_LEASE_SECONDS = int(os.environ.get("HV_LEASE_SECONDS", 1800))
+HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")  # empty: SECRET_KEY
 
 # Cache: per-process memory by default; HV_CACHE_URL=redis://... shares it between processes.
 _CACHE_URL = os.environ.get("HV_CACHE_URL", "")

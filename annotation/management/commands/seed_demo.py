@@ -22,6 +22,10 @@ DEMO_USERS = [
     ("researcher", "researcher", {}, {}),
     ("annotator1", "annotator1", {}, {"nationality": "Germany"}),
     ("annotator2", "annotator2", {}, {"nationality": "China"}),
+    # Not members of the demo projects: extra raters for the study designs (e.g. ValueGround's
+    # two annotators from China and two from Germany), added to a project by a researcher.
+    ("annotator3", "annotator3", {}, {"nationality": "China"}),
+    ("annotator4", "annotator4", {}, {"nationality": "Germany"}),
 ]
 
 

@@ -1,0 +1,213 @@
+"""The study-design pages from a researcher's browser (Django test client): the ValueGround
+36-pair / 4-annotator design and the CULTIVate nationality-matched design on the demo data,
+plus permissions of every new page."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from annotation.models import Annotation, Assignment, AssignmentPlan, Project, Sample
+
+from .design_helpers import annotator, strata_project
+from .factories import make_user
+
+
+@pytest.fixture
+def demo(db, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    call_command("seed_demo", stdout=io.StringIO())
+    return {p.preset_key: p for p in Project.objects.filter(name__startswith="Demo: ")}
+
+
+def client_for(username: str) -> Client:
+    from django.contrib.auth import get_user_model
+
+    c = Client()
+    c.force_login(get_user_model().objects.get(username=username))
+    return c
+
+
+def work_through(project: Project, username: str, answers: dict) -> list[int]:
+    c = client_for(username)
+    done = []
+    for _ in range(100):
+        r = c.get(f"/projects/{project.id}/next/")
+        if r.status_code == 200:
+            break
+        a_id = int(r["Location"].strip("/").split("/")[-1])
+        assert c.get(f"/a/{a_id}/").status_code == 200
+        r = c.post(f"/a/{a_id}/", {**answers, "mode": "submit"})
+        assert r.status_code == 302, r.content[:500]
+        done.append(a_id)
+    return done
+
+
+VG_ANSWERS = {"q1": "2", "q2": "1", "q3": "2", "q4": "1", "feedback": ""}
+
+
+def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
+    project = demo["valueground.pair_quality"]
+    c = client_for("researcher")
+    form = {"name": "VG judge subset", "strata": ["generator", "category"], "allocation": "proportional",
+            "total_size": "36", "seed": "7"}
+    preview = c.post(f"/projects/{project.id}/design/", {**form, "action": "preview"})
+    assert preview.status_code == 200 and b"Preview:" in preview.content
+    assert not Sample.objects.exists()
+    r = c.post(f"/projects/{project.id}/design/", {**form, "action": "create"})
+    assert r.status_code == 302
+    sample = Sample.objects.get()
+    # the demo has 8 pairs: the sample takes all and reports the strata as short
+    assert sample.report["total_drawn"] == 8 and sample.report["total_asked"] == 36 and sample.report["short"]
+    page = c.get(r["Location"])
+    assert b"short" in page.content
+    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {
+        "name": "VG 2 CN + 2 DE", "mode": "pooled", "k": "4", "balance_attribute": "nationality",
+        "balance_quota": "China:2, Germany:2", "lease_minutes": "30", "take_over": "on",
+    })
+    assert r.status_code == 302, r.content[:2000]
+    plan = AssignmentPlan.objects.get()
+    for username in ("annotator3", "annotator4"):
+        assert c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
+    assert not Assignment.objects.filter(project=project).exists()  # take-over removed the default rows
+    for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
+        assert len(work_through(project, username, VG_ANSWERS)) == 8
+    per_item = {}
+    for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
+            "item_id", "rater__attributes__nationality"):
+        per_item.setdefault(item_id, Counter())[nat] += 1
+    assert len(per_item) == 8 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
+    dash = c.get(f"/projects/{project.id}/dashboard/")
+    assert dash.status_code == 200 and b"annotator3" in dash.content
+    csv_text = c.get(f"/projects/{project.id}/dashboard/strata.csv").content.decode()
+    assert csv_text.splitlines()[0].startswith("plan,stratum,items,places")
+    assert sum(int(line.split(",")[6]) for line in csv_text.splitlines()[1:]) == 32
+
+
+def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
+    project = demo["cultivate.faithfulness"]
+    c = client_for("researcher")
+    r = c.post(f"/projects/{project.id}/design/", {"strata": ["region"], "allocation": "equal", "per_stratum": "10",
+                                                   "seed": "1", "action": "create", "name": "CULTIVate"})
+    sample = Sample.objects.get()
+    assert c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code == 302
+    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {
+        "mode": "preassigned", "k": "2", "eligibility_attribute": "nationality", "eligibility_item_key": "country",
+        "take_over": "on",
+    })
+    assert r.status_code == 302, r.content[:2000]
+    plan = AssignmentPlan.objects.get()
+    rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__user__username"))
+    assert sorted(rows) == [("Germany", "annotator1"), ("Germany", "annotator4")]
+    assert plan.report["unfilled_slots"] == 16  # 8 other countries x 2: reported on the plan page
+    page = c.get(r["Location"])
+    assert b"could not be filled" in page.content
+    assert not Assignment.objects.filter(project=project, plan__isnull=True, rater__user__username="annotator2",
+                                         opened_at__isnull=True).exists()
+
+
+def test_hand_assignment_and_reassignment_from_the_plan_page(researcher):
+    cn1, cn2 = annotator("cn1", nationality="China"), annotator("cn2", nationality="China")
+    project = strata_project(researcher, {("China", "gpt"): 2}, annotators=[cn1, cn2])
+    c = Client()
+    c.force_login(researcher)
+    c.post(f"/projects/{project.id}/design/", {"strata": ["country"], "allocation": "equal", "per_stratum": "2",
+                                               "seed": "1", "action": "create"})
+    sample = Sample.objects.get()
+    c.post(f"/projects/{project.id}/samples/{sample.id}/", {"mode": "preassigned", "k": "1"})
+    plan = AssignmentPlan.objects.get()
+    a = Assignment.objects.filter(plan=plan, rater__user=cn1).first() or Assignment.objects.filter(plan=plan).first()
+    target = "cn2" if a.rater.user == cn1 else "cn1"
+    r = c.post(f"/projects/{project.id}/plans/{plan.id}/",
+               {"action": "move", "move-assignment": a.id, "move-username": target})
+    assert r.status_code == 302
+    a.refresh_from_db()
+    assert a.status == "expired"
+    assert Assignment.objects.filter(item=a.item, rater__user__username=target, status="assigned").exists()
+    r = c.post(f"/projects/{project.id}/plans/{plan.id}/",
+               {"action": "hand", "hand-item": a.item.external_id, "hand-username": target}, follow=True)
+    assert b"already has" in r.content
+
+
+@pytest.fixture
+def design_project(researcher):
+    ann = annotator("ann", nationality="China")
+    project = strata_project(researcher, {("China", "gpt"): 2}, annotators=[ann])
+    from annotation import plans, sampling
+
+    sample = sampling.draw_sample(project=project, name="s", strata_keys=["country"], per_stratum=2, seed=1)
+    plan = plans.create_plan(sample=sample, mode="pooled", k=1)
+    return project, sample, plan, ann
+
+
+def _urls(project, sample, plan):
+    return [
+        ("get", f"/projects/{project.id}/design/"),
+        ("post", f"/projects/{project.id}/design/"),
+        ("get", f"/projects/{project.id}/samples/{sample.id}/"),
+        ("post", f"/projects/{project.id}/samples/{sample.id}/"),
+        ("get", f"/projects/{project.id}/plans/{plan.id}/"),
+        ("post", f"/projects/{project.id}/plans/{plan.id}/"),
+        ("get", f"/projects/{project.id}/dashboard/"),
+        ("post", f"/projects/{project.id}/dashboard/"),
+        ("get", f"/projects/{project.id}/dashboard/annotators.csv"),
+        ("get", f"/projects/{project.id}/dashboard/strata.csv"),
+        ("post", f"/projects/{project.id}/studies/1/toggle/"),
+    ]
+
+
+def test_annotators_cannot_reach_design_or_dashboard_pages(design_project):
+    project, sample, plan, ann = design_project
+    c = Client()
+    c.force_login(ann)
+    for method, url in _urls(project, sample, plan):
+        r = getattr(c, method)(url, {"action": "create", "strata": ["country"], "per_stratum": "1", "seed": "1",
+                                     "allocation": "equal"})
+        assert r.status_code in (403, 404), (method, url, r.status_code)
+    assert Sample.objects.count() == 1
+
+
+def test_researchers_of_other_projects_cannot_either(design_project):
+    project, sample, plan, _ = design_project
+    c = Client()
+    c.force_login(make_user("other", researcher=True))
+    for method, url in _urls(project, sample, plan):
+        assert getattr(c, method)(url).status_code in (403, 404), url
+
+
+def test_anonymous_users_are_sent_to_login(design_project):
+    project, sample, plan, _ = design_project
+    for method, url in _urls(project, sample, plan):
+        r = getattr(Client(), method)(url)
+        assert r.status_code == 302 and "/login/" in r["Location"], url
+
+
+def test_sample_and_plan_of_another_project_are_404(researcher, design_project):
+    _project, sample, plan, _ = design_project
+    mine = strata_project(researcher, {("China", "gpt"): 1})
+    c = Client()
+    c.force_login(researcher)
+    assert c.get(f"/projects/{mine.id}/samples/{sample.id}/").status_code == 404
+    assert c.get(f"/projects/{mine.id}/plans/{plan.id}/").status_code == 404
+
+
+def test_bad_sample_parameters_show_the_message(researcher, design_project):
+    project, *_ = design_project
+    c = Client()
+    c.force_login(researcher)
+    r = c.post(f"/projects/{project.id}/design/", {"strata": ["country"], "allocation": "equal", "seed": "1",
+                                                   "action": "preview"})
+    assert r.status_code == 400 and b"either a total" in r.content
+
+
+def test_dashboard_csv_neutralises_formulas(researcher):
+    evil = annotator("=cmd|calc", nationality="China")
+    project = strata_project(researcher, {("China", "gpt"): 1}, annotators=[evil])
+    c = Client()
+    c.force_login(researcher)
+    text = c.get(f"/projects/{project.id}/dashboard/annotators.csv").content.decode()
+    assert "\n'=cmd|calc," in text.replace("\r\n", "\n")
