@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .binary import binary_report
-from .bootstrap import Block, compress_rows, percentile_ci
+from .bootstrap import Block, compress_rows, percentile_ci, percentile_cis
 from .correlation import CORRELATIONS, pair_result
 from .kappa import MAX_CATEGORIES, fleiss_features, gwet_features, percent_agreement_features
 from .outcomes import majority_vote
@@ -73,10 +73,11 @@ class _Collector:
             f"{key}|{k}": v for k, v in t.compute(S, ms, labels=labels).items()})
 
 
-def _ci(boot: dict, key: str, n_boot: int):
-    if not n_boot or key not in boot:
+def _ci(cis: dict, key: str, n_boot: int):
+    """CI and undefined-resample count from the batch of :func:`percentile_cis`."""
+    if not n_boot or key not in cis:
         return None, {}
-    ci, bad = percentile_ci(boot[key])
+    ci, bad = cis[key]
     return ci, ({"bootstrap_undefined": bad} if bad else {})
 
 
@@ -152,9 +153,18 @@ def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], 
         if pair_metrics:
             col.pair(f"pw|{a}|{b}", P[:, ia], P[:, ib], pair_metrics, labels, weights=cnt)
         if "krippendorff_alpha" in metrics:
-            fb = alpha_features(P[:, [ia, ib]], level)
-            if fb is not None:
-                blk.add(f"pw|{a}|{b}|krippendorff_alpha", fb[0], fb[1])
+            t = col.tables.get(f"pw|{a}|{b}")
+            if t is not None and t.G:
+                # alpha of two raters is additive over the items rated by both, i.e. over
+                # the pair's distinct (x, y) values: features of those G rows applied to
+                # the pair's (resampled) joint counts
+                fb = alpha_features(np.column_stack([t.xg, t.yg]), level)
+                if fb is not None:
+                    blk.add_derived(f"pw|{a}|{b}|krippendorff_alpha", f"pw|{a}|{b}", fb[0], fb[1])
+            else:
+                fb = alpha_features(P[:, [ia, ib]], level)
+                if fb is not None:
+                    blk.add(f"pw|{a}|{b}|krippendorff_alpha", fb[0], fb[1])
 
     # ---- leave-one-rater-out ----------------------------------------------------------
     ceil_metrics = [m for m in CEILING_METRICS if numeric and (m in metrics or "leave_one_rater_out" in metrics)]
@@ -178,6 +188,7 @@ def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], 
             col.pair(f"jv|{k}", P[:, j], hmaj, judge_cat, labels, weights=cnt)
 
     point, boot = blk.run(n_boot, rng)
+    cis = percentile_cis(boot) if n_boot else {}
 
     def pres(key: str, metric: str, n_raters: int = 2) -> MetricResult:
         t = col.tables[key]
@@ -193,7 +204,7 @@ def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], 
             else:
                 r = MetricResult(metric, float(v), None, None, n, n_raters, None)
         if r.defined:
-            r.ci, ex = _ci(boot, f"{key}|{metric}", n_boot)
+            r.ci, ex = _ci(cis, f"{key}|{metric}", n_boot)
             r.extra.update(ex)
         return r
 
@@ -211,7 +222,7 @@ def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], 
             r = undefined(name, "all ratings in a single category / no variation (expected disagreement 0)", n_multi, nh)
         else:
             r = MetricResult(name, float(v), None, None, n_multi, nh, None)
-            r.ci, ex = _ci(boot, f"multi|{name}", n_boot)
+            r.ci, ex = _ci(cis, f"multi|{name}", n_boot)
             r.extra.update(ex)
             if name == "krippendorff_alpha":
                 r.extra["level"] = level
@@ -231,7 +242,7 @@ def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], 
                 n = int(round(t.n)) if t is not None else None
                 if np.isfinite(v):
                     r = MetricResult(metric, float(v), None, None, n or 0, 2, None)
-                    r.ci, ex = _ci(boot, key, n_boot)
+                    r.ci, ex = _ci(cis, key, n_boot)
                     r.extra.update(ex)
                 else:
                     r = undefined(metric, "no pairable items or no variation", n or 0, 2)
@@ -265,8 +276,8 @@ def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], 
         for metric in CEILING_METRICS:
             loo[metric] = undefined(metric, "fewer than two human raters", out["n_items"], nh)
     if numeric and nh >= 2:
-        hum["split_half"] = {m: split_half(P[:, hidx], m, n_splits, seed, weights=cnt).to_dict()
-                             for m in ceil_metrics}
+        sh = _split_half_many(P[:, hidx], ceil_metrics, n_splits, seed, weights=cnt)
+        hum["split_half"] = {m: sh[m].to_dict() for m in ceil_metrics}
 
     jout: dict[str, Any] = {}
     binary = categorical and len(cats) == 2
@@ -332,32 +343,50 @@ def split_half(data: np.ndarray, metric: str = "pearson", n_splits: int = 100, s
     corrected with r_sb = 2r/(1+r); the value is the mean over splits (``raw_mean`` is the
     uncorrected mean).
     """
+    return _split_half_many(data, [metric], n_splits, seed, weights)[metric]
+
+
+def _split_half_many(data: np.ndarray, metrics: Sequence[str], n_splits: int = 100, seed: int = 0,
+                     weights: np.ndarray | None = None) -> dict[str, MetricResult]:
+    """:func:`split_half` for several metrics: the same seeded splits for each metric, and
+    each distinct split's half-mean table is built once."""
     X = np.asarray(data, dtype=float)
     R = X.shape[1]
-    name = f"split_half_{metric}"
+    metrics = list(metrics)
     if R < 2:
-        return undefined(name, "fewer than two raters", X.shape[0], R)
+        return {m: undefined(f"split_half_{m}", "fewer than two raters", X.shape[0], R) for m in metrics}
     rng = np.random.default_rng(seed)
-    raw, sb = [], []
+    raw: dict[str, list] = {m: [] for m in metrics}
+    sb: dict[str, list] = {m: [] for m in metrics}
     n_items = 0
-    cache: dict[tuple, float] = {}
+    cache: dict[tuple, dict[str, float]] = {}
     for _ in range(n_splits):
         perm = rng.permutation(R)
         a, b = sorted(perm[: R // 2].tolist()), sorted(perm[R // 2:].tolist())
         key = (tuple(a), tuple(b))
         if key not in cache:  # few raters -> few distinct splits; compute each once
             t = PairTable(_nanmean_rows(X[:, a]), _nanmean_rows(X[:, b]), weights=weights)
-            cache[key] = t.compute(t.counts[None], [metric])[metric][0] if t.G else np.nan
+            if t.G:
+                vals = t.compute(t.counts[None], metrics)
+                cache[key] = {m: vals[m][0] for m in metrics}
+            else:
+                cache[key] = {m: np.nan for m in metrics}
             n_items = max(n_items, int(round(t.n)))
-        v = cache[key]
-        if np.isfinite(v):
-            raw.append(v)
-            sb.append(2 * v / (1 + v) if v > -1 else np.nan)
-    if not raw:
-        return undefined(name, "half means are constant or too few items", n_items, R)
-    return MetricResult(name, float(np.nanmean(sb)), None, None, n_items, R, None,
-                        {"raw_mean": float(np.mean(raw)), "n_splits": len(raw),
-                         "correction": "Spearman-Brown 2r/(1+r)"})
+        for m in metrics:
+            v = cache[key][m]
+            if np.isfinite(v):
+                raw[m].append(v)
+                sb[m].append(2 * v / (1 + v) if v > -1 else np.nan)
+    out = {}
+    for m in metrics:
+        name = f"split_half_{m}"
+        if not raw[m]:
+            out[m] = undefined(name, "half means are constant or too few items", n_items, R)
+            continue
+        out[m] = MetricResult(name, float(np.nanmean(sb[m])), None, None, n_items, R, None,
+                              {"raw_mean": float(np.mean(raw[m])), "n_splits": len(raw[m]),
+                               "correction": "Spearman-Brown 2r/(1+r)"})
+    return out
 
 
 def leave_one_rater_out(data: np.ndarray, metric: str = "pearson", n_boot: int = 0, seed: int = 0,

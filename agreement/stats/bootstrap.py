@@ -22,41 +22,132 @@ Finalizer = Callable[[np.ndarray], "dict[str, np.ndarray] | np.ndarray"]
 
 
 def compress_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of ``X`` (NaN-aware): ``(patterns, counts, inverse)``."""
+    """Distinct rows of ``X`` (NaN-aware): ``(patterns, counts, inverse)``, patterns in
+    lexicographic order (NaN first in each column)."""
     X = np.asarray(X, dtype=float)
     if X.shape[0] == 0:
         return X, np.zeros(0), np.zeros(0, dtype=np.int64)
     sentinel = np.nanmin(X) - 1.0 if np.isfinite(X).any() else -1.0
     Y = np.where(np.isnan(X), sentinel, X)
-    P, inv, cnt = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
+    # mixed-radix integer key of the per-column value codes (same lexicographic order as
+    # np.unique(axis=0), one integer sort instead of a sort of row records)
+    codes, radix = [], 1
+    for j in range(Y.shape[1]):
+        u, c = np.unique(Y[:, j], return_inverse=True)
+        codes.append((u, c.reshape(-1)))
+        radix *= max(len(u), 1)
+    if radix < 2**62:
+        key = np.zeros(Y.shape[0], dtype=np.int64)
+        for u, c in codes:
+            key *= len(u)
+            key += c
+        _, first, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+        P = Y[first]
+    else:
+        P, inv, cnt = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
     P = np.where(P == sentinel, np.nan, P)
     return P, cnt.astype(float), inv.reshape(-1)
 
 
+#: relative cost of one binomial draw (numpy's conditional-binomial multinomial, per
+#: category) and of one item index draw + gather + bincount: a pattern whose count is at
+#: least this ratio is cheaper to draw as a binomial than item by item.
+_BINOMIAL_COST = 20
+#: item index draws per chunk of resamples (int32: 1 MiB, stays in the L2 cache).
+_DRAWS_PER_CHUNK = 1 << 18
+
+
+class PatternSampler:
+    """Exact multinomial resampling of items that were collapsed into patterns.
+
+    A bootstrap resample draws ``N`` items with replacement; the multiplicities of the
+    ``P`` patterns then follow ``Multinomial(N, counts / N)``.  Patterns are split into
+    *heavy* ones (count >= ``_BINOMIAL_COST``) and *light* ones.  Per resample:
+
+    1. ``M_L ~ Binomial(N, N_L / N)`` draws fall on light patterns (``N_L`` their items);
+    2. heavy multiplicities: ``Multinomial(N - M_L, counts_H / N_H)`` (numpy's
+       conditional-binomial sampler: one binomial per heavy pattern);
+    3. light multiplicities: ``M_L`` uniform draws among the ``N_L`` light items, mapped
+       to their patterns and counted (one index draw per item).
+
+    Given ``M_L`` the two parts are independent multinomials over the two groups, which
+    is exactly ``Multinomial(N, counts / N)`` (the group split of a multinomial is
+    binomial, and within each group the draws are multinomial with the renormalised
+    probabilities).  Each pattern goes where it is cheaper: many small patterns by index
+    draws, few large ones by binomials.  The random stream consumed depends only on
+    ``counts``, the number of resamples and the generator, so results are reproducible
+    per seed.
+
+    :meth:`sample_t` returns the patterns in the sampler's ``order`` (heavy, light, then
+    zero-count patterns), so that each part is written as one contiguous block; callers
+    permute their feature rows with ``order`` once instead.
+    """
+
+    def __init__(self, counts: np.ndarray):
+        c = np.rint(np.asarray(counts, dtype=float)).astype(np.int64)
+        if (c < 0).any():
+            raise ValueError("pattern counts must be non-negative")
+        self.P = len(c)
+        self.N = int(c.sum())
+        heavy = np.flatnonzero(c >= _BINOMIAL_COST)
+        light = np.flatnonzero((c < _BINOMIAL_COST) & (c > 0))
+        self.order = np.concatenate([heavy, light, np.flatnonzero(c == 0)])
+        self.H, self.PL = len(heavy), len(light)
+        self.NH = int(c[heavy].sum())
+        self.NL = self.N - self.NH
+        self.p_heavy = c[heavy] / self.NH if self.NH else None
+        self.item_pattern = np.repeat(np.arange(self.PL, dtype=np.int64), c[light])
+        self.rows_per_chunk = max(1, _DRAWS_PER_CHUNK // max(self.NL, 1))
+
+    def _light(self, ML: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(PL, b) light-pattern multiplicities of ``b`` resamples with ``ML`` draws each."""
+        b = len(ML)
+        idx = rng.integers(0, self.NL, size=int(ML.sum()))
+        g = self.item_pattern[idx]
+        g *= b  # key = pattern * b + resample: the counts come out as (PL, b)
+        if b and (ML == ML[0]).all():
+            g = g.reshape(b, -1)
+            g += np.arange(b)[:, None]
+            g = g.reshape(-1)
+        else:
+            g += np.repeat(np.arange(b), ML)
+        return np.bincount(g, minlength=b * self.PL).reshape(self.PL, b)
+
+    def sample_t(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``(P, n)`` float array: column j holds the multiplicities of resample j, rows in
+        ``self.order``."""
+        H, PL = self.H, self.PL
+        Wt = np.empty((self.P, n))
+        Wt[H + PL:] = 0.0
+        step = self.rows_per_chunk
+        for s in range(0, n, step):
+            b = min(step, n - s)
+            if self.NL == 0:
+                Wt[:H, s:s + b] = rng.multinomial(self.N, self.p_heavy, size=b).T
+                continue
+            if self.NH:
+                ML = rng.binomial(self.N, self.NL / self.N, size=b)
+                Wt[:H, s:s + b] = rng.multinomial(self.N - ML, self.p_heavy).T
+            else:
+                ML = np.full(b, self.N, dtype=np.int64)
+            Wt[H:H + PL, s:s + b] = self._light(ML, rng)
+        return Wt
+
+
 def resample_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator,
                     max_cells: int = 20_000_000) -> Iterator[np.ndarray]:
-    """Yield chunks (b x P) of bootstrap multiplicities for P patterns with ``counts``."""
-    counts = np.asarray(counts, dtype=float)
-    N = int(round(counts.sum()))
-    P = len(counts)
-    use_mult = P * 13 < N  # numpy's multinomial costs ~13x an integer draw per category
-    chunk = max(1, min(n_boot, max_cells // max(P, N if not use_mult else 1, 1)))
+    """Yield chunks (b x P) of bootstrap multiplicities for P patterns with ``counts``
+    (see :class:`PatternSampler`)."""
+    sampler = PatternSampler(counts)
+    chunk = max(1, min(n_boot, max_cells // max(sampler.P, 1)))
     done = 0
-    p = counts / N
-    # int32 draws and indices: half the memory traffic of int64, ~5x faster on large N
-    itype = np.int32 if max(N, P) * max(chunk, 1) < 2**31 - 1 else np.int64
-    item_pattern = None if use_mult else np.repeat(np.arange(P, dtype=itype), counts.astype(int))
     while done < n_boot:
         b = min(chunk, n_boot - done)
-        if item_pattern is None:
-            W = rng.multinomial(N, p, size=b).astype(float)
-        else:
-            idx = rng.integers(0, N, size=(b, N), dtype=itype)
-            g = item_pattern[idx]
-            g += (np.arange(b, dtype=itype) * P)[:, None]
-            W = np.bincount(g.ravel(), minlength=b * P).reshape(b, P).astype(float)
-        done += b
+        Wt = sampler.sample_t(b, rng)
+        W = np.empty((b, sampler.P))
+        W[:, sampler.order] = Wt.T
         yield W
+        done += b
 
 
 def percentile_ci(values: np.ndarray, level: float = 0.95) -> tuple[tuple[float, float] | None, int]:
@@ -72,15 +163,50 @@ def percentile_ci(values: np.ndarray, level: float = 0.95) -> tuple[tuple[float,
     return (float(lo), float(hi)), bad
 
 
+def percentile_cis(boot: dict[str, np.ndarray], level: float = 0.95) -> dict[str, tuple]:
+    """:func:`percentile_ci` of every array in ``boot`` (all of one length B): one
+    vectorised quantile over the arrays without undefined resamples (the same numbers as
+    row-by-row calls), the others one by one."""
+    keys = list(boot)
+    out: dict[str, tuple] = {}
+    if not keys:
+        return out
+    M = np.vstack([np.asarray(boot[k], dtype=float).reshape(-1) for k in keys])
+    full = np.isfinite(M).all(1) if M.shape[1] >= 2 else np.zeros(len(keys), dtype=bool)
+    if full.any():
+        a = (1 - level) / 2
+        lo, hi = np.quantile(M[full], [a, 1 - a], axis=1)
+        for k, l, h in zip([k for k, f in zip(keys, full) if f], lo.tolist(), hi.tolist()):
+            out[k] = ((l, h), 0)
+    for k, f in zip(keys, full):
+        if not f:
+            out[k] = percentile_ci(boot[k], level)
+    return out
+
+
 @dataclass
 class Block:
-    """A set of statistics on the same items, bootstrapped with shared resamples."""
+    """A set of statistics on the same items, bootstrapped with shared resamples.
+
+    ``add(key, F, finalize)``: a statistic ``finalize(w @ F)`` of per-pattern features
+    ``F`` (dense or sparse, P x f).  ``add_derived(key, source, M, finalize)``: a statistic
+    ``finalize((w @ F_source) @ M)`` of the sums of an already added feature set, for
+    statistics that are linear in another statistic's sums (e.g. a pair's Krippendorff
+    alpha from the pair's joint-value counts): no extra P-sized columns are resampled.
+    """
 
     counts: np.ndarray
     _feats: list = field(default_factory=list)
+    _derived: list = field(default_factory=list)
+    max_cells: int = 20_000_000
 
     def add(self, key: str, F, finalize: Finalizer) -> None:
         self._feats.append((key, F, finalize))
+
+    def add_derived(self, key: str, source: str, M: np.ndarray, finalize: Finalizer) -> None:
+        if source not in {k for k, _, _ in self._feats}:
+            raise KeyError(f"unknown source feature set {source!r}")
+        self._derived.append((key, source, np.asarray(M, dtype=float), finalize))
 
     @staticmethod
     def _apply(W: np.ndarray, F) -> np.ndarray:
@@ -96,33 +222,41 @@ class Block:
         """Return ``(point, boot)``: ``{name: scalar array (1,)}`` and ``{name: (B,)}``."""
         point: dict[str, np.ndarray] = {}
         c = self.counts[None, :]
+        sums: dict[str, np.ndarray] = {}
         for key, F, fin in self._feats:
-            point.update(self._as_dict(key, fin(self._apply(c, F))))
+            sums[key] = self._apply(c, F)
+            point.update(self._as_dict(key, fin(sums[key])))
+        for key, src, M, fin in self._derived:
+            point.update(self._as_dict(key, fin(sums[src] @ M)))
         boot: dict[str, np.ndarray] = {}
         if n_boot and self._feats and self.counts.sum() > 0:
             # stack all dense and all sparse features: two products per chunk of resamples
             dense = [(i, F) for i, (_, F, _) in enumerate(self._feats) if not sp.issparse(F)]
             sparse = [(i, F) for i, (_, F, _) in enumerate(self._feats) if sp.issparse(F)]
-            D = np.hstack([F for _, F in dense]) if dense else None
-            S = sp.hstack([F for _, F in sparse]).tocsc().T.tocsr() if sparse else None
+            sampler = PatternSampler(self.counts)
+            o = sampler.order  # resampled counts come in this pattern order
+            D = np.hstack([F for _, F in dense])[o] if dense else None
+            S = sp.hstack([F for _, F in sparse]).tocsr()[o].T.tocsr() if sparse else None
+            chunk = max(1, min(n_boot, self.max_cells // max(sampler.P, 1)))
             dparts, sparts = [], []
-            for W in resample_counts(self.counts, n_boot, rng):
+            for s0 in range(0, n_boot, chunk):
+                Wt = sampler.sample_t(min(chunk, n_boot - s0), rng)  # (P, b)
                 if D is not None:
-                    dparts.append(W @ D)
+                    dparts.append(Wt.T @ D)  # (b, d)
                 if S is not None:
-                    sparts.append(np.asarray(S @ W.T).T)
-            cols: dict[int, np.ndarray] = {}
-            for group, parts in ((dense, dparts), (sparse, sparts)):
-                if not group:
-                    continue
-                full = np.vstack(parts)
+                    sparts.append(np.asarray(S @ Wt))  # (g, b): rows of S are contiguous
+            cols: dict[str, np.ndarray] = {}
+            for group, full in ((dense, np.vstack(dparts) if dense else None),
+                                (sparse, np.hstack(sparts).T if sparse else None)):
                 off = 0
                 for i, F in group:
                     k = F.shape[1]
-                    cols[i] = full[:, off:off + k]
+                    cols[self._feats[i][0]] = np.ascontiguousarray(full[:, off:off + k])
                     off += k
-            for i, (key, F, fin) in enumerate(self._feats):
-                boot.update(self._as_dict(key, fin(np.ascontiguousarray(cols[i]))))
+            for key, F, fin in self._feats:
+                boot.update(self._as_dict(key, fin(cols[key])))
+            for key, src, M, fin in self._derived:
+                boot.update(self._as_dict(key, fin(cols[src] @ M)))
         return point, boot
 
 

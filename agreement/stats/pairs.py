@@ -23,6 +23,7 @@ from typing import Iterable
 
 import numpy as np
 import scipy.sparse as sp
+from scipy import special
 from scipy import stats as sps
 
 PAIR_METRICS = ("pearson", "spearman", "kendall", "cohen_kappa", "cohen_kappa_linear",
@@ -30,6 +31,9 @@ PAIR_METRICS = ("pearson", "spearman", "kendall", "cohen_kappa", "cohen_kappa_li
 
 #: above this many distinct (x, y) cells Kendall's tau-b is not bootstrapped (O(B*Kx*Ky)).
 KENDALL_MAX_CELLS = 40_000
+#: up to this many distinct pairs Kendall's P - Q is the quadratic form ``T A T`` with the
+#: G x G concordance-sign matrix ``A`` (one matrix product); above, suffix sums on the grid.
+KENDALL_QF_MAX_G = 1500
 
 
 class PairTable:
@@ -48,7 +52,14 @@ class PairTable:
         self.yu, gy = np.unique(ys, return_inverse=True)
         self.kx, self.ky = len(self.xu), len(self.yu)
         joint = gx.astype(np.int64) * max(self.ky, 1) + gy
-        ju, gj = np.unique(joint, return_inverse=True)
+        cells = self.kx * max(self.ky, 1)
+        if cells <= 4 * len(joint) + 1024:  # few cells: present cells by counting, no sort
+            present = np.bincount(joint, minlength=cells) > 0
+            ju = np.flatnonzero(present)
+            remap = np.cumsum(present) - 1
+            gj = remap[joint]
+        else:
+            ju, gj = np.unique(joint, return_inverse=True)
         self.ix = (ju // max(self.ky, 1)).astype(np.int64)
         self.iy = (ju % max(self.ky, 1)).astype(np.int64)
         self.xg = self.xu[self.ix]
@@ -58,24 +69,46 @@ class PairTable:
         self.row_group[m] = gj
         self.counts = np.bincount(gj, weights=w[m], minlength=self.G).astype(float)
         self.n = float(self.counts.sum())
-        # sparse maps group -> x value index, group -> y value index
-        g = np.arange(self.G)
-        self._Ax = sp.csr_matrix((np.ones(self.G), (g, self.ix)), shape=(self.G, max(self.kx, 1)))
-        self._Ay = sp.csr_matrix((np.ones(self.G), (g, self.iy)), shape=(self.G, max(self.ky, 1)))
         # centring constants (numerical stability of moment sums)
         self._cx = float(np.dot(self.counts, self.xg) / self.n) if self.n else 0.0
         self._cy = float(np.dot(self.counts, self.yg) / self.n) if self.n else 0.0
 
+    # sparse maps group -> x value index, group -> y value index (built on first use)
+    @property
+    def _Ax(self) -> sp.csr_matrix:
+        return self._dense("sAx", lambda: self._group_map(self.ix, self.kx))
+
+    @property
+    def _Ay(self) -> sp.csr_matrix:
+        return self._dense("sAy", lambda: self._group_map(self.iy, self.ky))
+
+    def _group_map(self, idx: np.ndarray, k: int) -> sp.csr_matrix:
+        return sp.csr_matrix((np.ones(self.G), idx, np.arange(self.G + 1)), shape=(self.G, max(k, 1)))
+
     # -- features for the bootstrap: rows -> group one-hot ------------------------------
     def onehot(self) -> sp.csr_matrix:
         """(n_rows x G) sparse indicator of each row's group (zero row where missing)."""
-        rows = np.nonzero(self.row_group >= 0)[0]
-        return sp.csr_matrix((np.ones(len(rows)), (rows, self.row_group[rows])),
+        m = self.row_group >= 0
+        indptr = np.concatenate([[0], np.cumsum(m)])
+        return sp.csr_matrix((np.ones(int(indptr[-1])), self.row_group[m], indptr),
                              shape=(self.n_rows, max(self.G, 1)))
 
     # -- helpers ---------------------------------------------------------------------
+    def _dense(self, name: str, build) -> np.ndarray:
+        """Per-table constant (G x k) matrices, built on first use."""
+        cache = self.__dict__.setdefault("_cache", {})
+        if name not in cache:
+            cache[name] = build()
+        return cache[name]
+
+    def _onehot_x(self) -> np.ndarray:
+        return self._dense("Ax", lambda: np.eye(max(self.kx, 1))[self.ix])
+
+    def _onehot_y(self) -> np.ndarray:
+        return self._dense("Ay", lambda: np.eye(max(self.ky, 1))[self.iy])
+
     def _marg(self, T: np.ndarray, A: sp.csr_matrix) -> np.ndarray:
-        return np.asarray((A.T @ T.T).T)
+        return np.asarray((A.T @ np.asarray(T).T).T)
 
     @staticmethod
     def _wpearson(T: np.ndarray, a: np.ndarray, b: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -94,7 +127,40 @@ class PairTable:
         r[~ok] = np.nan
         return r
 
-    def _midranks(self, Tm: np.ndarray) -> np.ndarray:
+    def _pearson(self, T: np.ndarray, n: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        """Pearson r from the weighted moments ``T @ [a, b, a^2, b^2, ab]`` (a, b centred
+        on the full-sample means, so the one-pass sums do not cancel)."""
+        def build():
+            a = self.xg - self._cx
+            b = self.yg - self._cy
+            return np.column_stack([a, b, a * a, b * b, a * b])
+        S = T @ self._dense("moments", build)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sa, sb = S[:, 0], S[:, 1]
+            va = S[:, 2] - sa * sa / n
+            vb = S[:, 3] - sb * sb / n
+            r = (S[:, 4] - sa * sb / n) / np.sqrt(va * vb)
+        r = np.clip(r, -1.0, 1.0)
+        r[~ok] = np.nan
+        return r
+
+    def _spearman(self, T, Tx, Ty, n, ok) -> np.ndarray:
+        """Pearson r of the mid-ranks: the mean mid-rank is (n + 1) / 2, so the variances
+        are sums over the marginals and only the cross term needs the joint counts."""
+        m = ((n + 1.0) / 2.0)[:, None]
+        rx = self._midranks(Tx) - m
+        ry = self._midranks(Ty) - m
+        with np.errstate(invalid="ignore", divide="ignore"):
+            va = (Tx * rx * rx).sum(1)
+            vb = (Ty * ry * ry).sum(1)
+            cov = (T * rx[:, self.ix] * ry[:, self.iy]).sum(1)
+            r = cov / np.sqrt(va * vb)
+        r = np.clip(r, -1.0, 1.0)
+        r[~ok] = np.nan
+        return r
+
+    @staticmethod
+    def _midranks(Tm: np.ndarray) -> np.ndarray:
         """Mid-ranks (1-based average ranks) of each distinct value given counts Tm (B,K)."""
         c = np.cumsum(Tm, axis=1)
         return c - Tm + (Tm + 1.0) / 2.0
@@ -114,31 +180,27 @@ class PairTable:
         n = T.sum(1)
         if self.G == 0:
             return {m: np.full(B, np.nan) for m in metrics}
-        Tx = self._marg(T, self._Ax)
-        Ty = self._marg(T, self._Ay)
+        Tx = T @ self._onehot_x()
+        Ty = T @ self._onehot_y()
         ok = ((Tx > 0).sum(1) >= 2) & ((Ty > 0).sum(1) >= 2) & (n >= 3)
         if "pearson" in metrics:
-            out["pearson"] = self._wpearson(T, self.xg - self._cx, self.yg - self._cy, ok)
+            out["pearson"] = self._pearson(T, n, ok)
         if "spearman" in metrics:
-            rx = self._midranks(Tx)[:, self.ix]
-            ry = self._midranks(Ty)[:, self.iy]
-            out["spearman"] = self._wpearson(T, rx, ry, ok)
+            out["spearman"] = self._spearman(T, Tx, Ty, n, ok)
         if "kendall" in metrics:
             if self.kx * self.ky > KENDALL_MAX_CELLS and B > 1:
                 out["kendall"] = np.full(B, np.nan)
             else:
-                res = np.empty(B)
-                for s in range(0, B, chunk):
-                    res[s:s + chunk] = self._kendall(T[s:s + chunk], Tx[s:s + chunk], Ty[s:s + chunk])[0]
+                res = self._kendall(T, Tx, Ty, chunk)[0]
                 res[~ok] = np.nan
                 out["kendall"] = res
         kappa_names = [m for m in metrics if m.startswith("cohen_kappa")]
         if kappa_names:
             out.update(self._kappa(T, kappa_names, labels))
         if "percent_agreement" in metrics:
-            eq = (self.xg == self.yg).astype(float)
+            eq = self._dense("eq", lambda: (self.xg == self.yg).astype(float))
             with np.errstate(invalid="ignore", divide="ignore"):
-                pa = (T * eq).sum(1) / n
+                pa = (T @ eq) / n
             pa[n < 1] = np.nan
             out["percent_agreement"] = pa
         return out
@@ -148,8 +210,34 @@ class PairTable:
         M[:, self.ix, self.iy] = T
         return M
 
-    def _kendall(self, T, Tx, Ty):
-        """tau-b, P-Q and the tie sums for a chunk of count vectors."""
+    def _concordance(self) -> np.ndarray:
+        """G x G matrix sign(x_g - x_h) * sign(y_g - y_h)."""
+        def build():
+            sx = np.sign(self.xg[:, None] - self.xg[None, :])
+            sy = np.sign(self.yg[:, None] - self.yg[None, :])
+            return sx * sy
+        return self._dense("concordance", build)
+
+    def _kendall(self, T, Tx, Ty, chunk: int = 64):
+        """tau-b and P - Q (concordant minus discordant pairs) for count vectors T (B, G)."""
+        if self.G <= KENDALL_QF_MAX_G:
+            # sum_{g,h} T_g T_h sign(dx) sign(dy) counts every unordered pair twice
+            pq = 0.5 * ((T @ self._concordance()) * T).sum(1)
+        else:
+            pq = np.empty(T.shape[0])
+            step = max(chunk, 4_000_000 // max(self.kx * self.ky, 1))
+            for s in range(0, T.shape[0], step):
+                pq[s:s + step] = self._grid_pq(T[s:s + step])
+        n = T.sum(1)
+        n0 = n * (n - 1) / 2
+        n1 = (Tx * (Tx - 1) / 2).sum(1)
+        n2 = (Ty * (Ty - 1) / 2).sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = pq / np.sqrt((n0 - n1) * (n0 - n2))
+        return np.clip(tau, -1, 1), pq
+
+    def _grid_pq(self, T):
+        """P - Q from suffix sums on the kx x ky grid of a chunk of count vectors."""
         M = self._grid(T)
         # suffix sums: S[a,b] = sum_{a'>a, b'>b} M ; D[a,b] = sum_{a'>a, b'<b} M
         cs = np.cumsum(np.cumsum(M[:, ::-1, ::-1], axis=1), axis=2)[:, ::-1, ::-1]
@@ -158,15 +246,7 @@ class PairTable:
         cd = np.cumsum(np.cumsum(M[:, ::-1, :], axis=1), axis=2)[:, ::-1, :]
         D = np.zeros_like(M)
         D[:, :-1, 1:] = cd[:, 1:, :-1]
-        P = (M * S).sum((1, 2))
-        Q = (M * D).sum((1, 2))
-        n = T.sum(1)
-        n0 = n * (n - 1) / 2
-        n1 = (Tx * (Tx - 1) / 2).sum(1)
-        n2 = (Ty * (Ty - 1) / 2).sum(1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = (P - Q) / np.sqrt((n0 - n1) * (n0 - n2))
-        return np.clip(tau, -1, 1), P - Q
+        return (M * S).sum((1, 2)) - (M * D).sum((1, 2))
 
     def kendall_pvalue(self) -> float | None:
         """Two-sided p-value of tau-b (scipy.stats.kendalltau conventions)."""
@@ -179,8 +259,8 @@ class PairTable:
             y = np.repeat(self.yg, cnt.astype(int))
             return _none_if_nan(sps.kendalltau(x, y).pvalue)
         T = cnt[None, :]
-        Tx = self._marg(T, self._Ax)[0]
-        Ty = self._marg(T, self._Ay)[0]
+        Tx = (T @ self._onehot_x())[0]
+        Ty = (T @ self._onehot_y())[0]
         _, pq = self._kendall(T, Tx[None], Ty[None])
         con_minus_dis = float(pq[0])
         t, u = Tx, Ty
@@ -193,21 +273,27 @@ class PairTable:
         if var <= 0:
             return None
         z = con_minus_dis / np.sqrt(var)
-        return float(2 * sps.norm.sf(abs(z)))
+        return float(2 * special.ndtr(-abs(z)))  # = scipy.stats.norm.sf(|z|), without its overhead
 
     def _kappa(self, T, names, labels):
         if labels is None:
             labels = np.union1d(self.xu, self.yu)
         labels = np.asarray(labels, dtype=float)
         L = len(labels)
-        li_x = np.searchsorted(labels, self.xg)
-        li_y = np.searchsorted(labels, self.yg)
-        B = T.shape[0]
-        C = np.zeros((B, L, L))
-        C[:, li_x, li_y] = T  # (li_x, li_y) pairs are distinct by construction
-        n = C.sum((1, 2))
-        r = C.sum(2)
-        c = C.sum(1)
+        key = ("kappa", labels.tobytes())
+        def build():
+            li_x = np.searchsorted(labels, self.xg)
+            li_y = np.searchsorted(labels, self.yg)
+            g = np.arange(self.G)
+            Lx = np.zeros((self.G, L))
+            Lx[g, li_x] = 1.0
+            Ly = np.zeros((self.G, L))
+            Ly[g, li_y] = 1.0
+            return li_x, li_y, Lx, Ly
+        li_x, li_y, Lx, Ly = self._dense(key, build)
+        n = T.sum(1)
+        r = T @ Lx  # row marginals over the labels
+        c = T @ Ly
         idx = np.arange(L)
         out = {}
         for name in names:
@@ -220,8 +306,8 @@ class PairTable:
             else:
                 raise ValueError(f"unknown kappa variant {name}")
             with np.errstate(invalid="ignore", divide="ignore"):
-                obs = np.einsum("bij,ij->b", C, W)
-                exp = np.einsum("bi,bj,ij->b", r, c, W) / n
+                obs = T @ W[li_x, li_y]  # (li_x, li_y) pairs are distinct by construction
+                exp = ((r @ W) * c).sum(1) / n
                 k = 1.0 - obs / exp
             k[(exp <= 1e-12 * np.maximum(n, 1)) | (n < 2)] = np.nan
             out[name] = k
@@ -241,4 +327,4 @@ def corr_pvalue(r: float, n: float) -> float | None:
         return 0.0
     dof = n - 2
     t = r * np.sqrt(dof / ((1.0 - r) * (1.0 + r)))
-    return float(2 * sps.t.sf(abs(t), dof))
+    return float(2 * special.stdtr(dof, -abs(t)))  # = scipy.stats.t.sf(|t|, dof)

@@ -1,15 +1,30 @@
 """``agreement_report``: the full JSON-serialisable agreement report of a long table."""
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Sequence
 
 import numpy as np
+import pandas as pd
 
 from .analysis import analyse_matrix
-from .data import infer_level, numeric_values, pivot, to_frame
+from .data import RatingTableError, infer_level, numeric_values, to_frame
 from .result import to_jsonable
 
 STRATUM_MIN_ITEMS = 2
+
+
+def _single_thread_blas():
+    """Run the report with one BLAS thread.  Its matrix products are small (resamples x
+    patterns x tens of columns); on a shared 2-core machine OpenBLAS worker threads
+    spin-waiting between them cost more CPU than they save (measured: 5.1-5.5 s CPU and
+    11 s wall with the default threads vs 3.2-3.5 s CPU and 6-9 s wall with one, same run,
+    load average 3-5).  threadpoolctl ships with scikit-learn; without it, a no-op."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def agreement_report(table: Any, fields: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
@@ -29,6 +44,11 @@ def agreement_report(table: Any, fields: Sequence[str] | None = None, metrics: S
     number of item resamples for the 95% percentile CIs (0 = none).  The resamples of a
     (field, stratum) are shared by all its coefficients; seeds are derived from ``seed``.
     """
+    with _single_thread_blas():
+        return _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits, positive)
+
+
+def _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits, positive) -> dict[str, Any]:
     df = to_frame(table)
     for c in by:
         if c not in df.columns:
@@ -57,10 +77,17 @@ def agreement_report(table: Any, fields: Sequence[str] | None = None, metrics: S
         cols = hl + jl
         seeds = ss.spawn(1 + len(by))[0:1 + len(by)]  # noqa: F841 (deterministic per field below)
         fseed = np.random.SeedSequence([seed, fi])
+        # integer codes once per field; every stratum's matrix is then built from them
+        item_codes, item_ids = pd.factorize(sub["item"], sort=False)
+        rater_codes, rater_ids = pd.factorize(sub["rater"], sort=False)
+        colpos = {r: k for k, r in enumerate(cols)}
+        rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
 
         def run(rows, sseq):
-            X, items = pivot(sub.iloc[rows] if rows is not None else sub,
-                             vals[rows] if rows is not None else vals, cols)
+            if rows is None:
+                X = _matrix(item_codes, len(item_ids), rcol, vals, cols, item_ids, f)
+            else:
+                X = _matrix(item_codes[rows], None, rcol[rows], vals[rows], cols, item_ids, f)
             return analyse_matrix(X, cols, hl, jl, lv, metrics, bootstrap, np.random.default_rng(sseq),
                                   n_splits=n_splits, seed=seed, positive=positive)
         fo = run(None, fseed)
@@ -71,8 +98,9 @@ def agreement_report(table: Any, fields: Sequence[str] | None = None, metrics: S
             groups = sub.groupby(sub[col].astype(str), sort=True).indices
             cs: dict[str, Any] = {}
             for gi, (g, rows) in enumerate(groups.items()):
-                if len(np.unique(sub["item"].to_numpy()[rows])) < STRATUM_MIN_ITEMS:
-                    cs[g] = {"reason": f"undefined: fewer than {STRATUM_MIN_ITEMS} items", "n_items": int(len(np.unique(sub['item'].to_numpy()[rows])))}
+                n_g = len(np.unique(item_codes[rows]))
+                if n_g < STRATUM_MIN_ITEMS:
+                    cs[g] = {"reason": f"undefined: fewer than {STRATUM_MIN_ITEMS} items", "n_items": int(n_g)}
                     continue
                 cs[g] = run(rows, np.random.SeedSequence([seed, fi, ci + 1, gi]))
             strata[col] = cs
@@ -80,3 +108,28 @@ def agreement_report(table: Any, fields: Sequence[str] | None = None, metrics: S
             fo["strata"] = strata
         out["fields"][f] = fo
     return to_jsonable(out)
+
+
+def _matrix(item_codes: np.ndarray, n_items: int | None, rater_col: np.ndarray, values: np.ndarray,
+            cols: list[str], item_ids, field: str) -> np.ndarray:
+    """items x raters matrix from integer codes (``rater_col`` -1: rater not analysed; its
+    items still count).  ``n_items``: codes are already 0..n_items-1, all present.
+    Row order is irrelevant to every statistic (rows are collapsed into sorted patterns)."""
+    if n_items is None:
+        items, ii = np.unique(item_codes, return_inverse=True)
+        n_items = len(items)
+    else:
+        items, ii = None, item_codes
+    R = len(cols)
+    keep = rater_col >= 0
+    ii, rr, v = ii[keep], rater_col[keep], values[keep]
+    key = ii.astype(np.int64) * R + rr
+    cnt = np.bincount(key, minlength=n_items * R)
+    if (cnt > 1).any():
+        k = int(np.argmax(cnt > 1))
+        row = k // R if items is None else int(items[k // R])
+        raise RatingTableError(f"duplicate rating for item {str(item_ids[row])!r}, rater {cols[k % R]!r} "
+                               f"in field {field!r}")
+    X = np.full((n_items, R), np.nan)
+    X[ii, rr] = v
+    return X

@@ -7,9 +7,20 @@ from typing import Any
 
 import numpy as np
 
+_AS_IS = frozenset((str, int, bool, type(None)))
+
 
 def _clean(obj: Any) -> Any:
     """Convert numpy scalars/arrays and non-finite floats into JSON-safe values."""
+    t = type(obj)  # exact-type fast paths for the common leaves and containers
+    if t is float:
+        return obj if math.isfinite(obj) else None
+    if t in _AS_IS:
+        return obj
+    if t is dict:
+        return {k if type(k) is str else str(k): _clean(v) for k, v in obj.items()}
+    if t is list or t is tuple:
+        return [_clean(v) for v in obj]
     if isinstance(obj, dict):
         return {str(k): _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
