@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "annotation",
     "benchmarks",
     "agreement",
+    "judges",
     "curation",
 ]
 
@@ -159,7 +160,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
-    else {}
+    # Redis: a task taken by a worker that died is handed out again after this many seconds
+    # (tasks are idempotent: judge chunks write by (run, item, pass), imports by job state).
+    else {"visibility_timeout": int(os.environ.get("HV_BROKER_VISIBILITY_TIMEOUT", 900))}
 )
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_IGNORE_RESULT = True

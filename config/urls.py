@@ -11,5 +11,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("", include("annotation.urls")),
     path("", include("agreement.urls")),
+    path("", include("judges.urls")),
     path("", include("curation.urls")),
 ]

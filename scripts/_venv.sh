@@ -59,6 +59,12 @@ ensure_venv() {
         return 0
     fi
     _log "installing $req into $VENV"
+    # CPU torch on its own first, so that resolving the rest can never pull a CUDA build.
+    if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
+        local torch_pin
+        torch_pin="$(grep -E '^torch==' "$ROOT/requirements.txt" | head -1)"
+        [[ -n "$torch_pin" ]] && { "$VENV/bin/python" -m pip install -q "$torch_pin" || die "pip install $torch_pin failed"; }
+    fi
     "$VENV/bin/python" -m pip install -q -r "$ROOT/$req" || die "pip install -r $req failed"
     echo "$want" >"$stamp"
     # requirements-dev.txt includes requirements.txt: that one is now satisfied too.

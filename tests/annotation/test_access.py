@@ -162,3 +162,14 @@ def test_django_admin_lists_every_model_for_staff_only(world):
         url = f"/admin/{m._meta.app_label}/{m._meta.model_name}/"
         assert staff.get(url).status_code == 200, url
         assert client_for(world["ann1"]).get(url).status_code == 302, url
+
+
+def test_project_page_links_every_project_tool(world):
+    from django.urls import reverse
+
+    pid = world["project"].id
+    page = client_for(world["researcher"]).get(f"/projects/{pid}/").content.decode()
+    for name in ("design", "dashboard", "judges", "agreement_report", "curation"):
+        url = reverse(name, args=[pid])
+        assert f'href="{url}"' in page, name
+        assert client_for(world["researcher"]).get(url).status_code == 200, url

@@ -1,0 +1,141 @@
+"""REST API for judges (DRF). Projects a user does not manage answer 404 (not revealed)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Project
+
+from . import selectors, services
+from .models import JudgeConfig, JudgeOutput, JudgeRun
+from .services import JudgeError
+
+
+def _project(request: Request, project_id: int) -> Project:
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None or not selectors.can_run_judges(request.user, project):
+        raise NotFound("no such project")
+    return project
+
+
+def _run(request: Request, run_id: int) -> JudgeRun:
+    run = selectors.managed_run(request.user, run_id)
+    if run is None:
+        raise NotFound("no such run")
+    return run
+
+
+class JudgeConfigSerializer(serializers.ModelSerializer):
+    members = serializers.PrimaryKeyRelatedField(many=True, required=False, queryset=JudgeConfig.objects.all())
+    rater = serializers.IntegerField(source="rater_id", read_only=True)
+    prompt_template = serializers.JSONField(required=False)
+    parser = serializers.CharField(required=False)
+    questions = serializers.ListField(child=serializers.CharField(), required=False)
+
+    class Meta:
+        model = JudgeConfig
+        fields = ["id", "name", "backend", "model_id", "prompt_template", "parser", "questions", "params",
+                  "passes", "combine", "members", "rater", "created_at"]
+        read_only_fields = ["id", "rater", "created_at"]
+
+
+class StartRunSerializer(serializers.Serializer):
+    item_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    sample_size = serializers.IntegerField(required=False, min_value=1)
+    seed = serializers.IntegerField(required=False)
+    chunk_size = serializers.IntegerField(required=False, min_value=1)
+
+
+class JudgeOutputSerializer(serializers.ModelSerializer):
+    external_id = serializers.CharField(source="item.external_id")
+    member = serializers.CharField(source="member.name", default=None)
+
+    class Meta:
+        model = JudgeOutput
+        fields = ["item", "external_id", "pass_index", "member", "raw_output", "parsed", "error", "latency_ms"]
+
+
+def _progress(run: JudgeRun) -> dict:
+    data = selectors.run_progress(run)
+    data.update({"config": run.config_id, "parent": run.parent_id})
+    return data
+
+
+class JudgeConfigList(APIView):
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _project(request, project_id)
+        return Response(JudgeConfigSerializer(selectors.judge_configs(project), many=True).data)
+
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _project(request, project_id)
+        ser = JudgeConfigSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        try:
+            config = services.create_judge_config(
+                project=project, name=d["name"], backend=d["backend"], model_id=d.get("model_id", ""),
+                prompt_template=d.get("prompt_template"), parser=d.get("parser"), questions=d.get("questions"),
+                params=d.get("params") or {}, passes=d.get("passes", 1), combine=d.get("combine", "mean"),
+                members=d.get("members", []), created_by=request.user,
+            )
+        except JudgeError as exc:
+            raise ValidationError({"detail": exc.message}) from None
+        return Response(JudgeConfigSerializer(config).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeRunStart(APIView):
+    def get(self, request: Request, project_id: int, config_id: int) -> Response:
+        project = _project(request, project_id)
+        config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
+        return Response([_progress(r) for r in config.runs.order_by("-created_at")[:100]])
+
+    def post(self, request: Request, project_id: int, config_id: int) -> Response:
+        project = _project(request, project_id)
+        config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
+        ser = StartRunSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        try:
+            run = services.start_judge_run(config=config, user=request.user, **ser.validated_data)
+        except JudgeError as exc:
+            raise ValidationError({"detail": exc.message}) from None
+        return Response(_progress(run), status=status.HTTP_201_CREATED)
+
+
+class JudgeRunDetail(APIView):
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(_progress(_run(request, run_id)))
+
+
+class JudgeRunCancel(APIView):
+    def post(self, request: Request, run_id: int) -> Response:
+        run = _run(request, run_id)
+        try:
+            run = services.cancel_judge_run(run=run)
+        except JudgeError as exc:
+            raise ValidationError({"detail": exc.message}) from None
+        return Response(_progress(run))
+
+
+class JudgeRunRerunFailed(APIView):
+    def post(self, request: Request, run_id: int) -> Response:
+        run = _run(request, run_id)
+        try:
+            new = services.rerun_failed_items(run=run, user=request.user)
+        except JudgeError as exc:
+            raise ValidationError({"detail": exc.message}) from None
+        return Response(_progress(new), status=status.HTTP_201_CREATED)
+
+
+class JudgeRunOutputs(APIView):
+    def get(self, request: Request, run_id: int) -> Response:
+        run = _run(request, run_id)
+        qs = selectors.run_outputs(run, errors_only=request.query_params.get("failures") == "1")
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(JudgeOutputSerializer(page, many=True).data)

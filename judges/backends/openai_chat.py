@@ -1,0 +1,181 @@
+"""OpenAI-compatible chat-completions backend (vLLM, TGI, llama.cpp server, Ollama, hosted APIs).
+
+- images go as base64 ``data:`` URLs in ``image_url`` content parts;
+- JSON answers are constrained with ``response_format: json_schema`` where the server
+  supports it (``params.response_format``: ``json_schema`` (default for the JSON parser),
+  ``json_object`` or ``none``); a server that refuses it with HTTP 400 is asked again without;
+- at most ``params.concurrency`` requests in flight (default 4);
+- 429, 5xx, timeouts and dropped connections are retried with exponential backoff and jitter
+  (``Retry-After`` honoured up to ``max_backoff_s``), at most ``max_retries`` times;
+- ``timeout_s`` per request;
+- the API key comes from the environment / settings (``params.api_key_env``, default
+  ``HV_JUDGE_API_KEY``), never from the database.
+
+``params.base_url`` (e.g. ``http://gpu-box:8000/v1``) defaults to settings/env
+``HV_JUDGE_API_BASE``."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend
+
+RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+_CLIENTS: dict[tuple[str, float], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _setting(name: str, default: str = "") -> str:
+    try:
+        from django.conf import settings
+
+        val = getattr(settings, name, None)
+    except Exception:  # noqa: BLE001 - usable without Django configured (perf scripts)
+        val = None
+    return str(val if val else os.environ.get(name, default))
+
+
+def _client(base_url: str, timeout: float):
+    """One HTTP client (connection pool) per worker process and endpoint."""
+    import httpx
+
+    key = (base_url, timeout)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = httpx.Client(
+                base_url=base_url.rstrip("/") + "/", timeout=httpx.Timeout(timeout),
+                limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
+            )
+    return client
+
+
+def data_url(path: Path) -> str:
+    mime = mimetypes.guess_type(path.name)[0] or "image/png"
+    return f"data:{mime};base64,{base64.b64encode(Path(path).read_bytes()).decode('ascii')}"
+
+
+class OpenAIChatBackend(GenerativeBackend):
+    queue = "api"
+
+    def __init__(self, spec) -> None:
+        super().__init__(spec)
+        p = spec.params
+        self.base_url = str(p.get("base_url") or _setting("HV_JUDGE_API_BASE"))
+        if not self.base_url:
+            raise BackendUnavailable(
+                "no endpoint for the OpenAI-compatible judge: set params.base_url or HV_JUDGE_API_BASE"
+            )
+        if not spec.model_id:
+            raise BackendUnavailable("the OpenAI-compatible judge needs a model id")
+        self.api_key = _setting(str(p.get("api_key_env") or "HV_JUDGE_API_KEY"))
+        self.timeout = float(p.get("timeout_s", 60))
+        self.max_retries = int(p.get("max_retries", 5))
+        self.backoff = float(p.get("backoff_s", 1.0))
+        self.max_backoff = float(p.get("max_backoff_s", 30.0))
+        self.concurrency = max(1, int(p.get("concurrency", 4)))
+        default_rf = "json_schema" if spec.parser == "json" else "none"
+        self.response_format = str(p.get("response_format", default_rf))
+        self.generation = {
+            k: p[k] for k in ("temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty")
+            if k in p
+        }
+        self._rf_refused = False
+
+    # ------------------------------------------------------------------ protocol
+    def payload(self, req: ChatRequest) -> dict[str, Any]:
+        content: Any = req.user
+        if req.images:
+            content = [{"type": "text", "text": req.user}] + [
+                {"type": "image_url", "image_url": {"url": data_url(img)}} for img in req.images
+            ]
+        messages = ([{"role": "system", "content": req.system}] if req.system else []) + [
+            {"role": "user", "content": content}
+        ]
+        body: dict[str, Any] = {"model": self.spec.model_id, "messages": messages, **self.generation}
+        if req.seed is not None:
+            body["seed"] = req.seed
+        if req.schema is not None and not self._rf_refused:
+            if self.response_format == "json_schema":
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "rubric_answers", "schema": req.schema, "strict": True},
+                }
+            elif self.response_format == "json_object":
+                body["response_format"] = {"type": "json_object"}
+        return body
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after:
+            try:
+                return min(self.max_backoff, max(0.0, float(retry_after)))
+            except ValueError:
+                pass
+        # exponential backoff with "full jitter" between 50% and 100% of the step
+        step = min(self.max_backoff, self.backoff * (2**attempt))
+        return step * (0.5 + random.random() / 2)
+
+    def _one(self, req: ChatRequest) -> ChatReply:
+        import httpx
+
+        client = _client(self.base_url, self.timeout)
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        started = time.perf_counter()
+        last = ""
+        for attempt in range(self.max_retries + 1):
+            retry_after = None
+            try:
+                resp = client.post("chat/completions", json=self.payload(req), headers=headers)
+            except httpx.TimeoutException:
+                last = f"timed out after {self.timeout:g}s"
+            except httpx.TransportError as exc:
+                last = f"connection error: {exc.__class__.__name__}"
+            else:
+                if resp.status_code == 400 and "response_format" in self.payload(req) and not self._rf_refused:
+                    self._rf_refused = True  # the server does not support constrained output
+                    continue
+                if resp.status_code in RETRY_STATUS:
+                    last = f"HTTP {resp.status_code}"
+                    retry_after = resp.headers.get("retry-after")
+                elif resp.status_code >= 400:
+                    return ChatReply(None, f"HTTP {resp.status_code}: {resp.text[:300]}", _ms(started))
+                else:
+                    text, problem = _content(resp)
+                    if problem is None:
+                        return ChatReply(text, "", _ms(started))
+                    last = problem  # a garbled body is treated as transient
+            if attempt < self.max_retries:
+                time.sleep(self._delay(attempt, retry_after))
+        return ChatReply(None, f"{last} (gave up after {self.max_retries + 1} attempts)", _ms(started))
+
+    def generate(self, requests: Sequence[ChatRequest]) -> list[ChatReply]:
+        if len(requests) <= 1 or self.concurrency == 1:
+            return [self._one(r) for r in requests]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
+            return list(pool.map(self._one, requests))
+
+
+def _content(resp) -> tuple[str | None, str | None]:
+    try:
+        body = resp.json()
+        content = body["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None, f"malformed reply: {resp.text[:200]!r}"
+    if isinstance(content, list):  # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if not isinstance(content, str):
+        return None, "malformed reply: message content is not text"
+    return content, None
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)

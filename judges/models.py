@@ -1,0 +1,146 @@
+"""Model judges: a judge configuration (one model rater), its runs, and every raw answer.
+
+A judge is a rater: the combined answer per item is stored as an ``Annotation`` by the
+config's ``Rater(kind=model)`` (see ``judges/services.py``), so agreement and exports never
+special-case judges. The rows here keep what the judge said (raw output per pass), what was
+parsed from it, and why an item failed."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Item, Project, Rater
+
+
+class JudgeConfig(models.Model):
+    class Backend(models.TextChoices):
+        OPENAI_CHAT = "openai_chat", "OpenAI-compatible chat endpoint"
+        TRANSFORMERS = "transformers", "Local transformers model (GPU worker)"
+        EMBEDDING = "embedding", "Embedding judge (sentence-transformers)"
+        IMAGE_SIMILARITY = "image_similarity", "Image similarity (SSIM, CPU)"
+        ENSEMBLE = "ensemble", "Ensemble of judges"
+
+    class Parser(models.TextChoices):
+        JSON = "json", "JSON answers per rubric"
+        SCORE_IS = "score_is", '"score is <num>"'
+        CHOICE = "choice", "A label from a closed list"
+        NONE = "none", "None (backend answers directly)"
+
+    class Combine(models.TextChoices):
+        MEAN = "mean", "Mean"
+        MAJORITY = "majority", "Majority"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_configs")
+    name = models.CharField(max_length=200)
+    backend = models.CharField(max_length=20, choices=Backend.choices)
+    model_id = models.CharField(max_length=300, blank=True)
+    # {"system": "...", "user": "..."} or {"per_question": {qid: {"system", "user"}}}
+    prompt_template = models.JSONField(default=dict, blank=True)
+    parser = models.CharField(max_length=10, choices=Parser.choices, default=Parser.JSON)
+    questions = models.JSONField(default=list, blank=True, help_text="rubric question ids the judge answers")
+    params = models.JSONField(default=dict, blank=True, help_text="generation parameters and backend options")
+    passes = models.PositiveSmallIntegerField(default=1)
+    combine = models.CharField(max_length=10, choices=Combine.choices, default=Combine.MEAN)
+    members = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="ensembles")
+    rater = models.OneToOneField(Rater, on_delete=models.PROTECT, related_name="judge_config")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="uniq_judge_name"),
+            models.CheckConstraint(condition=Q(passes__gte=1, passes__lte=20), name="judge_passes_range"),
+            models.CheckConstraint(condition=Q(combine__in=["mean", "majority"]), name="judge_combine_valid"),
+        ]
+        ordering = ["project_id", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgeRun(models.Model):
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    TERMINAL = ("done", "failed", "cancelled")
+
+    config = models.ForeignKey(JudgeConfig, on_delete=models.CASCADE, related_name="runs")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    item_ids = models.JSONField(default=list, help_text="the items of this run, in order")
+    total = models.PositiveIntegerField(default=0)
+    chunk_size = models.PositiveIntegerField(default=16)
+    queue = models.CharField(max_length=20, default="default")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
+    message = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=["queued", "running", "done", "failed", "cancelled"]),
+                name="judge_run_state_valid",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.config} [{self.state}]"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)
+
+
+class JudgeOutput(models.Model):
+    """One judge answer: (run, item, pass) is unique, so a redelivered chunk never writes twice.
+    ``pass_index`` enumerates member x pass for ensembles (``member`` says which judge)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="outputs")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_outputs")
+    pass_index = models.PositiveSmallIntegerField()
+    member = models.ForeignKey(JudgeConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    raw_output = models.TextField(blank=True)
+    parsed = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item", "pass_index"], name="uniq_judge_output"),
+        ]
+        indexes = [models.Index(fields=["run", "item"], name="judge_output_run_item_idx")]
+        ordering = ["item_id", "pass_index"]
+
+
+class JudgeItemResult(models.Model):
+    """The outcome of one item in one run, written once: ``ok`` (combined answers stored as the
+    judge rater's annotation) or ``failed`` (why, with the raw outputs kept in JudgeOutput)."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "OK"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="results")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_results")
+    status = models.CharField(max_length=10, choices=Status.choices)
+    answers = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item"], name="uniq_judge_item_result"),
+            models.CheckConstraint(condition=Q(status__in=["ok", "failed"]), name="judge_result_status_valid"),
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="judge_result_run_status_idx")]

@@ -1,0 +1,451 @@
+"""Every write of the judge side: configure a judge, start / execute / cancel / re-run a run.
+
+A judge is a rater: each judge configuration owns one ``Rater(kind=model)`` recording backend,
+model id, prompt hash and parameters, and the combined answer per item is stored as that
+rater's ``Annotation`` on a regular ``Assignment``, validated by the same rubric validator and
+``derive`` as a human submission. A judge answers a subset of the rubric (the configured
+questions); it is validated against that part of the rubric (derived fields and the
+acceptance rule are kept when every name they read is judged).
+
+Execution: ``start_judge_run`` stores the run and, on commit, enqueues chunks of item ids on
+the backend's Celery queue (``api``, ``gpu`` or ``default``). ``execute_judge_chunk`` is
+idempotent: outputs are keyed by (run, item, pass), items finalise once (``JudgeItemResult``
+is unique per run and item), so a redelivered chunk (a worker killed mid-run, ``acks_late``)
+only does the work that is missing."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.assets import media_path
+from annotation.expressions import Expression
+from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater
+from annotation.rubric import AnswerError, Rubric, RubricError
+from annotation.services import item_render_context
+
+from . import prompts
+from .backends import (
+    QUEUES,
+    BackendUnavailable,
+    JudgeItem,
+    JudgeSpec,
+    Verdict,
+    backend_for,
+)
+from .combine import combine
+from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
+
+DEFAULT_CHUNK = 16
+MAX_CHUNK = 1000
+
+
+class JudgeError(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# ------------------------------------------------------------------------------ rubric part
+@lru_cache(maxsize=256)
+def _judged_rubric(schema_json: str, questions: tuple[str, ...]) -> Rubric:
+    import json
+
+    schema = json.loads(schema_json)
+    keep = set(questions)
+    qs = []
+    for q in schema["questions"]:
+        if q["id"] not in keep:
+            continue
+        q = dict(q)
+        if q.get("required_if") and not Expression(q["required_if"]).names <= keep:
+            q.pop("required_if")
+        qs.append(q)
+    names = set(keep)
+    derived = []
+    for d in schema.get("derived") or []:
+        if Expression(d["expr"]).names <= names:
+            derived.append(d)
+            names.add(d["id"])
+    part = {"title": schema.get("title", ""), "instructions": schema.get("instructions", ""), "questions": qs,
+            "derived": derived}
+    acc = schema.get("acceptance")
+    if acc and Expression(acc["expr"]).names <= names:
+        part["acceptance"] = acc
+    return Rubric.from_schema(part)
+
+
+def judged_rubric(project: Project, questions: Sequence[str]) -> Rubric:
+    """The part of the project's rubric a judge answers."""
+    import json
+
+    return _judged_rubric(json.dumps(project.rubric_version.schema, sort_keys=True), tuple(questions))
+
+
+def spec_for(config: JudgeConfig) -> JudgeSpec:
+    project = config.project
+    preset = project.preset
+    return JudgeSpec(
+        backend=config.backend, model_id=config.model_id, prompt_template=config.prompt_template,
+        parser=config.parser, questions=tuple(config.questions), params=dict(config.params),
+        rubric=project.rubric_version.parsed(), item_fields=preset.item_fields, preset_key=project.preset_key,
+    )
+
+
+def queue_for(config: JudgeConfig) -> str:
+    if config.backend == JudgeConfig.Backend.ENSEMBLE:
+        queues = {QUEUES.get(m.backend, "default") for m in config.members.all()}
+        return next((q for q in ("gpu", "api") if q in queues), "default")
+    return QUEUES.get(config.backend, "default")
+
+
+# ------------------------------------------------------------------------------ configure
+def create_judge_config(
+    *, project: Project, name: str, backend: str, model_id: str = "", prompt_template: dict | None = None,
+    parser: str | None = None, questions: Sequence[str] | None = None, params: dict[str, Any] | None = None,
+    passes: int = 1, combine: str = "mean", members: Iterable[JudgeConfig] = (),
+    created_by: AbstractBaseUser | None = None,
+) -> JudgeConfig:
+    """A judge for a project; defaults (prompt, parser, questions) come from the preset's paper
+    prompt (``judges/prompts.py``) or the prompt built from the rubric."""
+    name = (name or "").strip()
+    if not name:
+        raise JudgeError("a judge needs a name")
+    if backend not in JudgeConfig.Backend.values:
+        raise JudgeError(f"unknown backend {backend!r}; choose one of {', '.join(JudgeConfig.Backend.values)}")
+    if combine not in JudgeConfig.Combine.values:
+        raise JudgeError("passes combine by mean or majority")
+    if not 1 <= int(passes) <= 20:
+        raise JudgeError("passes must be between 1 and 20")
+    params = dict(params or {})
+    if not isinstance(params, dict):
+        raise JudgeError("params must be an object")
+    rubric = project.rubric_version.parsed()
+    members = list(members)
+    defaults = prompts.preset_defaults(project.preset_key, rubric)
+    if backend == JudgeConfig.Backend.ENSEMBLE:
+        if len(members) < 2:
+            raise JudgeError("an ensemble needs at least two member judges")
+        if any(m.project_id != project.id or m.backend == JudgeConfig.Backend.ENSEMBLE for m in members):
+            raise JudgeError("ensemble members must be (non-ensemble) judges of the same project")
+        parser = JudgeConfig.Parser.NONE
+        questions = questions or sorted({q for m in members for q in m.questions},
+                                        key=[q.id for q in rubric.questions].index)
+        prompt_template = {}
+    elif backend in (JudgeConfig.Backend.EMBEDDING, JudgeConfig.Backend.IMAGE_SIMILARITY):
+        parser = JudgeConfig.Parser.NONE
+        prompt_template = {}
+        if questions is None:
+            questions = _direct_questions(backend, project.preset_key)
+    else:
+        parser = parser or defaults["parser"]
+        if parser not in ("json", "score_is", "choice"):
+            raise JudgeError(f"unknown parser {parser!r}")
+        if prompt_template is None:
+            prompt_template = defaults["prompt_template"] if parser == defaults["parser"] else dict(
+                prompts.GENERIC_TEMPLATE)
+        if questions is None:
+            questions = defaults["questions"]
+        if not isinstance(prompt_template, dict) or not (
+            "per_question" in prompt_template or "user" in prompt_template
+        ):
+            raise JudgeError('a prompt template is {"system": ..., "user": ...} or {"per_question": {...}}')
+    questions = list(questions or [])
+    known = {q.id: q for q in rubric.questions}
+    unknown = [q for q in questions if q not in known]
+    if unknown or not questions:
+        raise JudgeError(f"the judge must answer rubric questions; unknown: {', '.join(unknown) or '(none given)'}")
+    try:
+        judged_rubric(project, questions)
+    except RubricError as exc:
+        raise JudgeError(f"these questions do not form a valid part of the rubric: {exc}") from None
+    phash = prompts.prompt_hash(backend=backend, model_id=model_id, prompt_template=prompt_template, parser=parser,
+                                questions=questions, params=params)
+    public_params = {k: v for k, v in params.items() if "key" not in k.lower() or k == "api_key_env"}
+    with transaction.atomic():
+        if JudgeConfig.objects.filter(project=project, name=name).exists():
+            raise JudgeError(f"this project already has a judge named {name!r}")
+        rater = Rater.objects.create(
+            kind=Rater.Kind.MODEL, name=f"judge: {name}"[:200], backend=backend, model_id=model_id[:200],
+            prompt_hash=phash,
+            parameters={**public_params, "passes": int(passes), "combine": combine, "parser": parser,
+                        "questions": questions, "members": [m.name for m in members]},
+        )
+        config = JudgeConfig.objects.create(
+            project=project, name=name[:200], backend=backend, model_id=model_id, prompt_template=prompt_template,
+            parser=parser, questions=questions, params=params, passes=int(passes), combine=combine, rater=rater,
+            created_by=created_by,
+        )
+        if members:
+            config.members.set(members)
+    # a backend that cannot be built here may still run on its worker (GPU, API key): checked there
+    return config
+
+
+def _direct_questions(backend: str, preset_key: str) -> list[str]:
+    if backend == JudgeConfig.Backend.EMBEDDING:
+        if preset_key == "cqbench.story":
+            return ["reflection", "rewrite_improvement"]
+    elif preset_key == "valueground.pair_quality":
+        return ["q3"]
+    elif preset_key == "counterfactuals.audit":
+        return ["flags"]
+    raise JudgeError(f"the {backend} judge has no default questions for preset {preset_key!r}")
+
+
+# ------------------------------------------------------------------------------ runs
+def start_judge_run(
+    *, config: JudgeConfig, user: AbstractBaseUser | None = None, item_ids: Sequence[int] | None = None,
+    sample_size: int | None = None, seed: int | None = None, chunk_size: int | None = None,
+    parent: JudgeRun | None = None,
+) -> JudgeRun:
+    """Run the judge over all items of the project, the given ones, or a random sample of them."""
+    qs = Item.objects.filter(project=config.project)
+    if item_ids is not None:
+        wanted = set(int(i) for i in item_ids)
+        ids = list(qs.filter(pk__in=wanted).order_by("id").values_list("id", flat=True))
+        if len(ids) != len(wanted):
+            raise JudgeError("some items are not in this project")
+    else:
+        ids = list(qs.order_by("id").values_list("id", flat=True))
+    if sample_size is not None:
+        if sample_size < 1:
+            raise JudgeError("a sample needs at least one item")
+        if sample_size < len(ids):
+            ids = sorted(random.Random(seed).sample(ids, sample_size))
+    if not ids:
+        raise JudgeError("there are no items to judge")
+    chunk = int(chunk_size or config.params.get("chunk_size") or DEFAULT_CHUNK)
+    if not 1 <= chunk <= MAX_CHUNK:
+        raise JudgeError(f"chunk size must be between 1 and {MAX_CHUNK}")
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            config=config, project=config.project, item_ids=ids, total=len(ids), chunk_size=chunk,
+            queue=queue_for(config), parent=parent, created_by=user,
+        )
+        transaction.on_commit(lambda: enqueue_chunks(run=run, item_ids=ids))
+    return run
+
+
+def enqueue_chunks(*, run: JudgeRun, item_ids: Sequence[int]) -> int:
+    from .tasks import run_judge_chunk
+
+    n = 0
+    for start in range(0, len(item_ids), run.chunk_size):
+        run_judge_chunk.apply_async(args=[run.id, list(item_ids[start : start + run.chunk_size])], queue=run.queue)
+        n += 1
+    return n
+
+
+def cancel_judge_run(*, run: JudgeRun) -> JudgeRun:
+    """Stop a queued or running run: chunks not started do nothing, a running chunk stops at its
+    next batch. What was judged stays."""
+    updated = JudgeRun.objects.filter(pk=run.pk, state__in=[JudgeRun.State.QUEUED, JudgeRun.State.RUNNING]).update(
+        state=JudgeRun.State.CANCELLED, finished_at=timezone.now(), message="cancelled"
+    )
+    run.refresh_from_db()
+    if not updated:
+        raise JudgeError(f"the run is already {run.state}")
+    return run
+
+
+def rerun_failed_items(*, run: JudgeRun, user: AbstractBaseUser | None = None) -> JudgeRun:
+    """A new run of the same judge over only the items that failed in this one."""
+    if run.is_active:
+        raise JudgeError("wait for the run to finish (or cancel it) before re-running its failures")
+    failed = list(run.results.filter(status=JudgeItemResult.Status.FAILED).values_list("item_id", flat=True))
+    if not failed:
+        raise JudgeError("no item failed in this run")
+    return start_judge_run(config=run.config, user=user, item_ids=failed, chunk_size=run.chunk_size, parent=run)
+
+
+def resume_judge_run(*, run: JudgeRun) -> int:
+    """Enqueue again the items of an active run that have no result yet (e.g. after the broker
+    lost messages). Safe to call any time: the writes are idempotent. Returns chunks enqueued."""
+    if not run.is_active:
+        raise JudgeError(f"the run is {run.state}; only queued or running runs resume")
+    finished = set(run.results.values_list("item_id", flat=True))
+    missing = [i for i in run.item_ids if i not in finished]
+    return enqueue_chunks(run=run, item_ids=missing) if missing else 0
+
+
+# ------------------------------------------------------------------------------ execution
+def judge_items(items: Sequence[Item], image_fields: Sequence[str]) -> list[JudgeItem]:
+    shas = {item.data.get(f) for item in items for f in image_fields if isinstance(item.data.get(f), str)}
+    assets = {a.sha256: a for a in Asset.objects.filter(sha256__in=shas)}
+    out = []
+    for item in items:
+        images = {}
+        for f in image_fields:
+            asset = assets.get(item.data.get(f))
+            if asset is not None:
+                images[f] = media_path(asset.relative_path())
+        out.append(JudgeItem(item_id=item.id, context=item_render_context(item), images=images))
+    return out
+
+
+def _members(config: JudgeConfig) -> list[JudgeConfig]:
+    if config.backend == JudgeConfig.Backend.ENSEMBLE:
+        return list(config.members.select_related("project__rubric_version").order_by("id"))
+    return [config]
+
+
+def _fail_run(run: JudgeRun, message: str) -> None:
+    JudgeRun.objects.filter(pk=run.pk, state__in=[JudgeRun.State.QUEUED, JudgeRun.State.RUNNING]).update(
+        state=JudgeRun.State.FAILED, message=message[:5000], finished_at=timezone.now()
+    )
+
+
+def _state(run_id: int) -> str:
+    return JudgeRun.objects.filter(pk=run_id).values_list("state", flat=True).first() or JudgeRun.State.CANCELLED
+
+
+def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int | None = None) -> JudgeRun:
+    """Judge these items of the run: only the (item, pass) outputs that are missing, then
+    finalise every item whose passes are all in. Stops early when the run is cancelled."""
+    run = JudgeRun.objects.select_related("config__project__rubric_version", "config__rater").get(pk=run_id)
+    if run.state in JudgeRun.TERMINAL:
+        return run
+    now = timezone.now()
+    JudgeRun.objects.filter(pk=run.pk, state=JudgeRun.State.QUEUED).update(state=JudgeRun.State.RUNNING, started_at=now)
+    JudgeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
+    config = run.config
+    members = _members(config)
+    per_member = config.passes
+    total_passes = per_member * len(members)
+    try:
+        specs = [spec_for(m) for m in members]
+        backends = [backend_for(s) for s in specs]
+    except BackendUnavailable as exc:
+        _fail_run(run, f"the judge cannot run: {exc}")
+        return JudgeRun.objects.get(pk=run.pk)
+    finished = set(run.results.filter(item_id__in=item_ids).values_list("item_id", flat=True))
+    todo_ids = [i for i in item_ids if i not in finished]
+    items_by_id = {it.id: it for it in Item.objects.filter(pk__in=todo_ids, project=run.project)}
+    todo = [items_by_id[i] for i in todo_ids if i in items_by_id]
+    step = batch_size or max(1, int(config.params.get("batch_size", run.chunk_size)))
+    rubric_part = judged_rubric(run.project, config.questions)
+    for start in range(0, len(todo), step):
+        if _state(run.pk) != JudgeRun.State.RUNNING:
+            break  # cancelled (or failed elsewhere): stop between batches
+        batch = todo[start : start + step]
+        have = set(
+            JudgeOutput.objects.filter(run=run, item__in=batch).values_list("item_id", "pass_index")
+        )
+        for m_index, (member, spec, backend) in enumerate(zip(members, specs, backends, strict=True)):
+            offset = m_index * per_member
+            member_rubric = judged_rubric(run.project, member.questions)
+            need_passes: dict[tuple[int, ...], list[Item]] = {}
+            for it in batch:
+                missing = tuple(p for p in range(per_member) if (it.id, offset + p) not in have)
+                if missing:
+                    need_passes.setdefault(missing, []).append(it)
+            for passes, its in need_passes.items():
+                try:
+                    verdicts = backend.judge(judge_items(its, spec.image_fields()), list(passes))
+                except BackendUnavailable as exc:
+                    _fail_run(run, f"the judge cannot run: {exc}")
+                    return JudgeRun.objects.get(pk=run.pk)
+                _store_outputs(run, member if len(members) > 1 else None, offset, verdicts, member_rubric,
+                               items_by_id)
+        for it in batch:
+            _finalise_item(run, it, rubric_part, total_passes)
+    return maybe_finish(run=run)
+
+
+def _store_outputs(run: JudgeRun, member: JudgeConfig | None, offset: int, verdicts: Sequence[Verdict],
+                   rubric: Rubric, items_by_id: dict[int, Item]) -> None:
+    rows = []
+    for v in verdicts:
+        parsed, error = v.answers, v.error
+        if parsed is not None and not error:
+            try:
+                parsed = rubric.validate(parsed, item=item_render_context(items_by_id[v.item_id]))
+            except AnswerError as exc:
+                parsed, error = v.answers, f"invalid answer: {exc}"
+        rows.append(JudgeOutput(
+            run=run, item_id=v.item_id, pass_index=offset + v.pass_index, member=member, raw_output=v.raw or "",
+            parsed=parsed, error=error[:5000], latency_ms=v.latency_ms,
+        ))
+    # (run, item, pass) is unique: a redelivered chunk's duplicates are dropped here
+    JudgeOutput.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric, total_passes: int) -> None:
+    outputs = list(JudgeOutput.objects.filter(run=run, item=item).order_by("pass_index"))
+    if len(outputs) < total_passes:
+        return
+    errors = [f"pass {o.pass_index + 1}: {o.error}" for o in outputs if o.error]
+    ctx = item_render_context(item)
+    answers = None
+    if not errors:
+        combined, exact = combine(rubric, run.config.questions, [o.parsed or {} for o in outputs], run.config.combine)
+        try:
+            answers = rubric.validate(combined, item=ctx)
+        except AnswerError as exc:
+            errors.append(f"combined answer invalid: {exc}")
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                JudgeItemResult.objects.create(
+                    run=run, item=item, status=JudgeItemResult.Status.FAILED if errors else JudgeItemResult.Status.OK,
+                    answers=answers, error="\n".join(errors)[:5000],
+                )
+        except IntegrityError:
+            return  # finalised already (redelivered chunk)
+        if not errors:
+            derived = rubric.derive(answers)
+            if exact:
+                derived["judge_exact"] = {"answers": exact}
+            _write_annotation(run, item, answers, derived)
+
+
+def _write_annotation(run: JudgeRun, item: Item, answers: dict[str, Any], derived: dict[str, Any]) -> Annotation:
+    """The judge rater's annotation of the item (one per item and judge; a later run updates it)."""
+    rater = run.config.rater
+    project = run.project
+    now = timezone.now()
+    assignment, _ = Assignment.objects.get_or_create(
+        item=item, rater=rater, purpose=Assignment.Purpose.REGULAR,
+        defaults={"project": project, "status": Assignment.Status.SUBMITTED, "submitted_at": now, "opened_at": now},
+    )
+    if assignment.status != Assignment.Status.SUBMITTED:
+        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SUBMITTED, submitted_at=now)
+    annotation = Annotation.objects.filter(assignment=assignment).first()
+    if annotation is None:
+        return Annotation.objects.create(
+            assignment=assignment, item=item, rater=rater, rubric_version=project.rubric_version, answers=answers,
+            derived=derived,
+        )
+    annotation.answers, annotation.derived = answers, derived
+    annotation.rubric_version = project.rubric_version
+    annotation.revision += 1
+    annotation.save(update_fields=["answers", "derived", "rubric_version", "revision", "updated_at"])
+    return annotation
+
+
+def maybe_finish(*, run: JudgeRun) -> JudgeRun:
+    """running -> done when every item has a result (failed when none succeeded)."""
+    counts = dict(run.results.values_list("status").annotate(n=Count("id")))
+    finished = sum(counts.values())
+    if finished >= run.total:
+        ok = counts.get(JudgeItemResult.Status.OK, 0)
+        state = JudgeRun.State.DONE if ok else JudgeRun.State.FAILED
+        message = "" if ok else "no item could be judged: see the failures"
+        JudgeRun.objects.filter(pk=run.pk, state=JudgeRun.State.RUNNING).update(
+            state=state, finished_at=timezone.now(), message=message
+        )
+    return JudgeRun.objects.get(pk=run.pk)
+
+
+__all__ = [
+    "JudgeError", "cancel_judge_run", "create_judge_config", "execute_judge_chunk", "judged_rubric",
+    "rerun_failed_items", "resume_judge_run", "spec_for", "start_judge_run",
+]

