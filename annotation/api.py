@@ -193,7 +193,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             "project": assignment.project_id,
             "status": assignment.status,
             "item": annotator_item_payload(assignment=assignment, item_ctx=item_render_context(assignment.item)),
-            "rubric": assignment.project.rubric_version.schema,
+            "rubric": assignment.project.rubric_version.parsed().raw,
             "rubric_version": assignment.project.rubric_version.version,
             "answers": annotation.answers if annotation else None,
         })

@@ -42,9 +42,13 @@ def rater_of(user: AbstractBaseUser) -> Rater | None:
 
 
 def my_assignment(user: AbstractBaseUser, assignment_id: int) -> Assignment | None:
-    """The assignment only if it is this user's own; anyone else gets None (a 404)."""
+    """The assignment only if it is this user's own; anyone else gets None (a 404).
+
+    The rubric schema is deferred: ``RubricVersion.parsed()`` serves it from the per-process
+    cache keyed by (id, schema hash), so the hot path never re-reads and decodes it."""
     return (
         Assignment.objects.select_related("item", "project__rubric_version", "rater")
+        .defer("project__rubric_version__schema")
         .filter(pk=assignment_id, rater__user=user, rater__kind=Rater.Kind.HUMAN)
         .first()
     )
