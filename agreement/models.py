@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+
+from annotation.models import JobStatus
 from django.db.models import Q
 
 
@@ -11,11 +13,7 @@ class AgreementReport(models.Model):
     """One agreement report run (parameters, progress, result JSON). Small projects are answered
     inline and not stored; large ones run on a Celery worker and the page polls this row."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="agreement_reports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

@@ -9,6 +9,15 @@ from django.db import models
 from django.db.models import Q
 
 
+class JobStatus(models.TextChoices):
+    """The states of every background job (imports, agreement reports, exports)."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
 _PARSED_RUBRICS: dict[tuple[int | None, str], object] = {}
 
 
@@ -260,11 +269,7 @@ class Annotation(models.Model):
 class ImportJob(models.Model):
     """An import of items from a file (plus images), run by a worker; the report is kept."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

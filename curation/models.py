@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+
+from annotation.models import JobStatus
 from django.db.models import Q
 
 STATUS_CHOICES = [
@@ -104,11 +106,7 @@ class DecisionEvent(models.Model):
 class Export(models.Model):
     """One export run: what was asked, progress, and the files written (name, size, rows, sha256)."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus
 
     class Content(models.TextChoices):
         ITEMS = "items", "Items"
