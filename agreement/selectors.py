@@ -76,9 +76,12 @@ def field_level(rubric: Rubric, field: str) -> str | None:
     base = base_field(field)
     for q in rubric.questions:
         if q.id == base:
-            if q.type == "scale":
+            # Binary answers and checklist flags are two-point scales: ordinal alpha and kappa
+            # equal their nominal values there (the one disagreement weight cancels), and the
+            # judge-vs-human correlations (phi) become available, as ValueGround Table 4 needs.
+            if q.type in ("scale", "binary", "checklist"):
                 return "ordinal"
-            return "nominal"  # binary, choice, pairwise, checklist flags
+            return "nominal"  # choice, pairwise
     return None  # derived: inferred from the values
 
 
@@ -159,8 +162,16 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         if ip is None or rp is None:
             continue
         answers = row[2] or {}
+        # An ensemble judge stores the option nearest its members' mean as its answer (answers
+        # must be valid rubric options) and the exact mean beside it: statistics use the mean,
+        # as the papers do ("scores averaged").
+        exact = (row[3] or {}).get("judge_exact") or {}
+        exact_answers = exact.get("answers") or {}
+        exact_derived = exact.get("derived") or {}
         for q in questions:
             v = answers.get(q.id)
+            if q.type in ("scale", "binary") and q.id in exact_answers:
+                v = exact_answers[q.id]
             if q.type == "pairwise":
                 v = resolve_pair_choice(q, v, row[4] if has_pairwise else None)
             if q.repeat_over:
@@ -170,7 +181,7 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
             else:
                 emit(ip, rp, q.id, q, v, 0)
         for d in rubric.derived:
-            v = (row[3] or {}).get(d.id)
+            v = exact_derived[d.id] if d.id in exact_derived else (row[3] or {}).get(d.id)
             if isinstance(v, bool):
                 v = int(v)
             if isinstance(v, (int, float)) and np.isfinite(v):

@@ -119,13 +119,18 @@ def _raters(frame: pd.DataFrame) -> list[dict[str, str]]:
 def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
     """Per judge (model rater) of one field: the items where judge and humans disagree most,
     plus the scatter points (numeric levels: judge value vs mean human, with counts) or the
-    confusion table (nominal: judge label vs human majority label; tied majorities left out)."""
+    confusion table (nominal and two-point fields: judge label vs human majority label; tied
+    majorities left out)."""
     humans = sorted(sub.loc[sub["rater_kind"] == "human", "rater"].unique().tolist())
     judges = sorted(sub.loc[sub["rater_kind"] == "model", "rater"].unique().tolist())
     if not judges or not humans:
         return {}
-    numeric = level != "nominal"
-    val = pd.to_numeric(sub["value"], errors="coerce") if numeric else sub["value"].astype(str)
+    # A two-point field (binary answers, checklist flags) is shown as a confusion table even
+    # at the ordinal level; a scatter of 0/1 points says nothing.
+    num = pd.to_numeric(sub["value"], errors="coerce")
+    two_point = bool(num.notna().all() and set(num.unique()) <= {0, 1})
+    numeric = level != "nominal" and not two_point
+    val = num if numeric else sub["value"].astype(str)
     wide = pd.DataFrame({"item": sub["item"], "rater": sub["rater"], "v": val}).pivot(
         index="item", columns="rater", values="v")
     info = sub.drop_duplicates("item").set_index("item")[["item_pk", "external_id", "element"]]

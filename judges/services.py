@@ -401,10 +401,20 @@ def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric, total_passes: int)
         except IntegrityError:
             return  # finalised already (redelivered chunk)
         if not errors:
-            derived = rubric.derive(answers)
-            if exact:
-                derived["judge_exact"] = {"answers": exact}
-            _write_annotation(run, item, answers, derived)
+            _write_annotation(run, item, answers, judge_derived(rubric, answers, exact))
+
+
+def judge_derived(rubric: Rubric, answers: dict[str, Any], exact: dict[str, Any] | None) -> dict[str, Any]:
+    """Derived fields of a judge's answer. A combined judge (mean of passes or of an ensemble)
+    answers with the options nearest its means and keeps the exact means, with the derived
+    fields computed from them (e.g. ValueGround Total of the averaged scores), under
+    ``judge_exact`` for the statistics; ``accepted`` stays that of the stored answer."""
+    derived = rubric.derive(answers)
+    if exact:
+        exact_derived = rubric.derive({**answers, **exact})
+        exact_derived.pop("accepted", None)
+        derived["judge_exact"] = {"answers": exact, "derived": exact_derived}
+    return derived
 
 
 def _write_annotation(run: JudgeRun, item: Item, answers: dict[str, Any], derived: dict[str, Any]) -> Annotation:

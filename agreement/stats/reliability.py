@@ -66,11 +66,26 @@ def _interval_sums(X: np.ndarray, mask: np.ndarray, m: np.ndarray) -> tuple[floa
     return do, de
 
 
-def _midrank_map(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    cats, codes, counts = np.unique(vals, return_inverse=True, return_counts=True)
-    cum = np.cumsum(counts)
-    r = cum - counts + counts / 2.0
-    return cats, r
+def _categories(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(vals, return_inverse=True, return_counts=True)`` in one pass: by counting
+    (O(n)) when the values are integers in a small range (Likert scales, binary answers, codes),
+    by sorting otherwise."""
+    if len(vals):
+        lo, hi = vals.min(), vals.max()
+        if hi - lo < 1_000_000:
+            iv = (vals - lo).astype(np.int64)
+            if np.array_equal(iv, vals - lo):
+                counts = np.bincount(iv)
+                present = np.nonzero(counts)[0]
+                code_of = np.zeros(len(counts), dtype=np.int64)
+                code_of[present] = np.arange(len(present))
+                return present.astype(float) + lo, code_of[iv], counts[present]
+    return np.unique(vals, return_inverse=True, return_counts=True)
+
+
+def _midranks(counts: np.ndarray) -> np.ndarray:
+    """Krippendorff's ordinal metric works on the mid-ranks of the categories."""
+    return np.cumsum(counts) - counts + counts / 2.0
 
 
 def alpha_sums(data: np.ndarray, level: str) -> tuple[float, float, int, int, int]:
@@ -82,16 +97,15 @@ def alpha_sums(data: np.ndarray, level: str) -> tuple[float, float, int, int, in
         return 0.0, 0.0, 0, 0, 0
     vals = X[mask]
     n = float(len(vals))
-    K = int(len(np.unique(vals)))
+    cats, codes, counts = _categories(vals)
+    K = int(len(cats))
     if level == "interval":
         do, de = _interval_sums(X, mask, m)
     elif level == "ordinal":
-        cats, r = _midrank_map(vals)
         R = np.full(X.shape, np.nan)
-        R[mask] = r[np.searchsorted(cats, vals)]
+        R[mask] = _midranks(counts)[codes]
         do, de = _interval_sums(R, mask, m)
     elif level == "nominal":
-        cats, codes = np.unique(vals, return_inverse=True)
         rows = np.nonzero(mask)[0]
         key = rows.astype(np.int64) * K + codes
         if n_items * K <= 50_000_000:
@@ -101,7 +115,7 @@ def alpha_sums(data: np.ndarray, level: str) -> tuple[float, float, int, int, in
             uk, cnt = np.unique(key, return_counts=True)
             sq = np.bincount(uk // K, weights=cnt.astype(float) ** 2, minlength=n_items)
         do = float(((m * m - sq) / (m - 1)).sum())
-        nc = np.unique(vals, return_counts=True)[1].astype(float)
+        nc = counts.astype(float)
         de = float(n * n - (nc * nc).sum())
     else:  # ratio
         R = X.shape[1]
@@ -116,8 +130,7 @@ def alpha_sums(data: np.ndarray, level: str) -> tuple[float, float, int, int, in
                 with np.errstate(invalid="ignore", divide="ignore"):
                     d = np.where(s != 0, ((a - b) / s) ** 2, 0.0)
                 do += float((2 * d / (m[ok] - 1)).sum())
-        cats, nc = np.unique(vals, return_counts=True)
-        nc = nc.astype(float)
+        nc = counts.astype(float)
         de = 0.0
         step = max(1, 4_000_000 // max(K, 1))
         for s0 in range(0, K, step):

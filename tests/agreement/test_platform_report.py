@@ -138,7 +138,7 @@ def test_ratings_frame_splits_checklists_into_binary_flags_and_resolves_pair_sid
     mine = df[df["item_pk"] == a.item_id].set_index("field")["value"]
     assert mine[f"flags:{flags[0]}"] == 1
     assert all(mine[f"flags:{f}"] == 0 for f in flags[1:])
-    assert selectors.field_level(rubric, f"flags:{flags[0]}") == "nominal"
+    assert selectors.field_level(rubric, f"flags:{flags[0]}") == "ordinal"  # a two-point scale
 
     # pairwise: the picked item field, not the screen side
     tp = make_project("cqbench.turing", owner=owner, annotators=[ann], k=1, name="T")
@@ -171,7 +171,7 @@ def test_report_equals_the_core_on_the_same_frame(story_project):
         core = agreement_report(sub, fields=[f], level=level, by=["country"], bootstrap=50, seed=3)
         assert result["fields"][f] == core["fields"][f]
     assert result["levels"]["naturalness"] == "ordinal"
-    assert result["levels"]["consistency[1]"] == "nominal"
+    assert result["levels"]["consistency[1]"] == "ordinal"  # binary: a two-point scale
     nat = result["fields"]["naturalness"]
     assert nat["humans_vs_humans"]["krippendorff_alpha"]["level"] == "ordinal"
     assert "gpt-judge" in nat["judges_vs_humans"]
