@@ -116,9 +116,14 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
 @login_required
 def run_progress(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
     run = _run_or_403(request, project_id, run_id)
-    return render(request, "judges/_progress.html", {
+    response = render(request, "judges/_progress.html", {
         "project": run.project, "run": run, "progress": selectors.run_progress(run),
     })
+    if request.headers.get("HX-Request") and not run.is_active:
+        # the run page polled this while the run was active: reload it whole, so its answers,
+        # failures and the re-run button appear without the researcher reloading by hand
+        response["HX-Refresh"] = "true"
+    return response
 
 
 @login_required
