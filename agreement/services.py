@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Project
+from config.celery import send_or_fail
 
 from . import selectors
 from .models import AgreementReport
@@ -229,7 +230,10 @@ def start_report(*, project: Project, params: ReportParams, user=None, signature
             params=params.as_dict(),
             data_signature=signature if signature is not None else selectors.annotations_signature(project),
         )
-        transaction.on_commit(lambda: run_agreement_report.delay(job.id))
+        def fail(message: str) -> None:
+            AgreementReport.objects.filter(pk=job.pk).update(status=AgreementReport.Status.FAILED, message=message)
+
+        transaction.on_commit(lambda: send_or_fail(lambda: run_agreement_report.delay(job.id), fail))
     return job
 
 

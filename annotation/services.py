@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from benchmarks.base import STRATA_KEYS, Preset
 from benchmarks.registry import get_preset
+from config.celery import send_or_fail
 
 from .assets import (
     CheckedImage,
@@ -36,7 +37,17 @@ from .assets import (
 )
 from .bulk import insert_rows, reserve_ids
 from .item_schema import check_record
-from .models import Annotation, Assignment, Asset, ImportJob, Item, Membership, Project, Rater, RubricVersion
+from .models import (
+    Annotation,
+    Asset,
+    Assignment,
+    ImportJob,
+    Item,
+    Membership,
+    Project,
+    Rater,
+    RubricVersion,
+)
 from .rubric import AnswerError, Rubric
 
 MAX_REPORTED_ERRORS = 200
@@ -522,7 +533,13 @@ def start_import(
         return run_import_job(job=job)
     from .tasks import run_import
 
-    transaction.on_commit(lambda: run_import.delay(job.id))
+    def fail(message: str) -> None:
+        ImportJob.objects.filter(pk=job.pk).update(
+            status=ImportJob.Status.FAILED, finished_at=timezone.now(),
+            report=ImportReport(ok=False, errors=[message]).as_dict(),
+        )
+
+    transaction.on_commit(lambda: send_or_fail(lambda: run_import.delay(job.id), fail))
     return job
 
 

@@ -21,6 +21,7 @@ from annotation import services as annotation_services
 from annotation.assets import ImageProblem, check_image
 from annotation.item_schema import check_record
 from annotation.models import Asset, Item, Project
+from config.celery import send_or_fail
 
 from . import selectors
 from .models import AcceptancePolicy, DecisionEvent, Export, ItemDecision
@@ -341,7 +342,10 @@ def start_export(*, project: Project, user: AbstractBaseUser | None, content: st
     with transaction.atomic():
         export = Export.objects.create(project=project, created_by=user if _real(user) else None, content=content,
                                        format=format, scope=scope)
-        transaction.on_commit(lambda: run_export.delay(export.id))
+        def fail(message: str) -> None:
+            Export.objects.filter(pk=export.pk).update(status=Export.Status.FAILED, message=message)
+
+        transaction.on_commit(lambda: send_or_fail(lambda: run_export.delay(export.id), fail))
     return export
 
 

@@ -30,6 +30,7 @@ from annotation.expressions import Expression
 from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater
 from annotation.rubric import AnswerError, Rubric, RubricError
 from annotation.services import item_render_context
+from config.celery import send_or_fail
 
 from . import prompts
 from .backends import (
@@ -237,9 +238,16 @@ def start_judge_run(
 def enqueue_chunks(*, run: JudgeRun, item_ids: Sequence[int]) -> int:
     from .tasks import run_judge_chunk
 
+    def fail(message: str) -> None:
+        JudgeRun.objects.filter(pk=run.pk, state__in=[JudgeRun.State.QUEUED, JudgeRun.State.RUNNING]).update(
+            state=JudgeRun.State.FAILED, message=message, finished_at=timezone.now()
+        )
+
     n = 0
     for start in range(0, len(item_ids), run.chunk_size):
-        run_judge_chunk.apply_async(args=[run.id, list(item_ids[start : start + run.chunk_size])], queue=run.queue)
+        chunk = list(item_ids[start : start + run.chunk_size])
+        if not send_or_fail(lambda c=chunk: run_judge_chunk.apply_async(args=[run.id, c], queue=run.queue), fail):
+            break
         n += 1
     return n
 
