@@ -61,10 +61,10 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
     r = c.post(f"/projects/{project.id}/design/", {**form, "action": "create"})
     assert r.status_code == 302
     sample = Sample.objects.get()
-    # the demo has 8 pairs: the sample takes all and reports the strata as short
-    assert sample.report["total_drawn"] == 8 and sample.report["total_asked"] == 36 and sample.report["short"]
-    page = c.get(r["Location"])
-    assert b"short" in page.content
+    # the demo has 40 pairs (20 questions x 2 backbones): exactly 36 are drawn, proportionally
+    assert sample.report["total_drawn"] == 36 and sample.report["total_asked"] == 36 and not sample.report["short"]
+    assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]  # 20 / 20
+    assert c.get(r["Location"]).status_code == 200
     r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {
         "name": "VG 2 CN + 2 DE", "mode": "pooled", "k": "4", "balance_attribute": "nationality",
         "balance_quota": "China:2, Germany:2", "lease_minutes": "30", "take_over": "on",
@@ -75,17 +75,17 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
         assert c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
     assert not Assignment.objects.filter(project=project).exists()  # take-over removed the default rows
     for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
-        assert len(work_through(project, username, VG_ANSWERS)) == 8
+        assert len(work_through(project, username, VG_ANSWERS)) == 36
     per_item = {}
     for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
             "item_id", "rater__attributes__nationality"):
         per_item.setdefault(item_id, Counter())[nat] += 1
-    assert len(per_item) == 8 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
+    assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
     dash = c.get(f"/projects/{project.id}/dashboard/")
     assert dash.status_code == 200 and b"annotator3" in dash.content
     csv_text = c.get(f"/projects/{project.id}/dashboard/strata.csv").content.decode()
     assert csv_text.splitlines()[0].startswith("plan,stratum,items,places")
-    assert sum(int(line.split(",")[6]) for line in csv_text.splitlines()[1:]) == 32
+    assert sum(int(line.split(",")[6]) for line in csv_text.splitlines()[1:]) == 36 * 4
 
 
 def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
