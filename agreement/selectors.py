@@ -116,7 +116,12 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         for k in meta:
             meta_keys.setdefault(k, None)
 
-    raters = Rater.objects.filter(annotations__item__project=project).distinct().values_list("id", "name", "kind")
+    raters = list(Rater.objects.filter(annotations__item__project=project).distinct()
+                  .values_list("id", "name", "kind", "parameters"))
+    # A classifier judge ticks only some checklist flags (``decides``); the flags it never
+    # decides are not its "no" and stay out of its ratings.
+    decides_of = {rid: (params or {}).get("decides") for rid, _, _, params in raters}
+    raters = [(rid, name, kind) for rid, name, kind, _ in raters]
     rater_list = sorted(set(raters), key=lambda r: (r[2] != "human", r[1], r[0]))
     names: dict[str, int] = {}
     for _, name, _ in rater_list:
@@ -124,6 +129,7 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     rater_pos = {rid: k for k, (rid, _, _) in enumerate(rater_list)}
     rater_name = [name if names[name] == 1 else f"{name}#{rid}" for rid, name, _ in rater_list]
     rater_kind = [kind for _, _, kind in rater_list]
+    rater_decides = [decides_of.get(rid) for rid, _, _ in rater_list]
 
     fields: dict[str, int] = {}
     col_item: list[int] = []
@@ -145,7 +151,9 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     def emit(ip: int, rp: int, fid: str, q, v: Any, elem: int) -> None:
         if q.type == "checklist":
             ticked = set(v or [])
-            for opt in q.option_values():
+            decides = rater_decides[rp]
+            options = decides.get(q.id, []) if isinstance(decides, dict) else q.option_values()
+            for opt in options:
                 add(ip, rp, f"{fid}:{opt}", elem, 1 if opt in ticked else 0)
         elif v is not None and not isinstance(v, bool):
             add(ip, rp, fid, elem, v if q.type in ("scale", "binary") else str(v))

@@ -53,17 +53,29 @@ class StartRunSerializer(serializers.Serializer):
 
 
 class JudgeOutputSerializer(serializers.ModelSerializer):
+    """``parsed``: the rubric answers; ``labels``: what the judge's classifiers answered outside
+    the rubric (Table 3 classes, the refusal judge's refused / answered), or null."""
+
     external_id = serializers.CharField(source="item.external_id")
     member = serializers.CharField(source="member.name", default=None)
+    parsed = serializers.SerializerMethodField()
+    labels = serializers.SerializerMethodField()
 
     class Meta:
         model = JudgeOutput
-        fields = ["item", "external_id", "pass_index", "member", "raw_output", "parsed", "error", "latency_ms"]
+        fields = ["item", "external_id", "pass_index", "member", "raw_output", "parsed", "labels", "error",
+                  "latency_ms"]
+
+    def get_parsed(self, obj: JudgeOutput):
+        return selectors.rubric_part(obj.parsed)
+
+    def get_labels(self, obj: JudgeOutput):
+        return selectors.output_labels(obj.parsed)
 
 
 def _progress(run: JudgeRun) -> dict:
     data = selectors.run_progress(run)
-    data.update({"config": run.config_id, "parent": run.parent_id})
+    data.update({"config": run.config_id, "parent": run.parent_id, "labels": selectors.run_label_counts(run)})
     return data
 
 

@@ -122,6 +122,19 @@ class JudgeOutput(models.Model):
         indexes = [models.Index(fields=["run", "item"], name="judge_output_run_item_idx")]
         ordering = ["item_id", "pass_index"]
 
+    @property
+    def labels(self) -> dict | None:
+        """Classifier labels outside the rubric (Table 3 classes, refused / answered)."""
+        from .selectors import output_labels
+
+        return output_labels(self.parsed)
+
+    @property
+    def rubric_answers(self):
+        from .selectors import rubric_part
+
+        return rubric_part(self.parsed)
+
 
 class JudgeItemResult(models.Model):
     """The outcome of one item in one run, written once: ``ok`` (combined answers stored as the

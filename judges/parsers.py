@@ -108,3 +108,21 @@ def parse_question_choice(text: str, q: Question) -> dict[str, Any]:
     values = {str(o.value): o.value for o in q.options}
     picked = parse_choice(text, list(values) + [lbl for lbl in labels if lbl not in values])
     return {q.id: values.get(picked, labels.get(picked))}
+
+
+def parse_label(text: str, labels: Sequence[str]) -> str:
+    """A label judge's answer (Cultural Counterfactuals App. D.1: structured JSON with exactly
+    one of ``refused`` / ``answered``): ``{"label": "refused"}``, or the bare label."""
+    raw = (text or "").strip()
+    fenced = _FENCE.search(raw)
+    if fenced:
+        raw = fenced.group(1).strip()
+    if raw.startswith("{"):
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("label"), str):
+            raise ParseError('the JSON reply has no "label"')
+        raw = data["label"]
+    return parse_choice(raw, labels)

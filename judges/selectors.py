@@ -13,6 +13,7 @@ from annotation.models import Project
 from annotation.selectors import can_manage
 
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
+from .prompts import LABELS_KEY
 
 
 def can_run_judges(user: AbstractBaseUser, project: Project) -> bool:
@@ -59,6 +60,29 @@ def run_progress(run: JudgeRun) -> dict[str, Any]:
         "started_at": run.started_at,
         "finished_at": run.finished_at,
     }
+
+
+def output_labels(parsed: Any) -> dict[str, str] | None:
+    """The classifier labels of a judge output (or item result), outside the rubric answers."""
+    return parsed.get(LABELS_KEY) if isinstance(parsed, dict) else None
+
+
+def rubric_part(parsed: Any) -> Any:
+    """A judge output's rubric answers without its classifier labels."""
+    if isinstance(parsed, dict) and LABELS_KEY in parsed:
+        return {k: v for k, v in parsed.items() if k != LABELS_KEY}
+    return parsed
+
+
+def run_label_counts(run: JudgeRun) -> dict[str, dict[str, int]]:
+    """Per classifier, how many finished items got each label (e.g. the refusal judge's
+    ``{"refusal": {"answered": 7, "refused": 2}}``, the refusal rate's numerator and denominator)."""
+    counts: dict[str, dict[str, int]] = {}
+    for answers in run.results.filter(status=JudgeItemResult.Status.OK).values_list("answers", flat=True):
+        for key, label in (output_labels(answers) or {}).items():
+            per = counts.setdefault(key, {})
+            per[label] = per.get(label, 0) + 1
+    return {k: dict(sorted(v.items())) for k, v in counts.items()}
 
 
 def run_outputs(run: JudgeRun, *, errors_only: bool = False) -> QuerySet[JudgeOutput]:

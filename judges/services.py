@@ -15,6 +15,7 @@ only does the work that is missing."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -131,6 +132,7 @@ def create_judge_config(
     rubric = project.rubric_version.parsed()
     members = list(members)
     defaults = prompts.preset_defaults(project.preset_key, rubric)
+    kind, decides = "rubric", None
     if backend == JudgeConfig.Backend.ENSEMBLE:
         if len(members) < 2:
             raise JudgeError("an ensemble needs at least two member judges")
@@ -146,27 +148,64 @@ def create_judge_config(
         if questions is None:
             questions = _direct_questions(backend, project.preset_key)
     else:
-        parser = parser or defaults["parser"]
-        if parser not in ("json", "score_is", "choice"):
-            raise JudgeError(f"unknown parser {parser!r}")
+        if isinstance(prompt_template, dict) and "use" in prompt_template:  # a named template
+            named = prompts.NAMED_TEMPLATES.get(str(prompt_template["use"]))
+            if named is None:
+                raise JudgeError(f"no prompt template named {prompt_template['use']!r}; choose one of "
+                                 f"{', '.join(prompts.NAMED_TEMPLATES)}")
+            prompt_template = json.loads(json.dumps(named))
         if prompt_template is None:
+            parser = parser or defaults["parser"]
             prompt_template = defaults["prompt_template"] if parser == defaults["parser"] else dict(
                 prompts.GENERIC_TEMPLATE)
-        if questions is None:
-            questions = defaults["questions"]
         if not isinstance(prompt_template, dict) or not (
-            "per_question" in prompt_template or "user" in prompt_template
+            "per_question" in prompt_template or "user" in prompt_template or "classifiers" in prompt_template
         ):
-            raise JudgeError('a prompt template is {"system": ..., "user": ...} or {"per_question": {...}}')
+            raise JudgeError('a prompt template is {"system": ..., "user": ...}, {"per_question": {...}}, '
+                             '{"classifiers": [...], "flags": [...]} or {"label", "labels", "system", "user"}')
+        kind = prompts.template_kind(prompt_template)
+        if kind == "rubric":
+            parser = parser or defaults["parser"]
+            if questions is None:
+                questions = defaults["questions"]
+        else:
+            parser = parser or JudgeConfig.Parser.CHOICE
+            if parser != JudgeConfig.Parser.CHOICE:
+                raise JudgeError(f"a {kind} template is read by the choice parser, not {parser!r}")
+        if parser not in ("json", "score_is", "choice"):
+            raise JudgeError(f"unknown parser {parser!r}")
+        if kind == "classifiers":
+            try:
+                judged, flags = prompts.check_classifier_template(prompt_template, rubric)
+            except ValueError as exc:
+                raise JudgeError(f"classifier template: {exc}") from None
+            if questions is not None and list(questions) != judged:
+                raise JudgeError(f"the classifiers decide {', '.join(judged)}, not {', '.join(questions)}")
+            questions = judged
+            decides = {q: [f for r, f in zip(prompt_template["flags"], flags, strict=True) if r["question"] == q]
+                       for q in judged}
+        elif kind == "label":
+            labels = prompt_template.get("labels")
+            if not isinstance(prompt_template.get("label"), str) or not prompt_template["label"] or not (
+                isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) and x for x in labels)
+            ):
+                raise JudgeError('a label template needs "label" (a name) and "labels" (at least two)')
+            if questions:
+                raise JudgeError("a label judge answers no rubric question: its label is stored as its output")
+            questions = []
     questions = list(questions or [])
-    known = {q.id: q for q in rubric.questions}
-    unknown = [q for q in questions if q not in known]
-    if unknown or not questions:
-        raise JudgeError(f"the judge must answer rubric questions; unknown: {', '.join(unknown) or '(none given)'}")
-    try:
-        judged_rubric(project, questions)
-    except RubricError as exc:
-        raise JudgeError(f"these questions do not form a valid part of the rubric: {exc}") from None
+    label_judge = backend not in (JudgeConfig.Backend.ENSEMBLE, JudgeConfig.Backend.EMBEDDING,
+                                  JudgeConfig.Backend.IMAGE_SIMILARITY) and kind == "label"
+    if not label_judge:
+        known = {q.id: q for q in rubric.questions}
+        unknown = [q for q in questions if q not in known]
+        if unknown or not questions:
+            raise JudgeError(
+                f"the judge must answer rubric questions; unknown: {', '.join(unknown) or '(none given)'}")
+        try:
+            judged_rubric(project, questions)
+        except RubricError as exc:
+            raise JudgeError(f"these questions do not form a valid part of the rubric: {exc}") from None
     phash = prompts.prompt_hash(backend=backend, model_id=model_id, prompt_template=prompt_template, parser=parser,
                                 questions=questions, params=params)
     public_params = {k: v for k, v in params.items() if "key" not in k.lower() or k == "api_key_env"}
@@ -177,7 +216,11 @@ def create_judge_config(
             kind=Rater.Kind.MODEL, name=f"judge: {name}"[:200], backend=backend, model_id=model_id[:200],
             prompt_hash=phash,
             parameters={**public_params, "passes": int(passes), "combine": combine, "parser": parser,
-                        "questions": questions, "members": [m.name for m in members]},
+                        "questions": questions, "members": [m.name for m in members],
+                        # a classifier judge ticks only these flags; a label judge's output is its label
+                        **({"decides": decides} if decides else {}),
+                        **({"labels": {prompt_template["label"]: prompt_template["labels"]}} if kind == "label"
+                           else {})},
         )
         config = JudgeConfig.objects.create(
             project=project, name=name[:200], backend=backend, model_id=model_id, prompt_template=prompt_template,
@@ -295,7 +338,10 @@ def judge_items(items: Sequence[Item], image_fields: Sequence[str]) -> list[Judg
             asset = assets.get(item.data.get(f))
             if asset is not None:
                 images[f] = media_path(asset.relative_path())
-        out.append(JudgeItem(item_id=item.id, context=item_render_context(item), images=images))
+        # the item's meta (plain values, e.g. a model's output for the refusal judge) can fill
+        # prompt placeholders; the item's own fields and strata win over it
+        context = {**(item.meta or {}), **item_render_context(item)}
+        out.append(JudgeItem(item_id=item.id, context=context, images=images))
     return out
 
 
@@ -339,7 +385,7 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
     items_by_id = {it.id: it for it in Item.objects.filter(pk__in=todo_ids, project=run.project)}
     todo = [items_by_id[i] for i in todo_ids if i in items_by_id]
     step = batch_size or max(1, int(config.params.get("batch_size", run.chunk_size)))
-    rubric_part = judged_rubric(run.project, config.questions)
+    rubric_part = judged_rubric(run.project, config.questions) if config.questions else None
     for start in range(0, len(todo), step):
         if _state(run.pk) != JudgeRun.State.RUNNING:
             break  # cancelled (or failed elsewhere): stop between batches
@@ -349,7 +395,7 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
         )
         for m_index, (member, spec, backend) in enumerate(zip(members, specs, backends, strict=True)):
             offset = m_index * per_member
-            member_rubric = judged_rubric(run.project, member.questions)
+            member_rubric = judged_rubric(run.project, member.questions) if member.questions else None
             need_passes: dict[tuple[int, ...], list[Item]] = {}
             for it in batch:
                 missing = tuple(p for p in range(per_member) if (it.id, offset + p) not in have)
@@ -369,15 +415,19 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
 
 
 def _store_outputs(run: JudgeRun, member: JudgeConfig | None, offset: int, verdicts: Sequence[Verdict],
-                   rubric: Rubric, items_by_id: dict[int, Item]) -> None:
+                   rubric: Rubric | None, items_by_id: dict[int, Item]) -> None:
+    """Rubric answers validated by the rubric (``rubric`` None: a label judge answers none),
+    the classifier labels kept beside them under ``prompts.LABELS_KEY``."""
     rows = []
     for v in verdicts:
         parsed, error = v.answers, v.error
-        if parsed is not None and not error:
+        if parsed is not None and not error and rubric is not None:
             try:
                 parsed = rubric.validate(parsed, item=item_render_context(items_by_id[v.item_id]))
             except AnswerError as exc:
                 parsed, error = v.answers, f"invalid answer: {exc}"
+        if parsed is not None and v.labels:
+            parsed = {**parsed, prompts.LABELS_KEY: v.labels}
         rows.append(JudgeOutput(
             run=run, item_id=v.item_id, pass_index=offset + v.pass_index, member=member, raw_output=v.raw or "",
             parsed=parsed, error=error[:5000], latency_ms=v.latency_ms,
@@ -386,30 +436,48 @@ def _store_outputs(run: JudgeRun, member: JudgeConfig | None, offset: int, verdi
     JudgeOutput.objects.bulk_create(rows, ignore_conflicts=True)
 
 
-def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric, total_passes: int) -> None:
+def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passes: int) -> None:
     outputs = list(JudgeOutput.objects.filter(run=run, item=item).order_by("pass_index"))
     if len(outputs) < total_passes:
         return
     errors = [f"pass {o.pass_index + 1}: {o.error}" for o in outputs if o.error]
     ctx = item_render_context(item)
-    answers = None
+    answers = stored = None
+    exact: dict[str, Any] = {}
     if not errors:
-        combined, exact = combine(rubric, run.config.questions, [o.parsed or {} for o in outputs], run.config.combine)
-        try:
-            answers = rubric.validate(combined, item=ctx)
-        except AnswerError as exc:
-            errors.append(f"combined answer invalid: {exc}")
+        answers = {}
+        if rubric is not None:
+            combined, exact = combine(rubric, run.config.questions, [o.parsed or {} for o in outputs],
+                                      run.config.combine)
+            try:
+                answers = rubric.validate(combined, item=ctx)
+            except AnswerError as exc:
+                errors.append(f"combined answer invalid: {exc}")
+        labels = combine_labels([(o.parsed or {}).get(prompts.LABELS_KEY) for o in outputs])
+        stored = {**answers, prompts.LABELS_KEY: labels} if labels else answers
     with transaction.atomic():
         try:
             with transaction.atomic():
                 JudgeItemResult.objects.create(
                     run=run, item=item, status=JudgeItemResult.Status.FAILED if errors else JudgeItemResult.Status.OK,
-                    answers=answers, error="\n".join(errors)[:5000],
+                    answers=None if errors else stored, error="\n".join(errors)[:5000],
                 )
         except IntegrityError:
             return  # finalised already (redelivered chunk)
-        if not errors:
+        if not errors and rubric is not None:  # a label judge's output is no rubric annotation
             _write_annotation(run, item, answers, judge_derived(rubric, answers, exact))
+
+
+def combine_labels(per_pass: Sequence[dict[str, str] | None]) -> dict[str, str] | None:
+    """Classifier labels over passes: the majority per classifier (ties: the earliest pass)."""
+    present = [p for p in per_pass if p]
+    if not present:
+        return None
+    out = {}
+    for key in dict.fromkeys(k for p in present for k in p):
+        values = [p[key] for p in present if key in p]
+        out[key] = max(values, key=lambda v: (values.count(v), -values.index(v)))
+    return out
 
 
 def judge_derived(rubric: Rubric, answers: dict[str, Any], exact: dict[str, Any] | None) -> dict[str, Any]:

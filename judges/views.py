@@ -41,6 +41,11 @@ class JudgeConfigForm(forms.Form):
     backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices)
     model_id = forms.CharField(max_length=300, required=False, help_text="empty = the backend's default")
     parser = forms.ChoiceField(choices=[("", "preset default")] + list(JudgeConfig.Parser.choices), required=False)
+    template = forms.ChoiceField(required=False, choices=[
+        ("", "preset default (the paper's prompt, else the rubric prompt)"),
+        ("counterfactuals.classifier", "Cultural Counterfactuals Table 3 classifiers -> failure flags"),
+        ("refusal", "Refusal classifier (refused / answered, Cultural Counterfactuals App. D)"),
+    ])
     questions = forms.CharField(required=False, help_text="comma-separated question ids; empty = preset default")
     passes = forms.IntegerField(min_value=1, max_value=20, initial=1)
     combine = forms.ChoiceField(choices=JudgeConfig.Combine.choices)
@@ -73,7 +78,8 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
         try:
             config = services.create_judge_config(
                 project=project, name=d["name"], backend=d["backend"], model_id=d["model_id"],
-                parser=d["parser"] or None, questions=questions, params=d["params"], passes=d["passes"],
+                parser=d["parser"] or None, questions=questions,
+                prompt_template={"use": d["template"]} if d.get("template") else None, params=d["params"], passes=d["passes"],
                 combine=d["combine"], members=d["members"], created_by=request.user,
             )
         except JudgeError as exc:
@@ -110,6 +116,7 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
     return render(request, "judges/run.html", {
         "project": run.project, "run": run, "progress": selectors.run_progress(run), "outputs": page,
         "failures": selectors.run_failures(run)[:200], "errors_only": errors_only,
+        "label_counts": selectors.run_label_counts(run),
     })
 
 

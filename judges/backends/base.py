@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from annotation.rubric import Rubric
 
 from .. import parsers
-from ..prompts import build_messages
 
 
 class BackendUnavailable(RuntimeError):
@@ -58,6 +57,7 @@ class Verdict:
     answers: dict[str, Any] | None
     error: str = ""
     latency_ms: int | None = None
+    labels: dict[str, str] | None = None  # classifier labels outside the rubric (e.g. refused / answered)
 
 
 @dataclass
@@ -89,43 +89,88 @@ class JudgeBackend:
 
 
 class GenerativeBackend(JudgeBackend):
-    """A backend that generates text from the rubric prompt; the configured parser reads it."""
+    """A backend that generates text from the rubric prompt; the configured parser reads it.
+
+    Three prompt template forms (``prompts.template_kind``):
+
+    - ``rubric``: the rubric prompt (one request, or one per question), every item image attached;
+    - ``classifiers``: closed-choice classifiers (Cultural Counterfactuals Table 3), one request
+      per classifier with only its image, answers compared with the item's intended labels and
+      mapped to checklist flags;
+    - ``label``: a classifier whose label is not a rubric answer (the refusal judge)."""
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[ChatReply]:  # pragma: no cover
         raise NotImplementedError
 
-    def judge(self, items: Sequence[JudgeItem], passes: Sequence[int]) -> list[Verdict]:
+    # ------------------------------------------------------------------ requests per item
+    def units(self, item: JudgeItem) -> list[tuple[str | None, ChatRequest]]:
+        """(tag, request) per request one pass over the item makes; ValueError when the item
+        cannot be asked (the item fails, listed with the reason)."""
+        from ..prompts import (
+            answer_schema,
+            build_messages,
+            classifier_question,
+            render,
+            template_kind,
+        )
+
         spec = self.spec
+        template = spec.prompt_template
+        kind = template_kind(template)
+        if kind == "classifiers":
+            out = []
+            for c in template["classifiers"]:
+                image = item.images.get(c["image"])
+                if image is None:
+                    raise ValueError(f"the item has no image {c['image']!r} for classifier {c['id']}")
+                prompt, _ = classifier_question(c, item.context)
+                out.append((c["id"], ChatRequest(system=str(template.get("system") or ""), user=prompt,
+                                                 images=[image])))
+            return out
+        if kind == "label":
+            from ..prompts import template_placeholders
+
+            text = {k: str(template.get(k) or "") for k in ("system", "user")}
+            needed = [n for k in text for n in template_placeholders(text[k])]
+            missing = [n for n in needed if item.context.get(n) in (None, "")]
+            if missing:
+                raise ValueError(f"the item has no {', '.join(missing)} (give it in the item's data or meta)")
+            ctx = {k: v for k, v in item.context.items() if not isinstance(v, (list, dict))}
+            schema = {"type": "object", "properties": {"label": {"type": "string", "enum": list(template["labels"])}},
+                      "required": ["label"], "additionalProperties": False}
+            images = [item.images[f] for f in template.get("images") or [] if f in item.images]
+            return [(template["label"], ChatRequest(system=render(text["system"], ctx), user=render(text["user"], ctx),
+                                                    images=images, schema=schema))]
+        messages = build_messages(template, spec.rubric, spec.questions, item.context, spec.item_fields)
+        if not messages:
+            raise BackendUnavailable("the prompt template has no prompt for the judged questions")
+        images = [item.images[f] for f in spec.image_fields() if f in item.images]
+        schema = answer_schema(spec.rubric, spec.questions, item.context) if spec.parser == "json" else None
+        return [(qid, ChatRequest(system=system, user=user, images=images, schema=schema))
+                for qid, system, user in messages]
+
+    def judge(self, items: Sequence[JudgeItem], passes: Sequence[int]) -> list[Verdict]:
+        base_seed = self.spec.params.get("seed")
         plan: list[tuple[JudgeItem, int, list[str | None]]] = []
         requests: list[ChatRequest] = []
-        images_of = spec.image_fields()
-        base_seed = spec.params.get("seed")
-        for item in items:
-            messages = build_messages(spec.prompt_template, spec.rubric, spec.questions, item.context,
-                                      spec.item_fields)
-            if not messages:
-                raise BackendUnavailable("the prompt template has no prompt for the judged questions")
-            images = [item.images[f] for f in images_of if f in item.images]
-            for p in passes:
-                qids = []
-                for qid, system, user in messages:
-                    schema = None
-                    if spec.parser == "json":
-                        from ..prompts import answer_schema
-
-                        schema = answer_schema(spec.rubric, spec.questions, item.context)
-                    requests.append(ChatRequest(system=system, user=user, images=images, schema=schema,
-                                                seed=None if base_seed is None else int(base_seed) + p))
-                    qids.append(qid)
-                plan.append((item, p, qids))
-        replies = self.generate(requests)
         verdicts: list[Verdict] = []
+        for item in items:
+            try:
+                units = self.units(item)
+            except ValueError as exc:
+                verdicts.extend(Verdict(item.item_id, p, "", None, f"cannot judge this item: {exc}") for p in passes)
+                continue
+            for p in passes:
+                for _tag, req in units:
+                    requests.append(replace(req, seed=None if base_seed is None else int(base_seed) + p))
+                plan.append((item, p, [tag for tag, _ in units]))
+        replies = self.generate(requests)
         pos = 0
-        for item, p, qids in plan:
-            mine = replies[pos : pos + len(qids)]
-            pos += len(qids)
+        for item, p, tags in plan:
+            mine = replies[pos : pos + len(tags)]
+            pos += len(tags)
             raw = (mine[0].text or "") if len(mine) == 1 else "\n".join(
-                f"[{qid}] {r.text if r.text is not None else ''}" for qid, r in zip(qids, mine, strict=True)
+                f"[{tag}] {r.text if r.text is not None else ''}" for tag, r in zip(tags, mine, strict=True)
             )
             latency = sum(r.latency_ms or 0 for r in mine)
             errors = [r.error for r in mine if r.error]
@@ -133,13 +178,49 @@ class GenerativeBackend(JudgeBackend):
                 verdicts.append(Verdict(item.item_id, p, raw, None, "request failed: " + "; ".join(errors), latency))
                 continue
             try:
-                answers: dict[str, Any] = {}
-                for qid, r in zip(qids, mine, strict=True):
-                    answers.update(self.parse(r.text or "", qid, item))
-                verdicts.append(Verdict(item.item_id, p, raw, answers, "", latency))
+                answers, labels = self.read(item, tags, [r.text or "" for r in mine])
+                verdicts.append(Verdict(item.item_id, p, raw, answers, "", latency, labels))
             except parsers.ParseError as exc:
                 verdicts.append(Verdict(item.item_id, p, raw, None, f"parse failed: {exc}", latency))
         return verdicts
+
+    # ------------------------------------------------------------------ replies -> answers
+    def read(self, item: JudgeItem, tags: Sequence[str | None],
+             texts: Sequence[str]) -> tuple[dict[str, Any], dict[str, str] | None]:
+        """(rubric answers, classifier labels or None) from one pass's replies."""
+        from ..prompts import classifier_question, template_kind
+
+        template = self.spec.prompt_template
+        kind = template_kind(template)
+        if kind == "label":
+            return {}, {template["label"]: parsers.parse_label(texts[0], template["labels"])}
+        if kind == "classifiers":
+            by_id = {c["id"]: c for c in template["classifiers"]}
+            labels: dict[str, str] = {}
+            wrong: dict[str, bool] = {}
+            problems = []
+            for tag, text in zip(tags, texts, strict=True):
+                c = by_id[tag]
+                _, choices = classifier_question(c, item.context)
+                try:
+                    labels[tag] = parsers.parse_choice(text, choices)
+                except parsers.ParseError as exc:
+                    problems.append(f"{tag}: {exc}")
+                    continue
+                wrong[tag] = _norm_label(labels[tag]) != _norm_label(item.context.get(c["expected"]))
+            if problems:  # one unreadable classifier answer: no flags are guessed for the item
+                raise parsers.ParseError("; ".join(problems))
+            answers: dict[str, Any] = {q: set() for q in self.spec.questions}
+            for rule in template["flags"]:
+                if any(wrong[c] for c in rule["if_wrong"]) and not any(wrong[c] for c in rule.get("unless_wrong", [])):
+                    answers.setdefault(rule["question"], set()).add(rule["flag"])
+            ordered = {q: [v for v in self.spec.rubric.question(q).option_values() if v in answers[q]]
+                       for q in answers}
+            return ordered, labels
+        answers = {}
+        for qid, text in zip(tags, texts, strict=True):
+            answers.update(self.parse(text, qid, item))
+        return answers, None
 
     def parse(self, text: str, qid: str | None, item: JudgeItem) -> dict[str, Any]:
         spec = self.spec
@@ -151,28 +232,14 @@ class GenerativeBackend(JudgeBackend):
                 raise BackendUnavailable('the "score is <num>" parser answers one question per prompt')
             return parsers.parse_score_is(text, spec.rubric.question(target))
         if spec.parser == "choice":
-            flag = spec.params.get("flag_if_not")
-            if flag:  # a closed-choice classifier checked against the item's intended label
-                choices = item_choices(spec.params, item.context)
-                picked = parsers.parse_choice(text, choices)
-                expected = str(item.context.get(flag["expected_field"], ""))
-                return {flag["question"]: [] if picked.lower() == expected.lower() else [flag["flag"]]}
             if target is None:
                 raise BackendUnavailable("the closed-choice parser answers one question per prompt")
             return parsers.parse_question_choice(text, spec.rubric.question(target))
         raise BackendUnavailable(f"parser {spec.parser!r} cannot read generated text")
 
 
-def item_choices(params: Mapping[str, Any], ctx: Mapping[str, Any]) -> list[str]:
-    from ..prompts import COUNTERFACTUAL_CHOICES
-
-    if params.get("choices"):
-        return list(params["choices"])
-    by = params.get("choices_by", "dimension")
-    entry = COUNTERFACTUAL_CHOICES.get(str(ctx.get(by, "")).lower())
-    if entry is None:
-        raise parsers.ParseError(f"no closed list of choices for {by}={ctx.get(by)!r}")
-    return entry[1]
+def _norm_label(v: Any) -> str:
+    return " ".join(str(v or "").replace("-", " ").split()).lower()
 
 
 def timed() -> float:

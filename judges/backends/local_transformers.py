@@ -118,7 +118,7 @@ class TransformersBackend(GenerativeBackend):
                 conversations.append(msgs + [{"role": "user", "content": content}])
             return self.processor.apply_chat_template(
                 conversations, add_generation_prompt=True, tokenize=True, return_dict=True,
-                return_tensors="pt", padding=True,
+                return_tensors="pt", processor_kwargs={"padding": True},
             )
         if any(req.images for req in batch) and not self.spec.params.get("ignore_images"):
             raise BackendUnavailable("a text-only (causal) model cannot see the item images; use kind image-text")

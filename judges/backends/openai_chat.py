@@ -83,7 +83,10 @@ class OpenAIChatBackend(GenerativeBackend):
         self.backoff = float(p.get("backoff_s", 1.0))
         self.max_backoff = float(p.get("max_backoff_s", 30.0))
         self.concurrency = max(1, int(p.get("concurrency", 4)))
-        default_rf = "json_schema" if spec.parser == "json" else "none"
+        from ..prompts import template_kind
+
+        # constrained output for JSON rubric answers and for label judges (App. D.1: structured JSON)
+        default_rf = "json_schema" if spec.parser == "json" or template_kind(spec.prompt_template) == "label" else "none"
         self.response_format = str(p.get("response_format", default_rf))
         self.generation = {
             k: p[k] for k in ("temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty")

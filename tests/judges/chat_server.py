@@ -4,7 +4,9 @@ It answers like a (very simple) judge would: a "score is <num>" prompt gets ``sc
 a request with a JSON-schema ``response_format`` gets the first allowed value of every
 property. Scripted faults are consumed first, in order: ``("status", 429)``, ``("status", 500)``,
 ``("sleep", seconds)`` (then a normal answer), ``("body", "not json")``, ``("content", "text")``,
-``("refuse_rf", None)`` (HTTP 400 when response_format is present)."""
+``("refuse_rf", None)`` (HTTP 400 when response_format is present). ``responder(body)``, when
+given, answers first (its text is the reply's content; None falls back to the rules above): a
+test's stand-in for a classifier that answers from the image and prompt it was sent."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 
@@ -36,7 +39,9 @@ def _first(prop: dict[str, Any]) -> Any:
 
 
 class ChatServer:
-    def __init__(self, *, score: int = 4, delay_s: float = 0.0) -> None:
+    def __init__(self, *, score: int = 4, delay_s: float = 0.0,
+                 responder: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+        self.responder = responder
         self.script: deque = deque()
         self.requests: list[dict[str, Any]] = []
         self.score = score
@@ -115,6 +120,8 @@ class ChatServer:
                 return
         if self.delay_s:
             time.sleep(self.delay_s)
+        if content is None and self.responder is not None:
+            content = self.responder(body)
         if content is None:
             rf = body.get("response_format") or {}
             if rf.get("type") == "json_schema":
