@@ -52,6 +52,9 @@ class PolicySerializer(serializers.Serializer):
     judge_screening = serializers.BooleanField(required=False)
     min_human_ratings = serializers.IntegerField(required=False)
     revise_if = serializers.CharField(required=False, allow_blank=True)
+    element_filter = serializers.JSONField(
+        required=False, help_text='optional per-element filter of a list field, e.g. {"over": "values", "keep_if": '
+        '"reflection == 1 and consistency == 1", "aggregation": "majority", "tie": "drop"}; {} for none')
 
 
 class PreviewSerializer(serializers.Serializer):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import hmac
+import io
 import json
 import logging
 import os
@@ -118,6 +119,13 @@ class TableWriter:
             self._fh.write("".join(
                 dumps({n: _plain(v, nested=True) for n, v in zip(names, r)}, ensure_ascii=False) + "\n" for r in rows))
 
+    def write_text(self, text: str, rows: int) -> None:
+        """Pre-serialised JSONL / CSV lines (``rows`` of them), e.g. from :func:`annotation_text`."""
+        if self.fmt == "parquet":
+            raise ValueError("write_text is for jsonl / csv")
+        self._fh.write(text)
+        self.rows += rows
+
     def close(self) -> dict[str, Any]:
         if self.fmt == "parquet":
             self._pq.close()
@@ -199,7 +207,29 @@ def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
     fields += [_json_field("meta"), pa.field("status", pa.string()), pa.field("status_reason", pa.string()),
                pa.field("n_human_ratings", pa.int64())]
     fields += [pa.field(f"mean_{n}", pa.float64()) for n in _mean_fields(rubric)]
+    if _element_filter(project):
+        fields.append(_json_field("_removed"))
     return pa.schema(fields), images
+
+
+def _element_filter(project: Project) -> dict[str, Any]:
+    """The current policy's element filter ({} when none)."""
+    from .services import current_policy
+
+    return current_policy(project).get("element_filter") or {}
+
+
+def _apply_element_filter(over: str, elements: Any, details: dict | None) -> tuple[Any, list[dict] | None]:
+    """(kept elements, ``_removed`` records) of an item's list field under the element filter its
+    decision recorded; ``_removed`` is None when the decision has no filter record for this field
+    (not decided under the filter: re-apply the policy), and the list is then left whole."""
+    record = (details or {}).get("element_filter")
+    if not isinstance(record, dict) or record.get("over") != over or not isinstance(elements, list):
+        return elements, None
+    removed = {r["element"]: r.get("reason", "") for r in record.get("removed") or []}
+    kept = [e for n, e in enumerate(elements, start=1) if n not in removed]
+    return kept, [{"element": n, "value": elements[n - 1], "reason": why}
+                  for n, why in sorted(removed.items()) if 1 <= n <= len(elements)]
 
 
 def _mean_fields(rubric: Rubric) -> list[str]:
@@ -227,11 +257,12 @@ def item_rows(export: Export, schema: pa.Schema, images: list[str], *, hf: bool,
     rubric = project.rubric_version.parsed()
     means = _mean_fields(rubric)
     data_fields = [f["name"] for f in project.preset.item_fields]
+    over = _element_filter(project).get("over") if "_removed" in schema.names else None
     qs = selectors.exported_items(project, export.scope)
     parents = {}
     batch = HF_ITEM_BATCH if hf else ITEM_BATCH
     for rows in selectors.item_chunks(qs, "external_id", "version", "parent_id", "data", *STRATA_COLUMNS, "meta",
-                                      "decision__status", "decision__reason", chunk=batch):
+                                      "decision__status", "decision__reason", "decision__details", chunk=batch):
         ids = [r[0] for r in rows]
         parent_ids = [r[3] for r in rows if r[3]]
         parents = dict(Item.objects.filter(id__in=parent_ids).values_list("id", "version")) if parent_ids else {}
@@ -241,12 +272,17 @@ def item_rows(export: Export, schema: pa.Schema, images: list[str], *, hf: bool,
             data = r[4] or {}
             n, mv = stats.get(r[0], (0, [None] * len(means)))
             values: list[Any] = [r[1], r[2], parents.get(r[3])]
+            k = 5 + len(STRATA_COLUMNS)
+            removed = None
             for name in data_fields:
                 v = data.get(name)
+                if name == over:
+                    v, removed = _apply_element_filter(over, v, r[k + 3])
                 values.append(image_value(v) if name in images and v else v)
             values += [v or "" for v in r[5:5 + len(STRATA_COLUMNS)]]
-            k = 5 + len(STRATA_COLUMNS)
             values += [r[k] or {}, r[k + 1] or "pending", r[k + 2] or "", n, *mv]
+            if over is not None:
+                values.append(removed)
             out.append(tuple(values))
         yield out
 
@@ -390,6 +426,12 @@ def dataset_card(export: Export, prov: dict[str, Any], feats: dict[str, Any], im
         f"- judge screening before human review: {'yes' if policy['judge_screening'] else 'no'}",
         f"- minimum complete human ratings: {policy['min_human_ratings']}",
         f"- needs revision when rejected and any rating satisfies: `{policy['revise_if'] or '(never)'}`"])
+    ef = (policy or {}).get("element_filter") or {}
+    if ef:
+        policy_lines.append(
+            f"- elements of `{ef['over']}` kept only when `{ef['keep_if']}` holds for the human raters "
+            f"({ef['aggregation']}; ties and elements without a complete rating: {ef['tie']}); the dropped ones "
+            "are listed, with the reason, in the `_removed` column")
     questions = "\n".join(f"- `{q.id}` ({q.type}): {q.label}" for q in rubric.questions)
     derived = "\n".join(f"- `{d.id}` = `{d.expr.source}`: {d.label}" for d in rubric.derived) or "- (none)"
     return f"""---
@@ -500,7 +542,10 @@ def _value(v: Any) -> tuple[str, float | None]:
     return json.dumps(v, ensure_ascii=False, sort_keys=True), None
 
 
-def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tuple]]:
+def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple]:
+    """Per submitted annotation of the export (id order, streamed): (item, item version, rater
+    tuple (pseudonym, kind, backend, model, prompt hash, parameters), rubric (parsed, key,
+    version), rubric version id, rater id, answers, derived, presentation, created, updated, revision)."""
     project = export.project
     raters = {}
     for rid, kind, backend, model_id, prompt_hash, params in (
@@ -516,14 +561,22 @@ def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tup
     rows = qs.order_by("id").values_list(
         "item__external_id", "item__version", "rater_id", "rubric_version_id", "answers", "derived",
         "assignment__presentation", "created_at", "updated_at", "revision").iterator(chunk_size=ANNOTATION_CHUNK)
-    batch: list[tuple] = []
     for ext, version, rater_id, rv_id, answers, derived, presentation, created, updated, revision in rows:
         rb = rubrics.get(rv_id)
         if rb is None:
             rv = RubricVersion.objects.get(pk=rv_id)
             rb = rubrics[rv_id] = (rv.parsed(), rv.rubric_key, rv.version)
+        yield (ext, version, raters[rater_id], rb, rv_id, rater_id, answers, derived, presentation, created, updated,
+               revision)
+
+
+def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tuple]]:
+    """Long rows (tuples in ``ANNOTATION_SCHEMA`` order), ``ANNOTATION_BATCH`` at a time (Parquet)."""
+    batch: list[tuple] = []
+    for (ext, version, rater, rb, _rv_id, _rater_id, answers, derived, presentation, created, updated,
+         revision) in _annotation_source(export, pseudonyms):
         rubric, rkey, rver = rb
-        pseud, kind, backend, model_id, prompt_hash, params = raters[rater_id]
+        pseud, kind, backend, model_id, prompt_hash, params = rater
         for fname, v in _flatten(rubric, answers or {}, derived or {}, presentation):
             text, num = _value(v)
             batch.append((ext, version, pseud, kind, fname, text, num, rkey, rver, created, updated, revision,
@@ -533,6 +586,94 @@ def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tup
             batch = []
     if batch:
         yield batch
+
+
+class _CsvCells:
+    """CSV text of a run of cells exactly as ``csv.writer(lineterminator="\n")`` writes them inside
+    a row (QUOTE_MINIMAL decides per cell, so runs joined by "," equal the whole row written at
+    once; a sentinel last cell avoids the lone-empty-cell special case)."""
+
+    def __init__(self) -> None:
+        self._buf = io.StringIO()
+        self._w = csv.writer(self._buf, lineterminator="\n")
+
+    def __call__(self, cells: Sequence[Any]) -> str:
+        buf = self._buf
+        buf.seek(0)
+        buf.truncate()
+        self._w.writerow([*cells, "x"])
+        return buf.getvalue()[:-3]  # drop ",x\n"
+
+
+_VALUE_CACHE_MAX = 10_000
+
+
+def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterator[tuple[str, int]]:
+    """The JSONL or CSV body of the long annotations table, (text, rows) about ``ANNOTATION_BATCH``
+    rows at a time; byte for byte what :class:`TableWriter` writes for :func:`annotation_rows`
+    (``json.dumps`` of each row as an object in schema order with ``ensure_ascii=False``; CSV via
+    the csv module), but each annotation's constant cells (item, rater, rubric, timestamps, judge)
+    and the field names / common values are serialised once and every line is concatenated from
+    those pieces (``tests/curation/test_export_text.py`` checks the identity)."""
+    dumps = json.dumps
+    names = ANNOTATION_SCHEMA.names
+    if fmt == "jsonl":
+        def enc(v: Any) -> str:
+            return dumps(v.isoformat() if isinstance(v, datetime) else v, ensure_ascii=False)
+
+        key = [("{" if i == 0 else ", ") + dumps(n, ensure_ascii=False) + ": " for i, n in enumerate(names)]
+        end = "}\n"
+    else:
+        cells = _CsvCells()
+
+        def enc_cells(vs: Sequence[Any]) -> str:
+            return cells(["" if v is None else _plain(v, nested=False) for v in vs])
+    rater_pieces: dict[int, tuple[str, str]] = {}
+    rubric_pieces: dict[int, str] = {}
+    field_pieces: dict[str, str] = {}
+    value_pieces: dict[tuple[type, Any], str] = {}
+    parts: list[str] = []
+    for (ext, version, rater, rb, rv_id, rater_id, answers, derived, presentation, created, updated,
+         revision) in _annotation_source(export, pseudonyms):
+        rubric, rkey, rver = rb
+        rp = rater_pieces.get(rater_id)
+        if rp is None:  # (pseudonym + kind, judge columns + line end)
+            pseud, kind, backend, model_id, prompt_hash, params = rater
+            if fmt == "jsonl":
+                rp = (key[2] + enc(pseud) + key[3] + enc(kind) + key[4],
+                      key[12] + enc(backend) + key[13] + enc(model_id) + key[14] + enc(prompt_hash)
+                      + key[15] + enc(params) + end)
+            else:
+                rp = ("," + enc_cells([pseud, kind]) + ",",
+                      "," + enc_cells([backend, model_id, prompt_hash, params]) + "\n")
+            rater_pieces[rater_id] = rp
+        rk = rubric_pieces.get(rv_id)
+        if rk is None:
+            rk = rubric_pieces[rv_id] = (key[7] + enc(rkey) + key[8] + enc(rver) if fmt == "jsonl"
+                                         else "," + enc_cells([rkey, rver]))
+        if fmt == "jsonl":
+            head = key[0] + enc(ext) + key[1] + enc(version) + rp[0]
+            tail = (rk + key[9] + enc(created) + key[10] + enc(updated) + key[11] + enc(revision) + rp[1])
+        else:
+            head = enc_cells([ext, version]) + rp[0]
+            tail = rk + "," + enc_cells([created, updated, revision]) + rp[1]
+        for fname, v in _flatten(rubric, answers or {}, derived or {}, presentation):
+            fp = field_pieces.get(fname)
+            if fp is None:
+                fp = field_pieces[fname] = enc(fname) if fmt == "jsonl" else enc_cells([fname])
+            ck = (v.__class__, v) if isinstance(v, (bool, int, float)) else None
+            vp = value_pieces.get(ck) if ck is not None else None
+            if vp is None:
+                text, num = _value(v)
+                vp = (key[5] + enc(text) + key[6] + enc(num)) if fmt == "jsonl" else "," + enc_cells([text, num])
+                if ck is not None and len(value_pieces) < _VALUE_CACHE_MAX:
+                    value_pieces[ck] = vp
+            parts.append(head + fp + vp + tail)
+        if len(parts) >= ANNOTATION_BATCH:
+            yield "".join(parts), len(parts)
+            parts = []
+    if parts:
+        yield "".join(parts), len(parts)
 
 
 def export_annotations(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
@@ -546,10 +687,16 @@ def export_annotations(export: Export, root: Path, prov: dict[str, Any], progres
     pseudonyms = Pseudonyms()
     seen = 0
     try:
-        for batch in annotation_rows(export, pseudonyms):
-            writer.write(batch)
-            seen += len(batch)
-            progress(min(0.99, seen / (total * 7)))  # ~7 long rows per annotation: an estimate
+        if export.format == "parquet":
+            for batch in annotation_rows(export, pseudonyms):
+                writer.write(batch)
+                seen += len(batch)
+                progress(min(0.99, seen / (total * 7)))  # ~7 long rows per annotation: an estimate
+        else:
+            for text, n in annotation_text(export, pseudonyms, export.format):
+                writer.write_text(text, n)
+                seen += n
+                progress(min(0.99, seen / (total * 7)))
     except BaseException:
         writer.abort()
         raise

@@ -37,6 +37,9 @@ class AcceptancePolicy(models.Model):
     judge_screening = models.BooleanField(default=False, help_text="model raters must pass before humans count")
     min_human_ratings = models.PositiveSmallIntegerField(default=1)
     revise_if = models.CharField(max_length=1000, blank=True, help_text="a rejected item needs revision when any rating satisfies this")
+    element_filter = models.JSONField(default=dict, blank=True,
+                                      help_text='optional, e.g. {"over": "values", "keep_if": "reflection == 1", '
+                                                '"aggregation": "majority", "tie": "drop"}')
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -50,7 +53,7 @@ class AcceptancePolicy(models.Model):
     def spec_dict(self) -> dict:
         return {"rule": self.rule, "aggregation": self.aggregation, "tie": self.tie,
                 "judge_screening": self.judge_screening, "min_human_ratings": self.min_human_ratings,
-                "revise_if": self.revise_if}
+                "revise_if": self.revise_if, "element_filter": dict(self.element_filter or {})}
 
 
 class ItemDecision(models.Model):

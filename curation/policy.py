@@ -14,7 +14,20 @@ A policy (see PROTOCOLS.md "ValueGround ... Our default"):
 - ``judge_screening``: model raters must pass the rule before the human review counts;
 - ``min_human_ratings``: fewer complete human ratings leave the item pending;
 - ``revise_if``: a rejected item goes to ``needs_revision`` when any human rating satisfies this
-  expression (ValueGround: the rater wrote revision feedback).
+  expression (ValueGround: the rater wrote revision feedback);
+- ``element_filter`` (optional): drop elements of a list field of the item that the human raters
+  find wanting (CQ-Bench removes the values that validation finds not reflected / inconsistent):
+  ``{"over": "values", "keep_if": "reflection == 1 and consistency == 1", "aggregation":
+  "majority", "tie": "drop"}``. ``keep_if`` may name only questions repeated over ``over``; it is
+  evaluated per element on each human rating (``reflection`` = that rater's answer for the
+  element). ``aggregation``: ``majority`` (keep when more raters keep than drop), ``all`` (every
+  counted rater keeps) or ``mean`` (``keep_if`` on the raters' mean answers for the element).
+  ``tie`` (default ``drop``): what a majority tie means for an element - and also an element with
+  no complete rating (every rater's answer for it missing). A rating whose ``keep_if`` cannot be
+  evaluated on an element (an answer missing) is not counted for that element. The filter does
+  not change the item's status; the decision details record ``kept`` / ``removed`` (1-based
+  element numbers, as V1..V5 and the ``values[n]`` fields of the long export, with a reason) and
+  exports of items carry only the kept elements plus a ``_removed`` column.
 
 A rating whose rule evaluates to None (an answer the rule reads is missing, e.g. an annotation
 under an older rubric version) is *incomplete*: it is not counted, and the reason says so.
@@ -22,6 +35,7 @@ under an older rubric version) is *incomplete*: it is not counted, and the reaso
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,6 +47,9 @@ from annotation.rubric import Rubric
 AGGREGATIONS = ("all", "majority", "mean")
 TIES = ("reject", "pending")
 STATUSES = ("pending", "accepted", "rejected", "needs_revision")
+ELEMENT_AGGREGATIONS = ("majority", "all", "mean")
+ELEMENT_TIES = ("drop", "keep")
+ELEMENT_FILTER_KEYS = ("over", "keep_if", "aggregation", "tie")
 
 # Rules for presets whose rubric has no acceptance expression (the papers decide on a derived
 # field by majority). A researcher can always write another rule.
@@ -42,7 +59,10 @@ SUGGESTED: dict[str, dict[str, Any]] = {
     # BLEnD-Vis: Bad templates were corrected by the team, not dropped.
     "blendvis.template": {"rule": "good == 1", "aggregation": "majority", "revise_if": "good == 0"},
     "counterfactuals.audit": {"rule": "any_failure == 0", "aggregation": "majority"},
-    "cqbench.story": {"rule": "natural == 1", "aggregation": "majority"},
+    # CQ-Bench: values the validation finds not reflected or inconsistent are removed from the story.
+    "cqbench.story": {"rule": "natural == 1", "aggregation": "majority",
+                      "element_filter": {"over": "values", "keep_if": "reflection == 1 and consistency == 1",
+                                         "aggregation": "majority", "tie": "drop"}},
 }
 
 
@@ -62,6 +82,7 @@ class PolicySpec:
     judge_screening: bool = False
     min_human_ratings: int = 1
     revise_if: str = ""
+    element_filter: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,7 +119,41 @@ class PolicySpec:
         if not isinstance(revise_if, str):
             raise PolicyError("revise_if must be an expression (text)")
         return cls(rule=rule.strip()[:1000], aggregation=aggregation, tie=tie, judge_screening=bool(screening),
-                   min_human_ratings=min_h, revise_if=revise_if.strip()[:1000])
+                   min_human_ratings=min_h, revise_if=revise_if.strip()[:1000],
+                   element_filter=parse_element_filter(merged.get("element_filter")))
+
+
+def parse_element_filter(raw: Any) -> dict[str, Any]:
+    """The shape of an ``element_filter`` (an object, or its JSON text from a form; empty = none)."""
+    if raw is None or raw == {} or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise PolicyError(f"element_filter is not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if raw is None or raw == {}:
+            return {}
+    if not isinstance(raw, Mapping):
+        raise PolicyError('element_filter must be an object such as {"over": "values", "keep_if": "reflection == 1"}')
+    unknown = sorted(set(raw) - set(ELEMENT_FILTER_KEYS))
+    if unknown:
+        raise PolicyError(f"unknown element_filter key(s): {', '.join(map(str, unknown))} "
+                          f"(allowed: {', '.join(ELEMENT_FILTER_KEYS)})")
+    over, keep_if = raw.get("over"), raw.get("keep_if")
+    if not isinstance(over, str) or not over.strip():
+        raise PolicyError("element_filter needs 'over': the list field whose elements are filtered")
+    if not isinstance(keep_if, str) or not keep_if.strip():
+        raise PolicyError("element_filter needs 'keep_if': an expression over the questions repeated over "
+                          f"{over.strip()!r}")
+    aggregation = raw.get("aggregation") or "majority"
+    if aggregation not in ELEMENT_AGGREGATIONS:
+        raise PolicyError(f"unknown element_filter aggregation {aggregation!r}: use one of "
+                          f"{', '.join(ELEMENT_AGGREGATIONS)}")
+    tie = raw.get("tie") or "drop"
+    if tie not in ELEMENT_TIES:
+        raise PolicyError(f"unknown element_filter tie {tie!r}: use one of {', '.join(ELEMENT_TIES)}")
+    return {"over": over.strip(), "keep_if": keep_if.strip()[:1000], "aggregation": aggregation, "tie": tie}
 
 
 def rubric_names(rubric: Rubric) -> list[str]:
@@ -116,6 +171,8 @@ class CompiledPolicy:
     rubric: Rubric
     rule: Expression
     revise: Expression | None
+    keep: Expression | None = None
+    element_questions: tuple[str, ...] = ()
 
 
 def compile_policy(spec: PolicySpec, rubric: Rubric) -> CompiledPolicy:
@@ -133,9 +190,33 @@ def compile_policy(spec: PolicySpec, rubric: Rubric) -> CompiledPolicy:
             )
         return expr
 
+    keep, element_questions = None, ()
+    ef = spec.element_filter
+    if ef:
+        repeated = [q for q in rubric.questions if q.repeat_over == ef["over"]]
+        if not repeated:
+            lists = sorted({q.repeat_over for q in rubric.questions if q.repeat_over})
+            raise PolicyError(f"element_filter: no question of this rubric is repeated over {ef['over']!r}; "
+                              f"list fields with repeated questions: {', '.join(lists) or '(none)'}")
+        usable = [q.id for q in repeated if q.type in ("scale", "binary", "choice")]
+        try:
+            keep = Expression(ef["keep_if"])
+        except ExpressionError as exc:
+            raise PolicyError(f"element_filter keep_if: {exc}") from None
+        unknown = sorted(keep.names - set(usable))
+        if unknown:
+            raise PolicyError(f"element_filter keep_if refers to unknown field(s) {', '.join(unknown)}; questions "
+                              f"repeated over {ef['over']!r}: {', '.join(usable) or '(none usable)'}")
+        if ef["aggregation"] == "mean":
+            labels = sorted(n for n in keep.names if rubric.question(n).type == "choice")
+            if labels:
+                raise PolicyError(f"element_filter aggregation 'mean' needs numeric questions; {', '.join(labels)} "
+                                  "is a choice: use majority or all")
+        element_questions = tuple(q for q in usable if q in keep.names)
     return CompiledPolicy(
         spec=spec, rubric=rubric, rule=comp(spec.rule, "the rule"),
         revise=comp(spec.revise_if, "revise_if") if spec.revise_if else None,
+        keep=keep, element_questions=element_questions,
     )
 
 
@@ -216,8 +297,67 @@ def _mode(values: Sequence[Any]) -> Any:
     return c[0][0]
 
 
+def filter_elements(policy: CompiledPolicy, ratings: Sequence[Rating]) -> dict[str, Any] | None:
+    """The policy's element filter on one item's human ratings: ``{"over", "n", "kept": [numbers],
+    "removed": [{"element": number, "reason"}]}`` with 1-based element numbers (None: no filter).
+
+    The number of elements is the longest answer list of the questions ``keep_if`` reads (the
+    rubric validator makes every answer list as long as the item's list)."""
+    ef = policy.spec.element_filter
+    if not ef or policy.keep is None:
+        return None
+    names = policy.element_questions
+    lists = [{n: (r.answers or {}).get(n) for n in names} for r in ratings if r.kind == "human"]
+    width = max((len(v) for a in lists for v in a.values() if isinstance(v, list)), default=0)
+    keep_tie = ef["tie"] == "keep"
+    kept: list[int] = []
+    removed: list[dict[str, Any]] = []
+    for i in range(width):
+        ctxs = [{n: (v[i] if isinstance(v, list) and i < len(v) else None) for n, v in a.items()} for a in lists]
+        # a rating counts for an element only when every answer keep_if reads is there
+        complete = [c for c in ctxs if all(x is not None for x in c.values())]
+        if ef["aggregation"] == "mean":
+            mean_ctx = {n: _mean([c[n] for c in complete]) for n in names}
+            v = _truth(policy.keep, mean_ctx) if complete else None
+            shown = ", ".join(f"{n}={_fmt(x)}" for n, x in mean_ctx.items() if x is not None)
+            if v is None:
+                keep, why = keep_tie, f"no complete rating ({'kept' if keep_tie else 'dropped'} as a tie)"
+            else:
+                keep, why = v, f"mean of the ratings ({shown}) {'passes' if v else 'fails'} keep_if"
+        else:
+            votes = [x for x in (_truth(policy.keep, c) for c in complete) if x is not None]
+            n_keep, n_drop = sum(votes), len(votes) - sum(votes)
+            counted = f"{n_keep} of {len(votes)} rating(s) keep"
+            if not votes:
+                keep, why = keep_tie, f"no complete rating ({'kept' if keep_tie else 'dropped'} as a tie)"
+            elif ef["aggregation"] == "all":
+                keep, why = n_drop == 0, f"{counted} (all must)"
+            elif n_keep != n_drop:
+                keep, why = n_keep > n_drop, f"majority: {counted}"
+            else:
+                keep, why = keep_tie, f"tie: {counted} ({'kept' if keep_tie else 'dropped'})"
+        if len(complete) < len(ctxs):
+            why += f"; {len(ctxs) - len(complete)} incomplete rating(s) not counted"
+        if keep:
+            kept.append(i + 1)
+        else:
+            removed.append({"element": i + 1, "reason": f"{ef['keep_if']}: {why}"})
+    return {"over": ef["over"], "keep_if": ef["keep_if"], "aggregation": ef["aggregation"], "tie": ef["tie"],
+            "n": width, "kept": kept, "removed": removed}
+
+
 def decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
     """The status of one item under the policy, with a reason a researcher can read."""
+    verdict = _decide(policy, ratings)
+    elements = filter_elements(policy, ratings)
+    if elements is not None:
+        verdict.details["element_filter"] = elements
+        if elements["removed"]:
+            verdict.reason += f"; {len(elements['removed'])} of {elements['n']} {elements['over']} removed"
+    return verdict
+
+
+def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
     spec = policy.spec
     humans = [r for r in ratings if r.kind == "human"]
     models = [r for r in ratings if r.kind == "model"]

@@ -57,7 +57,8 @@ def default_policy(project: Project) -> dict[str, Any]:
     rule = rubric.acceptance.source if rubric.acceptance is not None else suggested.get("rule", "")
     return {"rule": rule, "aggregation": suggested.get("aggregation", "all"), "tie": "reject",
             "judge_screening": False, "min_human_ratings": project.k_per_item,
-            "revise_if": suggested.get("revise_if", "")}
+            "revise_if": suggested.get("revise_if", ""),
+            "element_filter": dict(suggested.get("element_filter") or {})}
 
 
 def current_policy(project: Project) -> dict[str, Any]:

@@ -4,6 +4,7 @@ Thin: parse the form, call one service, render."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from .models import Export
 from .policy import AGGREGATIONS, STATUSES, TIES
 from .services import CurationError
 
-POLICY_KEYS = ("rule", "aggregation", "tie", "judge_screening", "min_human_ratings", "revise_if")
+POLICY_KEYS = ("rule", "aggregation", "tie", "judge_screening", "min_human_ratings", "revise_if", "element_filter")
 DECISION_ROWS = 200
 
 
@@ -41,10 +42,19 @@ def _policy_from_form(data) -> dict[str, Any]:
     return raw
 
 
+def _element_filter_text(policy: dict[str, Any]) -> str:
+    ef = policy.get("element_filter")
+    if isinstance(ef, str):
+        return ef
+    return json.dumps(ef, ensure_ascii=False) if ef else ""
+
+
 def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, Any]:
     status = request.GET.get("status") or None
+    policy = extra.pop("policy", None) or services.current_policy(project)
     return {
-        "project": project, "policy": services.current_policy(project), "aggregations": AGGREGATIONS,
+        "project": project, "policy": policy, "element_filter_text": _element_filter_text(policy),
+        "aggregations": AGGREGATIONS,
         "ties": TIES, "statuses": STATUSES, "strata": STRATA_COLUMNS, "counts": selectors.decision_counts(project),
         "decisions": selectors.decisions(project, status=status if status in STATUSES else None)[:DECISION_ROWS],
         "status_filter": status, "exports": Export.objects.filter(project=project)[:20],

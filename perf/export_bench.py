@@ -16,6 +16,10 @@ wall time of the job, ``peak MiB`` the child's ru_maxrss (includes Django + pyar
   .venv/bin/python perf/export_bench.py                                # SQLite
   perf/run_with_postgres.sh .venv/bin/python perf/export_bench.py      # PostgreSQL
   ... --sizes 20000,100000                                             # quick
+  ... --sizes 100000 --formats jsonl,csv,parquet                       # CSV too
+
+JSONL and CSV go through ``curation.exporting.annotation_text`` (lines concatenated from
+pre-serialised pieces), Parquet through ``annotation_rows`` (tuples, one row group per batch).
 """
 
 from __future__ import annotations
