@@ -36,10 +36,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, Max, OuterRef, Q
-from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
-
-from benchmarks.base import STRATA_KEYS
 
 from .bulk import insert_rows
 from .models import (
@@ -52,6 +49,7 @@ from .models import (
     Rater,
     Sample,
 )
+from .sampling import metadata_columns
 from .services import ServiceError, _presentation
 
 OPEN_STATUSES = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)
@@ -177,14 +175,7 @@ def slot_requirements(rules: Rules, item_values: dict[str, str]) -> tuple[list[s
 
 
 def _item_value_rows(item_ids: list[int], keys: list[str]) -> Iterable[tuple[int, dict[str, str]]]:
-    columns, annotations = [], {}
-    for key in keys:
-        if key in STRATA_KEYS:
-            columns.append(key)
-        else:
-            alias = f"_m_{len(annotations)}"
-            annotations[alias] = KeyTextTransform(key, "meta")
-            columns.append(alias)
+    columns, annotations = metadata_columns(keys)
     for start in range(0, len(item_ids), 10_000):
         chunk = item_ids[start : start + 10_000]
         qs = Item.objects.filter(id__in=chunk).annotate(**annotations).values_list("id", *columns)

@@ -90,6 +90,21 @@ class SamplePlan:
         }
 
 
+def metadata_columns(keys: list[str]) -> tuple[list[str], dict[str, KeyTextTransform]]:
+    """Query columns for item metadata keys: a strata column by name, any other key read from
+    ``Item.meta`` as text under an alias. Returns (column names, annotations to add)."""
+    columns: list[str] = []
+    annotations: dict[str, KeyTextTransform] = {}
+    for key in keys:
+        if key in STRATA_KEYS:
+            columns.append(key)
+        else:
+            alias = f"_m_{len(annotations)}"
+            annotations[alias] = KeyTextTransform(key, "meta")
+            columns.append(alias)
+    return columns, annotations
+
+
 def _valid_keys(strata_keys: list[str]) -> list[str]:
     keys = []
     for raw in strata_keys:
@@ -146,15 +161,7 @@ def plan_sample(
         raise ServiceError("a size per stratum means equal allocation; give a total size for proportional")
 
     qs = Item.objects.filter(project=project)
-    columns: list[str] = []
-    annotations = {}
-    for key in keys:
-        if key in STRATA_KEYS:
-            columns.append(key)
-        else:
-            alias = f"_m_{len(annotations)}"
-            annotations[alias] = KeyTextTransform(key, "meta")
-            columns.append(alias)
+    columns, annotations = metadata_columns(keys)
     annotations["_qc"] = KeyTextTransform(QC_META_KEY, "meta")
     qs = qs.annotate(**annotations)
     groups: dict[tuple[str, ...], list[int]] = {}

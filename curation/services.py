@@ -196,18 +196,8 @@ def override_decision(*, item: Item, user: AbstractBaseUser, status: str, note: 
 
 
 # ------------------------------------------------------------------------------ revisions
-@dataclass
-class RevisionReport:
-    ok: bool
-    items_created: int = 0
-    images_stored: int = 0
-    images_reused: int = 0
-    assignments_created: int = 0
-    lines_read: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+# A revision import reports exactly what an item import does.
+RevisionReport = annotation_services.ImportReport
 
 
 def import_revisions(*, project: Project, data: bytes | str | Path, images: Path | None = None) -> RevisionReport:
