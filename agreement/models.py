@@ -5,15 +5,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotation.models import JobStatus
 from django.db.models import Q
 
+from core.jobs import Job
 
-class AgreementReport(models.Model):
+
+class AgreementReport(Job):
     """One agreement report run (parameters, progress, result JSON). Small projects are answered
     inline and not stored; large ones run on a Celery worker and the page polls this row."""
-
-    Status = JobStatus
 
     project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="agreement_reports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -21,12 +20,9 @@ class AgreementReport(models.Model):
     # the annotations the report was computed on (count, last id, last edit): a stored report is
     # reused only while this still matches
     data_signature = models.CharField(max_length=200, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)
     message = models.TextField(blank=True)
     result = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -40,7 +36,3 @@ class AgreementReport(models.Model):
 
     def __str__(self) -> str:
         return f"agreement report {self.pk} of {self.project_id} [{self.status}]"
-
-    @property
-    def is_pending(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Project
-from config.celery import send_or_fail
+from core.jobs import send_or_fail
 
 from . import selectors
 from .models import AgreementReport

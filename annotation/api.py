@@ -1,8 +1,11 @@
 """REST API (DRF): projects, items, imports, my assignments, submitting answers. The same
-services and the same rubric validator as the web pages."""
+services and the same rubric validator as the web pages; domain refusals become answers in
+``core.api.exception_handler``."""
 
 from __future__ import annotations
 
+from django.db.models import Q
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
@@ -14,17 +17,12 @@ from rest_framework.response import Response
 
 from benchmarks.registry import PRESETS
 
-from . import selectors, services
+from studies.next_item import next_assignment
+
+from . import annotating, importing, projects, selectors
+from .access import annotator_project_or_404, as_id, managed_project_or_403
 from .models import Assignment, ImportJob, Item, Project
-from .presentation import annotator_item_payload
-from .services import ServiceError, item_render_context
-
-
-def _raise(exc: ServiceError) -> None:
-    detail = {"detail": exc.message}
-    if exc.errors:
-        detail["errors"] = exc.errors
-    raise ValidationError(detail)
+from .presentation import annotator_item_payload, item_render_context
 
 
 # ------------------------------------------------------------------------- serializers
@@ -84,27 +82,21 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         user = self.request.user
         managed = selectors.managed_projects(user).values("pk")
         annotated = selectors.annotator_projects(user).values("pk")
-        from django.db.models import Q
-
         return Project.objects.filter(Q(pk__in=managed) | Q(pk__in=annotated)).select_related("rubric_version").order_by("id")
 
     def _managed(self) -> Project:
-        project = get_object_or_404(self.get_queryset(), pk=self.kwargs["pk"])
-        if not selectors.can_manage(self.request.user, project):
-            raise PermissionDenied("only the project's researchers and admins can do this")
-        return project
+        # a project the caller cannot see at all is a 404, one they only annotate in a 403
+        project = get_object_or_404(self.get_queryset(), pk=as_id(self.kwargs["pk"]))
+        return managed_project_or_403(self.request.user, project.pk)
 
     def perform_create(self, serializer):
         if not selectors.can_create_projects(self.request.user):
             raise PermissionDenied("only researchers and admins can create projects")
         data = serializer.validated_data
-        try:
-            serializer.instance = services.create_project(
-                name=data["name"], preset_key=data["preset_key"], created_by=self.request.user,
-                k_per_item=data.get("k_per_item"), show_model_hints=data.get("show_model_hints"),
-            )
-        except ServiceError as exc:
-            _raise(exc)
+        serializer.instance = projects.create_project(
+            name=data["name"], preset_key=data["preset_key"], created_by=self.request.user,
+            k_per_item=data.get("k_per_item"), show_model_hints=data.get("show_model_hints"),
+        )
 
     @extend_schema(responses=ItemSerializer(many=True))
     @action(detail=True, methods=["get"])
@@ -124,13 +116,10 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         upload = ImportUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data, images = upload.validated_data["data"], upload.validated_data.get("images")
-        try:
-            job = services.start_import(
-                project=project, user=request.user, data_name=data.name, data_stream=data.chunks(),
-                images_name=images.name if images else None, images_stream=images.chunks() if images else None,
-            )
-        except ServiceError as exc:
-            _raise(exc)
+        job = importing.start_import(
+            project=project, user=request.user, data_name=data.name, data_stream=data.chunks(),
+            images_name=images.name if images else None, images_stream=images.chunks() if images else None,
+        )
         code = {ImportJob.Status.DONE: 201, ImportJob.Status.FAILED: 400}.get(job.status, 202)
         return Response(ImportJobSerializer(job).data, status=code)
 
@@ -138,10 +127,8 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
     @action(detail=True, methods=["get"], url_path="next")
     def next_assignment(self, request: Request, pk: str | None = None) -> Response:
         """The caller's next open assignment in this project (204 when the queue is done)."""
-        project = selectors.annotator_projects(request.user).filter(pk=pk).first()
-        if project is None:
-            raise NotFound("no such project in your queue")
-        nxt = services.next_assignment(rater=services.rater_for_user(request.user), project=project)
+        project = annotator_project_or_404(request.user, pk)
+        nxt = next_assignment(rater=projects.rater_for_user(request.user), project=project)
         if nxt is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response({"id": nxt.id})
@@ -162,10 +149,15 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def get_queryset(self):
         qs = selectors.my_assignments(self.request.user)
         project = self.request.query_params.get("project")
-        return qs.filter(project_id=project) if project and project.isdigit() else qs
+        if not project:
+            return qs
+        try:
+            return qs.filter(project_id=as_id(project))
+        except Http404:
+            raise ValidationError({"project": f"{project!r} is not a project id"}) from None
 
     def _mine(self, pk: str) -> Assignment:
-        assignment = selectors.my_assignment(self.request.user, int(pk)) if str(pk).isdigit() else None
+        assignment = selectors.my_assignment(self.request.user, as_id(pk))
         if assignment is None:
             raise NotFound("no such assignment in your queue")
         return assignment
@@ -182,11 +174,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         """The item (as the annotator sees it, pairs as left/right), the rubric schema and my answer."""
         assignment = self._mine(pk)
-        services.open_assignment(assignment=assignment, rater=assignment.rater)
-        if assignment.plan_id is not None:
-            from .plans import renew_lease
-
-            renew_lease(assignment)
+        annotating.open_assignment(assignment=assignment, rater=assignment.rater)
         annotation = getattr(assignment, "annotation", None) if assignment.status == Assignment.Status.SUBMITTED else None
         return Response({
             "id": assignment.id,
@@ -202,14 +190,11 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         assignment = self._mine(pk)
         body = AnswerSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            annotation = services.submit_annotation(
-                assignment_id=assignment.id, rater=assignment.rater, answers=body.validated_data["answers"],
-                duration_ms=body.validated_data.get("duration_ms"), edit=edit, loaded=assignment,
-            )
-        except ServiceError as exc:
-            _raise(exc)
-        nxt = services.next_assignment(rater=assignment.rater, project=assignment.project)
+        annotation = annotating.submit_annotation(
+            assignment_id=assignment.id, rater=assignment.rater, answers=body.validated_data["answers"],
+            duration_ms=body.validated_data.get("duration_ms"), edit=edit, loaded=assignment,
+        )
+        nxt = next_assignment(rater=assignment.rater, project=assignment.project)
         return Response(
             {"answers": annotation.answers, "derived": annotation.derived, "revision": annotation.revision,
              "next": nxt.id if nxt else None},
@@ -234,9 +219,6 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         assignment = self._mine(pk)
         body = SkipSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            assignment = services.skip_assignment(assignment_id=assignment.id, rater=assignment.rater,
-                                                  reason=body.validated_data["reason"])
-        except ServiceError as exc:
-            _raise(exc)
+        assignment = annotating.skip_assignment(assignment_id=assignment.id, rater=assignment.rater,
+                                              reason=body.validated_data["reason"])
         return Response(AssignmentListSerializer(assignment).data)

@@ -8,14 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-
-class JobStatus(models.TextChoices):
-    """The states of every background job (imports, agreement reports, exports)."""
-
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+from core.jobs import Job
 
 
 _PARSED_RUBRICS: dict[tuple[int | None, str], object] = {}
@@ -266,21 +259,16 @@ class Annotation(models.Model):
         indexes = [models.Index(fields=["item", "rater"], name="annotation_item_rater_idx")]
 
 
-class ImportJob(models.Model):
+class ImportJob(Job):
     """An import of items from a file (plus images), run by a worker; the report is kept."""
-
-    Status = JobStatus
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     data_file = models.CharField(max_length=500)
     data_format = models.CharField(max_length=10)
     images_path = models.CharField(max_length=500, blank=True)
     original_name = models.CharField(max_length=255, blank=True)
     report = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -289,6 +277,10 @@ class ImportJob(models.Model):
                 condition=Q(status__in=["queued", "running", "done", "failed"]), name="import_status_valid"
             )
         ]
+
+    def failure_fields(self, message: str) -> dict:
+        # an import's outcome is its report: a refused import lists why there
+        return {"report": {"ok": False, "errors": [message], "items_created": 0}}
 
 
 # --------------------------------------------------------------------------- sampling & plans

@@ -8,7 +8,9 @@ from typing import Any
 
 from django.urls import reverse
 
-from .models import Assignment, Project
+from benchmarks.base import STRATA_KEYS
+
+from .models import Assignment, Item, Project
 from .rubric import Question, Rubric, fill_prompt, pair_order
 
 
@@ -140,3 +142,10 @@ def annotator_item_payload(*, assignment: Assignment, item_ctx: dict[str, Any]) 
             left, right = pair_order(q, assignment.presentation)
             data.setdefault("pairs", {})[q.id] = {"left": item_ctx.get(left), "right": item_ctx.get(right)}
     return data
+
+
+def item_render_context(item: Item) -> dict[str, Any]:
+    """What a rubric prompt and per-element repetition see: the item's fields plus its strata."""
+    ctx = {k: getattr(item, k) for k in STRATA_KEYS if getattr(item, k)}
+    ctx.update(item.data)
+    return ctx

@@ -2,8 +2,8 @@
 
 from celery import shared_task
 
+from .importing import run_import_job
 from .models import ImportJob
-from .services import run_import_job
 
 
 @shared_task(acks_late=True, name="annotation.run_import")
@@ -12,12 +12,3 @@ def run_import(job_id: int) -> str:
     if job.status in (ImportJob.Status.DONE, ImportJob.Status.FAILED):
         return job.status  # redelivered after completion: nothing to do
     return run_import_job(job=job).status
-
-
-@shared_task(name="annotation.expire_leases")
-def expire_leases() -> int:
-    """Return expired pool holds to the pool (claims also reclaim them lazily; schedule this
-    with Celery beat, e.g. every minute, to keep the dashboard's counts current)."""
-    from .plans import expire_leases as expire
-
-    return expire()

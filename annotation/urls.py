@@ -1,7 +1,7 @@
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from . import api, crowd_views, design_views, views
+from . import api, views
 
 router = DefaultRouter()
 router.register("projects", api.ProjectViewSet, basename="api-project")
@@ -17,15 +17,6 @@ urlpatterns = [
     path("projects/<int:project_id>/status/", views.project_status, name="project_status"),
     path("projects/<int:project_id>/queue/", views.queue, name="queue"),
     path("projects/<int:project_id>/next/", views.next_item, name="next_item"),
-    path("projects/<int:project_id>/design/", design_views.design, name="design"),
-    path("projects/<int:project_id>/samples/<int:sample_id>/", design_views.sample_detail, name="sample_detail"),
-    path("projects/<int:project_id>/plans/<int:plan_id>/", design_views.plan_detail, name="plan_detail"),
-    path("projects/<int:project_id>/dashboard/", design_views.dashboard, name="dashboard"),
-    path("projects/<int:project_id>/dashboard/<str:table>.csv", design_views.dashboard_csv, name="dashboard_csv"),
-    path("projects/<int:project_id>/studies/<int:study_id>/toggle/", design_views.study_toggle, name="study_toggle"),
-    path("p/<str:token>/", crowd_views.entry, name="crowd_entry"),
-    path("p/<str:token>/work/", crowd_views.work, name="crowd_work"),
-    path("p/<str:token>/done/", crowd_views.done, name="crowd_done"),
     path("imports/<int:job_id>/", views.import_detail, name="import_detail"),
     path("a/<int:assignment_id>/", views.annotate, name="annotate"),
     path("a/<int:assignment_id>/skip/", views.skip, name="skip"),

@@ -1,5 +1,9 @@
 """Server-rendered pages (htmx where a part refreshes). Thin: parse, call one service or
-selector, render."""
+selector, render; domain refusals are shown through ``core.pages``.
+
+Two GETs write on purpose, because the act is looking: opening an item marks it in progress
+(and renews a pooled hold), and asking for the next item may claim one from a pool or inject
+a quality-control item (``studies.next_item``)."""
 
 from __future__ import annotations
 
@@ -15,26 +19,16 @@ from django.views.decorators.http import require_POST
 
 from benchmarks.registry import PRESETS
 
-from . import selectors, services
+from core.errors import DomainError
+from core.pages import form_error
+from studies.crowd import participant_for as crowd_participant_for
+from studies.next_item import next_assignment, why_nothing
+
+from . import annotating, importing, projects, selectors
+from .access import annotator_project_or_404, as_id, managed_project_or_403
 from .assets import make_thumbnail, media_path, write_atomic
-from .models import Assignment, Asset, ImportJob, Membership, Project
-from .presentation import question_blocks, stimulus_blocks
-from .services import ServiceError, item_render_context
-
-
-# ------------------------------------------------------------------------- helpers
-def _managed_project_or_403(request: HttpRequest, project_id: int) -> Project:
-    project = get_object_or_404(Project, pk=project_id)
-    if not selectors.can_manage(request.user, project):
-        raise PermissionDenied("only the project's researchers and admins can do this")
-    return project
-
-
-def _annotator_project_or_404(request: HttpRequest, project_id: int) -> Project:
-    project = selectors.annotator_projects(request.user).filter(pk=project_id).first()
-    if project is None:
-        raise Http404("no such project in your queue")
-    return project
+from .models import Assignment, Asset, ImportJob, Membership
+from .presentation import item_render_context, question_blocks, stimulus_blocks
 
 
 # ------------------------------------------------------------------------- annotator
@@ -49,8 +43,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def queue(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _annotator_project_or_404(request, project_id)
-    rater = services.rater_for_user(request.user)
+    project = annotator_project_or_404(request.user, project_id)
+    rater = projects.rater_for_user(request.user)
     return render(request, "annotation/queue.html", {
         "project": project,
         "progress": selectors.queue_progress(rater, project),
@@ -60,21 +54,14 @@ def queue(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 def next_item(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _annotator_project_or_404(request, project_id)
-    rater = services.rater_for_user(request.user)
-    nxt = services.next_assignment(rater=rater, project=project)
+    project = annotator_project_or_404(request.user, project_id)
+    rater = projects.rater_for_user(request.user)
+    nxt = next_assignment(rater=rater, project=project)
     if nxt is None:
-        if rater.attributes.get("crowd"):
-            from .crowd import participant_for
-
-            participant = participant_for(rater, project)
-            if participant is not None:
-                return redirect("crowd_done", token=participant.study.token)
-        paused = None
-        if project.options.get("qc"):
-            from .quality import pause_reason
-
-            paused = pause_reason(rater, project)
+        why, paused = why_nothing(rater, project)
+        if why == "quota":
+            participant = crowd_participant_for(rater, project)
+            return redirect("crowd_done", token=participant.study.token)
         return render(request, "annotation/done.html", {
             "project": project, "progress": selectors.queue_progress(rater, project), "paused": paused,
         })
@@ -83,7 +70,7 @@ def next_item(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = selectors.my_assignment(request.user, assignment_id)
+    assignment = selectors.my_assignment(request.user, as_id(assignment_id))
     if assignment is None:
         raise Http404("no such assignment in your queue")
     project = assignment.project
@@ -99,16 +86,16 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         except ValueError:
             duration = None
         try:
-            services.submit_annotation(
+            annotating.submit_annotation(
                 assignment_id=assignment.id, rater=rater, answers=answers, duration_ms=duration,
                 edit=request.POST.get("mode") == "edit", loaded=assignment,
             )
-        except ServiceError as exc:
+        except DomainError as exc:
             errors = exc.errors if isinstance(exc.errors, dict) else {}
             messages.error(request, exc.message)
             status = 400
         else:
-            nxt = services.next_assignment(rater=rater, project=project)
+            nxt = next_assignment(rater=rater, project=project)
             if nxt is None:
                 return redirect("next_item", project_id=project.id)
             return redirect("annotate", assignment_id=nxt.id)
@@ -116,11 +103,7 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if assignment.status == Assignment.Status.EXPIRED:
             messages.error(request, "Your hold on that item ran out and it went to someone else; here is the next one.")
             return redirect("next_item", project_id=project.id)
-        services.open_assignment(assignment=assignment, rater=rater)
-        if assignment.plan_id is not None:
-            from .plans import renew_lease
-
-            renew_lease(assignment)
+        annotating.open_assignment(assignment=assignment, rater=rater)
         if submitted:
             answers = assignment.annotation.answers
     progress = selectors.queue_progress(rater, project)
@@ -141,13 +124,13 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = selectors.my_assignment(request.user, assignment_id)
+    assignment = selectors.my_assignment(request.user, as_id(assignment_id))
     if assignment is None:
         raise Http404("no such assignment in your queue")
     try:
-        services.skip_assignment(assignment_id=assignment.id, rater=assignment.rater,
+        annotating.skip_assignment(assignment_id=assignment.id, rater=assignment.rater,
                                  reason=request.POST.get("reason", ""))
-    except ServiceError as exc:
+    except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("annotate", assignment_id=assignment.id)
     return redirect("next_item", project_id=assignment.project_id)
@@ -197,12 +180,12 @@ def project_create(request: HttpRequest) -> HttpResponse:
     form = ProjectForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            project = services.create_project(
+            project = projects.create_project(
                 name=form.cleaned_data["name"], preset_key=form.cleaned_data["preset"], created_by=request.user,
                 k_per_item=form.cleaned_data["k_per_item"], show_model_hints=form.cleaned_data["show_model_hints"],
             )
-        except ServiceError as exc:
-            form.add_error(None, exc.message)
+        except DomainError as exc:
+            form_error(form, exc)
         else:
             return redirect("project_detail", project_id=project.id)
     return render(request, "annotation/project_new.html", {"form": form, "presets": PRESETS})
@@ -210,7 +193,7 @@ def project_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _managed_project_or_403(request, project_id)
+    project = managed_project_or_403(request.user, project_id)
     return render(request, "annotation/project_detail.html", {
         "project": project,
         "preset": project.preset,
@@ -226,7 +209,7 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _managed_project_or_403(request, project_id)
+    project = managed_project_or_403(request.user, project_id)
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, "choose a JSONL or CSV file to import")
@@ -234,11 +217,11 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     data = form.cleaned_data["data"]
     images = form.cleaned_data.get("images")
     try:
-        job = services.start_import(
+        job = importing.start_import(
             project=project, user=request.user, data_name=data.name, data_stream=data.chunks(),
             images_name=images.name if images else None, images_stream=images.chunks() if images else None,
         )
-    except ServiceError as exc:
+    except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("project_detail", project_id=project.id)
     return redirect("import_detail", job_id=job.id)
@@ -246,9 +229,8 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_object_or_404(ImportJob.objects.select_related("project"), pk=job_id)
-    if not selectors.can_manage(request.user, job.project):
-        raise PermissionDenied("only the project's researchers and admins can see imports")
+    job = get_object_or_404(ImportJob.objects.select_related("project"), pk=as_id(job_id))
+    managed_project_or_403(request.user, job.project_id)
     template = "annotation/_import_status.html" if request.headers.get("HX-Request") else "annotation/import_detail.html"
     return render(request, template, {"job": job, "project": job.project})
 
@@ -256,14 +238,14 @@ def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _managed_project_or_403(request, project_id)
+    project = managed_project_or_403(request.user, project_id)
     form = MemberForm(request.POST)
     if form.is_valid():
         user = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
         if user is None:
             messages.error(request, f"no user named {form.cleaned_data['username']!r}")
         else:
-            services.add_member(project=project, user=user, role=form.cleaned_data["role"])
+            projects.add_member(project=project, user=user, role=form.cleaned_data["role"])
             messages.success(request, f"{user.username} added as {form.cleaned_data['role']}")
     else:
         messages.error(request, "give a username and a role")
@@ -273,9 +255,9 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def project_status(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _managed_project_or_403(request, project_id)
+    project = managed_project_or_403(request.user, project_id)
     try:
-        services.set_project_status(project=project, status=request.POST.get("status", ""))
-    except ServiceError as exc:
+        projects.set_project_status(project=project, status=request.POST.get("status", ""))
+    except DomainError as exc:
         messages.error(request, exc.message)
     return redirect(reverse("project_detail", args=[project.id]))

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "annotation",
+    "studies",
     "benchmarks",
     "agreement",
     "judges",
@@ -138,6 +139,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
@@ -173,7 +175,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Periodic work (run by `celery beat`, embedded in the worker by `make run`).
 CELERY_BEAT_SCHEDULE = {
-    "expire-leases": {"task": "annotation.expire_leases", "schedule": 60.0},
+    "expire-leases": {"task": "studies.expire_leases", "schedule": 60.0},
 }
 
 # Assignment leases and crowd entry.

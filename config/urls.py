@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("", include("annotation.urls")),
+    path("", include("studies.urls")),
     path("", include("agreement.urls")),
     path("", include("judges.urls")),
     path("", include("curation.urls")),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotation.models import JobStatus
+from core.jobs import Job
 from django.db.models import Q
 
 STATUS_CHOICES = [
@@ -106,10 +106,8 @@ class DecisionEvent(models.Model):
         indexes = [models.Index(fields=["item", "created_at"], name="decision_event_item_idx")]
 
 
-class Export(models.Model):
+class Export(Job):
     """One export run: what was asked, progress, and the files written (name, size, rows, sha256)."""
-
-    Status = JobStatus
 
     class Content(models.TextChoices):
         ITEMS = "items", "Items"
@@ -131,13 +129,10 @@ class Export(models.Model):
     content = models.CharField(max_length=12, choices=Content.choices)
     format = models.CharField(max_length=8, choices=Format.choices)
     scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.ACCEPTED)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)
     message = models.TextField(blank=True)
     files = models.JSONField(default=list, blank=True, help_text="[{name, size, rows, sha256}]")
     provenance = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -150,10 +145,6 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"export {self.pk} ({self.content}, {self.format}) [{self.status}]"
-
-    @property
-    def is_pending(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
     def relative_dir(self) -> str:
         return f"exports/{self.project_id}/{self.pk}"

@@ -4,8 +4,6 @@ Keyword-only arguments, one transaction each, one domain error (:class:`Curation
 
 from __future__ import annotations
 
-import io
-import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +15,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from agreement.selectors import STRATA_COLUMNS
-from annotation import services as annotation_services
-from annotation.assets import ImageProblem, check_image
-from annotation.item_schema import check_record
-from annotation.models import Asset, Item, Project
-from config.celery import send_or_fail
+from annotation.importing import ImportReport, import_items
+from annotation.models import Item, Project
+from core.jobs import send_or_fail
 
 from . import selectors
 from .models import AcceptancePolicy, DecisionEvent, Export, ItemDecision
@@ -35,8 +31,6 @@ from .policy import (
     decide,
 )
 
-MAX_REPORTED_ERRORS = 200
-SHA_PREFIX = "sha256:"
 
 
 class CurationError(Exception):
@@ -196,120 +190,13 @@ def override_decision(*, item: Item, user: AbstractBaseUser, status: str, note: 
 
 
 # ------------------------------------------------------------------------------ revisions
-# A revision import reports exactly what an item import does.
-RevisionReport = annotation_services.ImportReport
-
-
-def import_revisions(*, project: Project, data: bytes | str | Path, images: Path | None = None) -> RevisionReport:
+def import_revisions(*, project: Project, data: bytes | str | Path, images: Path | None = None) -> ImportReport:
     """Re-import revised items (JSONL, the import format; the revision export's ``_revision`` key
     is ignored) as new versions of existing items: version = latest + 1, ``parent`` = the latest
     version. Image fields take a path in ``images`` (folder or zip) or ``sha256:<hex>`` of an
-    image already stored (an unchanged image). All or nothing; then assigned like any item.
-
-    Uses the same record checker and image checks as :func:`annotation.services.import_items`."""
-    preset = project.preset
-    raw = Path(data).read_bytes() if isinstance(data, Path) else data
-    try:
-        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
-    except UnicodeDecodeError as exc:
-        return RevisionReport(ok=False, errors=[f"the file is not UTF-8 text (byte {exc.start})"])
-    try:
-        source = annotation_services.images_source(images)
-    except (annotation_services.ServiceError, ImageProblem) as exc:
-        return RevisionReport(ok=False, errors=[str(getattr(exc, "message", exc))])
-    report = RevisionReport(ok=True)
-    errors: list[str] = []
-
-    def fail(line: int, message: str) -> None:
-        if len(errors) < MAX_REPORTED_ERRORS:
-            errors.append(f"line {line}: {message}")
-
-    pending: list[tuple[int, Any, str]] = []
-    checked_images: dict[str, Any] = {}
-    reused: dict[str, str] = {}  # "sha256:<hex>" -> hex of a stored asset
-    seen: dict[str, int] = {}
-    for line_no, line in enumerate(io.StringIO(text), start=1):
-        if not line.strip():
-            continue
-        report.lines_read += 1
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            fail(line_no, f"invalid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if isinstance(record, dict):
-            record = {k: v for k, v in record.items() if k not in ("_revision", "version")}
-        checked = check_record(preset, record)
-        for message in checked.errors:
-            fail(line_no, message)
-        if checked.errors:
-            continue
-        if not checked.external_id:
-            fail(line_no, "a revised item needs the 'id' of the item it revises")
-            continue
-        if checked.external_id in seen:
-            fail(line_no, f"duplicate id {checked.external_id!r} (first on line {seen[checked.external_id]})")
-            continue
-        seen[checked.external_id] = line_no
-        for field_name, ref in checked.image_refs.items():
-            if ref.startswith(SHA_PREFIX):
-                reused[ref] = ref[len(SHA_PREFIX):]
-            elif ref not in checked_images:
-                try:
-                    checked_images[ref] = check_image(source.read(ref), name=f"image {ref!r}")
-                except ImageProblem as exc:
-                    fail(line_no, f"field '{field_name}': {exc}")
-        pending.append((line_no, checked, checked.external_id))
-    if report.lines_read == 0:
-        fail(1, "the file holds no records")
-    stored = dict(Asset.objects.filter(sha256__in=list(set(reused.values()))).values_list("sha256", "id"))
-    for ref, sha in reused.items():
-        if sha not in stored:
-            fail(next(ln for ln, c, _ in pending if ref in c.image_refs.values()), f"no stored image {ref!r}")
-    latest = {}
-    ids = list(seen)
-    for start in range(0, len(ids), 2000):
-        for ext, version, pk in (Item.objects.filter(project=project, external_id__in=ids[start:start + 2000])
-                                 .values_list("external_id", "version", "id")):
-            if ext not in latest or version > latest[ext][0]:
-                latest[ext] = (version, pk)
-    for ext, line_no in seen.items():
-        if ext not in latest:
-            fail(line_no, f"no item with id {ext!r} in this project to revise")
-    if errors:
-        report.ok, report.errors = False, errors
-        return report
-
-    written: list[Path] = []
-    try:
-        with transaction.atomic():
-            # the import's own asset writer (content-addressed files, thumbnails, Asset rows)
-            asset_ids = annotation_services._store_assets(checked_images, report, written)
-            asset_ids.update(stored)
-            items, links = [], []
-            for _line, checked, ext in pending:
-                data = dict(checked.data)
-                shas = set()
-                for field_name, ref in checked.image_refs.items():
-                    sha = reused[ref] if ref.startswith(SHA_PREFIX) else checked_images[ref].sha256
-                    data[field_name] = sha
-                    shas.add(sha)
-                version, parent_id = latest[ext]
-                items.append(Item(project=project, external_id=ext, version=version + 1, parent_id=parent_id,
-                                  data=data, meta=checked.meta, **checked.strata))
-                links.append(shas)
-            Item.objects.bulk_create(items)
-            through = Item.assets.through
-            through.objects.bulk_create(
-                [through(item_id=it.id, asset_id=asset_ids[sha]) for it, shas in zip(items, links) for sha in shas],
-                ignore_conflicts=True)
-            report.items_created = len(items)
-            report.assignments_created = annotation_services.assign_all_annotators(project=project, items=items)
-    except Exception:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
-    return report
+    image already stored in this project (an unchanged image). All or nothing; then assigned
+    like any imported item (see :mod:`annotation.importing`, the one pipeline for both)."""
+    return import_items(project=project, data=data, data_format="jsonl", images=images, revisions=True)
 
 
 # ------------------------------------------------------------------------------ exports

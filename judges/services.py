@@ -30,8 +30,8 @@ from annotation.assets import media_path
 from annotation.expressions import Expression
 from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater
 from annotation.rubric import AnswerError, Rubric, RubricError
-from annotation.services import item_render_context
-from config.celery import send_or_fail
+from annotation.presentation import item_render_context
+from core.jobs import send_or_fail
 
 from . import prompts
 from .backends import (

@@ -9,7 +9,7 @@ Measures:
   1. draw_sample: a proportional stratified sample of --sample items (default 100,000) over
      country x generator; then create_plan (pooled, k) writing the pool's slots. Seconds each.
   2. a pooled plan over ALL items (k x items slots), then next-assignment latency: for
-     --claims requests, round-robin over the annotators, services.next_assignment (their open
+     --claims requests, round-robin over the annotators, studies.next_item.next_assignment (their open
      item, else a claim with SELECT ... FOR UPDATE SKIP LOCKED), followed by a submit; p50/p95.
   3. submit throughput: gunicorn (--workers sync workers) on loopback, --clients concurrent
      HTTP clients (default 32), each looping GET /api/projects/<id>/next/ then POST
@@ -46,14 +46,14 @@ def build(args) -> dict:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotation import services
+    from annotation import projects
     from annotation.bulk import insert_rows, reserve_ids
     from annotation.models import Item, Membership, Rater
 
     User = get_user_model()
     t: dict[str, float] = {}
     owner = User.objects.create(username="researcher", is_staff=True, is_superuser=True)
-    project = services.create_project(name="perf assign", preset_key="cqbench.turing", created_by=owner, k_per_item=args.k)
+    project = projects.create_project(name="perf assign", preset_key="cqbench.turing", created_by=owner, k_per_item=args.k)
     project.options = {"assignment": "plans"}
     project.save(update_fields=["options"])
     t0 = time.perf_counter()
@@ -89,7 +89,7 @@ def build(args) -> dict:
 def sample_and_assign(args, built) -> dict:
     from django.db import connection
 
-    from annotation import plans, sampling
+    from studies import plans, sampling
 
     project = built["project"]
     out = {}
@@ -117,7 +117,8 @@ def sample_and_assign(args, built) -> dict:
 
 
 def measure_next(args, built) -> dict:
-    from annotation import services
+    from annotation import annotating
+    from studies import next_item
 
     project, raters = built["project"], built["raters"]
     samples, submits = [], []
@@ -126,11 +127,11 @@ def measure_next(args, built) -> dict:
     for i in range(total):
         r = raters[i % len(raters)]
         t0 = perf()
-        a = services.next_assignment(rater=r, project=project)
+        a = next_item.next_assignment(rater=r, project=project)
         t1 = perf()
         if a is None:
             raise SystemExit(f"no assignment for {r.name}")
-        services.submit_annotation(assignment_id=a.id, rater=r, answers={"human_written": "left"}, loaded=None)
+        annotating.submit_annotation(assignment_id=a.id, rater=r, answers={"human_written": "left"}, loaded=None)
         t2 = perf()
         if i >= args.warmup:
             samples.append(t1 - t0)

@@ -128,14 +128,14 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from annotation import services
+    from annotation import projects
     from annotation.models import Rater
     from curation.models import Export
 
     print(f"[export_bench] {info['backend']} {info['server_version']}; machine {_common.machine()}")
     User = get_user_model()
     owner = User.objects.create(username="owner")
-    project = services.create_project(name="bench", preset_key="valueground.pair_quality", created_by=owner,
+    project = projects.create_project(name="bench", preset_key="valueground.pair_quality", created_by=owner,
                                       k_per_item=args.raters)
     raters = [Rater.objects.create(kind="human", user=User.objects.create(username=f"ann{i}"), name=f"ann{i}")
               for i in range(args.raters)]

@@ -1,4 +1,4 @@
-"""Import speed through ``annotation.services.import_items`` (the same call the web upload, the
+"""Import speed through ``annotation.importing.import_items`` (the same call the web upload, the
 API upload and the worker make), on SQLite and PostgreSQL in one run.
 
 Two imports per database, each into a fresh project with --annotators annotators (default 3)
@@ -12,7 +12,7 @@ and k=3, so every item also gets its k assignment rows inside the import's trans
 
 Phases (timed by wrapping the service's collaborators, app code unchanged):
   read+validate  JSON parsing, check_record per line, check_image per image, id checks;
-  assets         _store_assets: write files + thumbnails + Asset rows;
+  assets         store_assets: write files + thumbnails + Asset rows;
   items          Item bulk_create (+ item<->asset links);
   assign         assign_all_annotators (k rows per item);
   commit/other   what remains (transaction commit, ...).
@@ -93,7 +93,7 @@ class PhaseTimer:
     """Wraps the import service's collaborators to time its phases without changing it."""
 
     def __init__(self) -> None:
-        from annotation import services
+        from annotation import importing as services
 
         self.services = services
         self.t = {"check_record": 0.0, "check_image": 0.0}
@@ -103,7 +103,7 @@ class PhaseTimer:
             orig = getattr(services, name)
             self.saved[name] = orig
             setattr(services, name, self._accumulate(name, orig))
-        for name in ("_store_assets", "reserve_ids", "assign_new_items"):
+        for name in ("store_assets", "reserve_ids", "assign_new_items"):
             orig = getattr(services, name)
             self.saved[name] = orig
             setattr(services, name, self._span(name, orig))
@@ -136,10 +136,10 @@ class PhaseTimer:
 
     def phases(self, t0: float, t_end: float) -> dict[str, float]:
         m = self.marks
-        write_start = m.get("_store_assets:start", m.get("reserve_ids:start", t_end))
+        write_start = m.get("store_assets:start", m.get("reserve_ids:start", t_end))
         out = {"read+validate": write_start - t0}
-        if "_store_assets:start" in m:
-            out["assets"] = m["_store_assets:end"] - m["_store_assets:start"]
+        if "store_assets:start" in m:
+            out["assets"] = m["store_assets:end"] - m["store_assets:start"]
         if "reserve_ids:start" in m:
             items_end = m.get("assign_new_items:start", m["reserve_ids:end"])
             out["items(+links)"] = items_end - m["reserve_ids:start"]
@@ -156,7 +156,7 @@ def child(args) -> None:
     info = _common.setup_django(args.database_url if args.backend == "postgres" else "sqlite", keep=args.keep)
     from django.contrib.auth import get_user_model
 
-    from annotation import services
+    from annotation import importing, projects
 
     User = get_user_model()
     researcher = User.objects.create(username="researcher", is_staff=True)
@@ -164,14 +164,14 @@ def child(args) -> None:
     results = {"backend": info["backend"], "server_version": info["server_version"], "runs": []}
 
     def run(label, preset, data, images, n_images):
-        project = services.create_project(name=f"perf {label}", preset_key=preset, created_by=researcher,
+        project = projects.create_project(name=f"perf {label}", preset_key=preset, created_by=researcher,
                                           k_per_item=args.k)
         for u in annotators:
-            services.add_member(project=project, user=u, role="annotator")
+            projects.add_member(project=project, user=u, role="annotator")
         timer = PhaseTimer()
         t0 = time.perf_counter()
         try:
-            report = services.import_items(project=project, data=data, data_format="jsonl", images=images)
+            report = importing.import_items(project=project, data=data, data_format="jsonl", images=images)
         finally:
             t_end = time.perf_counter()
             timer.restore()

@@ -56,7 +56,7 @@ def overhead(args) -> dict:
     try:
         from django.conf import settings
 
-        from annotation import services as ann_services
+        from annotation import importing, projects
         from benchmarks.registry import get_preset
         from judges import services
         from judges.backends import backend_for
@@ -71,9 +71,9 @@ def overhead(args) -> dict:
             r = dict(base[i % len(base)])
             r["id"] = f"story-{i}"
             records.append(r)
-        project = ann_services.create_project(name="perf", preset_key=preset.key, created_by=None)
+        project = projects.create_project(name="perf", preset_key=preset.key, created_by=None)
         data = "\n".join(json.dumps(r) for r in records) + "\n"
-        assert ann_services.import_items(project=project, data=data, data_format="jsonl").ok
+        assert importing.import_items(project=project, data=data, data_format="jsonl").ok
         config = services.create_judge_config(project=project, name="minilm", backend="embedding")
         ids = list(project.items.order_by("id").values_list("id", flat=True))
         warm_ids, ids = ids[:20], ids[20:]

@@ -4,7 +4,7 @@ Builds, in a fresh database, a ValueGround pair-quality project (the heavy form:
 four choice questions + free text) with --items items (default 100,000) and --annotators
 annotators (default 50), k=3, entirely through the services:
 
-  services.create_project -> services.add_member (x annotators) -> services.import_items
+  projects.create_project -> projects.add_member (x annotators) -> importing.import_items
   (JSONL of --items records; the images are --distinct-images PNGs reused across items, so the
   import stores each once) -> assign_all_annotators (called by import_items: k x items rows).
 
@@ -64,19 +64,19 @@ def make_images(folder: Path, n: int) -> list[str]:
 def build(args) -> dict:
     from django.contrib.auth import get_user_model
 
-    from annotation import services
+    from annotation import importing, projects
     from annotation.models import Assignment, Rater
 
     User = get_user_model()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     researcher = User.objects.create(username="researcher", is_staff=True)
-    project = services.create_project(name="perf valueground", preset_key="valueground.pair_quality",
+    project = projects.create_project(name="perf valueground", preset_key="valueground.pair_quality",
                                       created_by=researcher, k_per_item=args.k)
     # bulk user rows (no password hashing: the benchmark logs in with force_login)
     users = User.objects.bulk_create([User(username=f"annotator{i:03d}", password="!") for i in range(args.annotators)])
     for u in users:
-        services.add_member(project=project, user=u, role="annotator")
+        projects.add_member(project=project, user=u, role="annotator")
     timings["users_members_s"] = time.perf_counter() - t0
 
     img_dir = Path(args._tmp) / "images"
@@ -99,7 +99,7 @@ def build(args) -> dict:
         }))
     data = ("\n".join(lines) + "\n").encode()
     t0 = time.perf_counter()
-    report = services.import_items(project=project, data=data, data_format="jsonl", images=img_dir)
+    report = importing.import_items(project=project, data=data, data_format="jsonl", images=img_dir)
     timings["import_s"] = time.perf_counter() - t0
     if not report.ok:
         raise SystemExit(f"import failed: {report.errors[:5]}")
@@ -151,7 +151,7 @@ def count_queries(fn) -> int:
 def measure(args, built) -> dict:
     from django.test import Client
 
-    from annotation import selectors
+    from studies import next_item
 
     project, raters = built["project"], built["raters"]
     rng = random.Random(42)
@@ -163,7 +163,7 @@ def measure(args, built) -> dict:
         c = Client()
         c.force_login(r.user)
         clients.append(c)
-        cur.append(selectors.next_assignment_for(r, project).id)
+        cur.append(next_item.next_in_queue(r, project).id)
 
     n_r = len(raters)
     # open each web-path first item as an annotator would (not timed)

@@ -8,7 +8,7 @@ from kombu.exceptions import OperationalError
 from agreement import services as agreement_services
 from agreement.models import AgreementReport
 from agreement.services import ReportParams
-from annotation import services as annotation_services
+from annotation import importing
 from annotation.models import ImportJob
 from curation import services as curation_services
 from curation.models import Export
@@ -49,7 +49,7 @@ def test_import_fails_with_the_reason(refused, project, settings, django_capture
     settings.HV_INLINE_IMPORT_BYTES = 0  # force the worker path
     p, owner = project
     with django_capture_on_commit_callbacks(execute=True):
-        job = annotation_services.start_import(
+        job = importing.start_import(
             project=p, user=owner, data_name="x.jsonl", data_stream=[jsonl(turing_records(1)).encode()]
         )
     job = ImportJob.objects.get(pk=job.pk)
@@ -62,7 +62,7 @@ def test_judge_run_fails_with_the_reason(refused, project, django_capture_on_com
     from benchmarks.registry import get_preset
 
     records = get_preset("cqbench.story").demo_items(None)[:2]
-    assert annotation_services.import_items(project=p, data=jsonl(records), data_format="jsonl").ok
+    assert importing.import_items(project=p, data=jsonl(records), data_format="jsonl").ok
     config = judge_services.create_judge_config(project=p, name="minilm", backend="embedding")
     with django_capture_on_commit_callbacks(execute=True):
         run = judge_services.start_judge_run(config=config, user=owner)

@@ -45,7 +45,7 @@ class JudgeSpec:
 @dataclass
 class JudgeItem:
     item_id: int
-    context: dict[str, Any]  # annotation.services.item_render_context(item)
+    context: dict[str, Any]  # annotation.presentation.item_render_context(item)
     images: dict[str, Path] = field(default_factory=dict)  # image field -> file on disk
 
 

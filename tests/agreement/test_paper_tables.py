@@ -39,8 +39,8 @@ from agreement.stats import (
     restricted_agreement,
     turing_accuracy,
 )
-from annotation import plans, sampling
-from annotation import services as annotation_services
+from annotation import annotating, importing, projects
+from studies import plans, sampling
 from annotation.models import Annotation, Assignment, Item, Rater
 from judges.combine import combine
 from judges.services import judge_derived
@@ -59,7 +59,7 @@ def _env(settings, tmp_path):
 
 # ------------------------------------------------------------------------------ helpers
 def import_ok(project, records, images: Path | None = None) -> None:
-    report = annotation_services.import_items(project=project, data=jsonl(records), data_format="jsonl", images=images)
+    report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=images)
     assert report.ok, report.errors
 
 
@@ -77,7 +77,7 @@ def human_assignments(project):
 def submit_humans(project, answers_for) -> None:
     """Every human assignment answered with ``answers_for(external_id, username, assignment)``."""
     for a in human_assignments(project):
-        annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater,
+        annotating.submit_annotation(assignment_id=a.id, rater=a.rater,
                                               answers=answers_for(a.item.external_id, a.rater.name, a))
 
 
@@ -86,7 +86,7 @@ def submit_judge(project, name: str, answers_for) -> Rater:
     judge = Rater.objects.create(kind=Rater.Kind.MODEL, name=name, backend="openai_chat", model_id=name)
     for item in Item.objects.filter(project=project).order_by("id"):
         a = Assignment.objects.create(project=project, item=item, rater=judge, presentation={})
-        annotation_services.submit_annotation(assignment_id=a.id, rater=judge, answers=answers_for(item.external_id))
+        annotating.submit_annotation(assignment_id=a.id, rater=judge, answers=answers_for(item.external_id))
     return judge
 
 
@@ -237,7 +237,7 @@ def _store_ensemble(project, ids, pos, judges) -> Rater:
         member = [{f: int(judges[m][f][i]) for f in VG_FIELDS} for m in ("judge-a", "judge-b")]
         combined, exact = combine(rubric, list(VG_FIELDS), member, "mean")
         a = Assignment.objects.create(project=project, item=item, rater=ens, presentation={})
-        ann = annotation_services.submit_annotation(assignment_id=a.id, rater=ens, answers=combined)
+        ann = annotating.submit_annotation(assignment_id=a.id, rater=ens, answers=combined)
         ann.derived = judge_derived(rubric, ann.answers, exact)
         ann.save(update_fields=["derived"])
     return ens
@@ -289,7 +289,7 @@ def cultivate(tmp_path):
     project.save(update_fields=["options"])
     for c, _ in CV_COUNTRIES:
         for g in (1, 2):
-            annotation_services.add_member(project=project, user=annotator(f"{c}-{g}", nationality=c),
+            projects.add_member(project=project, user=annotator(f"{c}-{g}", nationality=c),
                                            role="annotator")
     records, truth = [], {}
     folder = tmp_path / "cv-images"

@@ -15,7 +15,7 @@ from agreement import selectors, services
 from agreement.models import AgreementReport
 from agreement.services import ReportParams
 from agreement.stats import agreement_report
-from annotation import services as annotation_services
+from annotation import annotating, importing, presentation
 from annotation.models import Annotation, Assignment, Item, Rater
 from tests.annotation.factories import jsonl, make_project, make_user, turing_records
 
@@ -59,7 +59,7 @@ def judge_annotates(project, judge: Rater, answers_for) -> None:
     for item in Item.objects.filter(project=project).order_by("id"):
         a = Assignment.objects.create(project=project, item=item, rater=judge, status=Assignment.Status.SUBMITTED,
                                       presentation={})
-        ctx = annotation_services.item_render_context(item)
+        ctx = presentation.item_render_context(item)
         cleaned = rubric.validate(answers_for(item), item=ctx, presentation={})
         Annotation.objects.create(assignment=a, item=item, rater=judge, rubric_version=project.rubric_version,
                                   answers=cleaned, derived=rubric.derive(cleaned, presentation={}))
@@ -67,7 +67,7 @@ def judge_annotates(project, judge: Rater, answers_for) -> None:
 
 def annotate_all(project, answers_for) -> None:
     for a in Assignment.objects.filter(project=project, rater__kind="human").select_related("rater", "item"):
-        annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater, answers=answers_for(a.item, a.rater))
+        annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers=answers_for(a.item, a.rater))
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def story_project(db):
     owner = make_user("owner", researcher=True)
     anns = [make_user(f"ann{i}") for i in range(3)]
     project = make_project("cqbench.story", owner=owner, annotators=anns, k=3)
-    report = annotation_services.import_items(project=project, data=jsonl(story_records(12)), data_format="jsonl")
+    report = importing.import_items(project=project, data=jsonl(story_records(12)), data_format="jsonl")
     assert report.ok, report.errors
     quality = {it.id: 1 + (k % 5) for k, it in enumerate(Item.objects.filter(project=project).order_by("id"))}
     rng = random.Random(1)
@@ -130,10 +130,10 @@ def test_ratings_frame_splits_checklists_into_binary_flags_and_resolves_pair_sid
     from benchmarks.registry import get_preset
     with tempfile.TemporaryDirectory() as tmp:
         recs = get_preset("counterfactuals.audit").demo_items(Path(tmp))[:2]
-        assert annotation_services.import_items(project=project, data=jsonl(recs), data_format="jsonl",
+        assert importing.import_items(project=project, data=jsonl(recs), data_format="jsonl",
                                                 images=Path(tmp)).ok
     a = Assignment.objects.filter(project=project).order_by("id").first()
-    annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"flags": [flags[0]]})
+    annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"flags": [flags[0]]})
     df = selectors.ratings_frame(project)
     mine = df[df["item_pk"] == a.item_id].set_index("field")["value"]
     assert mine[f"flags:{flags[0]}"] == 1
@@ -142,11 +142,11 @@ def test_ratings_frame_splits_checklists_into_binary_flags_and_resolves_pair_sid
 
     # pairwise: the picked item field, not the screen side
     tp = make_project("cqbench.turing", owner=owner, annotators=[ann], k=1, name="T")
-    assert annotation_services.import_items(project=tp, data=jsonl(turing_records(2)), data_format="jsonl").ok
+    assert importing.import_items(project=tp, data=jsonl(turing_records(2)), data_format="jsonl").ok
     for a in Assignment.objects.filter(project=tp):
         a.presentation = {"pair_order": {"human_written": ["model_utterance", "human_utterance"]}}
         a.save()
-        annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "left"})
+        annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "left"})
     tdf = selectors.ratings_frame(tp)
     assert set(tdf.loc[tdf["field"] == "human_written", "value"]) == {"model_utterance"}
     assert set(tdf.loc[tdf["field"] == "correct", "value"]) == {0}

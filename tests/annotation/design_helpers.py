@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotation import services
+from annotation import importing, projects
 from annotation.models import Item, Project
 
 from .factories import jsonl, make_project, make_user
@@ -28,8 +28,8 @@ def strata_project(owner, spec: dict[tuple[str, str], int], *, annotators=(), k:
         project.options = {**project.options, "assignment": "plans"}
         project.save(update_fields=["options"])
     for a in annotators:
-        services.add_member(project=project, user=a, role="annotator")
-    report = services.import_items(project=project, data=jsonl(strata_records(spec) + (extra or [])),
+        projects.add_member(project=project, user=a, role="annotator")
+    report = importing.import_items(project=project, data=jsonl(strata_records(spec) + (extra or [])),
                                    data_format="jsonl")
     assert report.ok, report.errors
     return project
@@ -37,7 +37,7 @@ def strata_project(owner, spec: dict[tuple[str, str], int], *, annotators=(), k:
 
 def annotator(username: str, **attributes):
     user = make_user(username)
-    rater = services.rater_for_user(user)
+    rater = projects.rater_for_user(user)
     if attributes:
         rater.attributes = attributes
         rater.save(update_fields=["attributes"])

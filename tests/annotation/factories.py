@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from PIL import Image
 
-from annotation import services
+from annotation import projects
 from annotation.management.commands.seed_demo import researchers_group
 from annotation.models import Project
 
@@ -27,9 +27,9 @@ def make_user(username: str, *, researcher: bool = False, superuser: bool = Fals
 
 
 def make_project(preset_key: str, *, owner, annotators=(), k: int | None = None, name: str = "P") -> Project:
-    project = services.create_project(name=name, preset_key=preset_key, created_by=owner, k_per_item=k)
+    project = projects.create_project(name=name, preset_key=preset_key, created_by=owner, k_per_item=k)
     for a in annotators:
-        services.add_member(project=project, user=a, role="annotator")
+        projects.add_member(project=project, user=a, role="annotator")
     return project
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import services
+from annotation import annotating, importing
 from annotation.models import Annotation, Assignment, Asset, ImportJob, Item
 
 from .factories import jsonl, make_project, make_user, turing_records, valueground_records
@@ -18,16 +18,16 @@ pytestmark = pytest.mark.django_db
 def world(researcher, annotators, tmp_path):
     ann1, ann2 = annotators
     project = make_project("valueground.pair_quality", owner=researcher, annotators=[ann1, ann2], k=2)
-    report = services.import_items(project=project, data=jsonl(valueground_records(tmp_path, n=2)),
+    report = importing.import_items(project=project, data=jsonl(valueground_records(tmp_path, n=2)),
                                    data_format="jsonl", images=tmp_path)
     assert report.ok
     other_owner = make_user("other_res", researcher=True)
     other = make_project("cqbench.turing", owner=other_owner, annotators=[ann2], k=1)
-    services.import_items(project=other, data=jsonl(turing_records(2)), data_format="jsonl")
+    importing.import_items(project=other, data=jsonl(turing_records(2)), data_format="jsonl")
     a1 = Assignment.objects.filter(rater__user=ann1, project=project).first()
     a2 = Assignment.objects.filter(rater__user=ann2, project=project, item=a1.item).first()
     answers = {"q1": 2, "q2": 2, "q3": 2, "q4": 1}
-    services.submit_annotation(assignment_id=a2.id, rater=a2.rater, answers=answers)
+    annotating.submit_annotation(assignment_id=a2.id, rater=a2.rater, answers=answers)
     job = ImportJob.objects.create(project=project, created_by=researcher, data_file="x", data_format="jsonl")
     return {"project": project, "other": other, "a1": a1, "a2": a2, "ann1": ann1, "ann2": ann2,
             "researcher": researcher, "other_owner": other_owner, "job": job}

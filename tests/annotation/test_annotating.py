@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import services
+from annotation import annotating, importing, projects
 from annotation.models import Annotation, Assignment, Item
 
 from .factories import jsonl, make_project, turing_records
@@ -18,7 +18,7 @@ VG_ANSWERS = {"q1": 2, "q2": 1, "q3": 2, "q4": 1}
 @pytest.fixture
 def turing(researcher, annotators):
     project = make_project("cqbench.turing", owner=researcher, annotators=annotators, k=2)
-    services.import_items(project=project, data=jsonl(turing_records(3)), data_format="jsonl")
+    importing.import_items(project=project, data=jsonl(turing_records(3)), data_format="jsonl")
     return project
 
 
@@ -79,8 +79,8 @@ def test_double_submission_is_refused_and_edit_is_explicit(turing, annotators):
 def test_closed_project_freezes_answers(turing, annotators):
     c = logged_in(annotators[0])
     a = Assignment.objects.filter(rater__user=annotators[0]).first()
-    services.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "left"})
-    services.set_project_status(project=turing, status="closed")
+    annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "left"})
+    projects.set_project_status(project=turing, status="closed")
     r = c.put(f"/api/assignments/{a.id}/answer/", {"answers": {"human_written": "right"}}, content_type="application/json")
     assert r.status_code == 400 and "closed" in r.json()["detail"]
     page = c.get(f"/a/{a.id}/").content.decode()
@@ -109,7 +109,7 @@ def test_queue_progress_and_done_page(turing, annotators):
     home = c.get("/").content.decode()
     assert "0 / 3" in home
     for a in Assignment.objects.filter(rater__user=annotators[0]):
-        services.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "right"})
+        annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "right"})
     assert "3 / 3" in c.get("/").content.decode()
     done = c.get(f"/projects/{turing.id}/next/")
     assert done.status_code == 200 and b"All done" in done.content
@@ -120,7 +120,7 @@ def test_item_html_is_escaped(researcher, annotators):
     project = make_project("cqbench.turing", owner=researcher, annotators=annotators)
     records = turing_records(1)
     records[0]["human_utterance"] = '<script>alert("x")</script><img src=x onerror=alert(1)>'
-    services.import_items(project=project, data=jsonl(records), data_format="jsonl")
+    importing.import_items(project=project, data=jsonl(records), data_format="jsonl")
     c = logged_in(annotators[0])
     a = Assignment.objects.filter(rater__user=annotators[0]).first()
     page = c.get(f"/a/{a.id}/").content.decode()
@@ -148,7 +148,7 @@ def test_model_hints_are_hidden_unless_enabled(researcher, annotators):
         project = make_project("cqbench.story", owner=researcher, annotators=annotators, name=f"hints {enabled}")
         project.show_model_hints = enabled
         project.save()
-        services.import_items(project=project, data=jsonl([with_hints]), data_format="jsonl")
+        importing.import_items(project=project, data=jsonl([with_hints]), data_format="jsonl")
         a = Assignment.objects.filter(project=project, rater__user=annotators[0]).get()
         page = logged_in(annotators[0]).get(f"/a/{a.id}/").content.decode()
         assert ("(model hint)" in page) is enabled

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import crowd, plans, sampling
+from studies import crowd, plans, sampling
 from annotation.models import CrowdParticipant, Rater
 
 from .design_helpers import strata_project

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import io
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
-from annotation.models import Annotation, Assignment, AssignmentPlan, Project, Sample
+from annotation.models import Annotation, Assignment, AssignmentPlan, CrowdStudy, PoolSlot, Project, Sample
+from studies import next_item, quality
 
 from .design_helpers import annotator, strata_project
 from .factories import make_user
@@ -55,10 +58,10 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
     c = client_for("researcher")
     form = {"name": "VG judge subset", "strata": ["generator", "category"], "allocation": "proportional",
             "total_size": "36", "seed": "7"}
-    preview = c.post(f"/projects/{project.id}/design/", {**form, "action": "preview"})
+    preview = c.post(f"/projects/{project.id}/samples/preview/", form)
     assert preview.status_code == 200 and b"Preview:" in preview.content
     assert not Sample.objects.exists()
-    r = c.post(f"/projects/{project.id}/design/", {**form, "action": "create"})
+    r = c.post(f"/projects/{project.id}/samples/new/", form)
     assert r.status_code == 302
     sample = Sample.objects.get()
     # the demo has 40 pairs (20 questions x 2 backbones): exactly 36 are drawn, proportionally
@@ -91,8 +94,8 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
 def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
     project = demo["cultivate.faithfulness"]
     c = client_for("researcher")
-    r = c.post(f"/projects/{project.id}/design/", {"strata": ["region"], "allocation": "equal", "per_stratum": "10",
-                                                   "seed": "1", "action": "create", "name": "CULTIVate"})
+    r = c.post(f"/projects/{project.id}/samples/new/", {"strata": ["region"], "allocation": "equal",
+                                                        "per_stratum": "10", "seed": "1", "name": "CULTIVate"})
     sample = Sample.objects.get()
     assert c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code == 302
     r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {
@@ -115,21 +118,21 @@ def test_hand_assignment_and_reassignment_from_the_plan_page(researcher):
     project = strata_project(researcher, {("China", "gpt"): 2}, annotators=[cn1, cn2])
     c = Client()
     c.force_login(researcher)
-    c.post(f"/projects/{project.id}/design/", {"strata": ["country"], "allocation": "equal", "per_stratum": "2",
-                                               "seed": "1", "action": "create"})
+    c.post(f"/projects/{project.id}/samples/new/", {"strata": ["country"], "allocation": "equal", "per_stratum": "2",
+                                                    "seed": "1"})
     sample = Sample.objects.get()
     c.post(f"/projects/{project.id}/samples/{sample.id}/", {"mode": "preassigned", "k": "1"})
     plan = AssignmentPlan.objects.get()
     a = Assignment.objects.filter(plan=plan, rater__user=cn1).first() or Assignment.objects.filter(plan=plan).first()
     target = "cn2" if a.rater.user == cn1 else "cn1"
-    r = c.post(f"/projects/{project.id}/plans/{plan.id}/",
-               {"action": "move", "move-assignment": a.id, "move-username": target})
+    r = c.post(f"/projects/{project.id}/plans/{plan.id}/reassign/",
+               {"move-assignment": a.id, "move-username": target})
     assert r.status_code == 302
     a.refresh_from_db()
     assert a.status == "expired"
     assert Assignment.objects.filter(item=a.item, rater__user__username=target, status="assigned").exists()
-    r = c.post(f"/projects/{project.id}/plans/{plan.id}/",
-               {"action": "hand", "hand-item": a.item.external_id, "hand-username": target}, follow=True)
+    r = c.post(f"/projects/{project.id}/plans/{plan.id}/hand/",
+               {"hand-item": a.item.external_id, "hand-username": target}, follow=True)
     assert b"already has" in r.content
 
 
@@ -137,25 +140,33 @@ def test_hand_assignment_and_reassignment_from_the_plan_page(researcher):
 def design_project(researcher):
     ann = annotator("ann", nationality="China")
     project = strata_project(researcher, {("China", "gpt"): 2}, annotators=[ann])
-    from annotation import plans, sampling
+    from studies import plans, sampling
 
     sample = sampling.draw_sample(project=project, name="s", strata_keys=["country"], per_stratum=2, seed=1)
     plan = plans.create_plan(sample=sample, mode="pooled", k=1)
     return project, sample, plan, ann
 
 
-def _urls(project, sample, plan):
+def _urls(project, sample, plan, rater_id=1):
+    """Every study-design endpoint: one view per action."""
     return [
         ("get", f"/projects/{project.id}/design/"),
-        ("post", f"/projects/{project.id}/design/"),
+        ("post", f"/projects/{project.id}/samples/preview/"),
+        ("post", f"/projects/{project.id}/samples/new/"),
         ("get", f"/projects/{project.id}/samples/{sample.id}/"),
         ("post", f"/projects/{project.id}/samples/{sample.id}/"),
         ("get", f"/projects/{project.id}/plans/{plan.id}/"),
-        ("post", f"/projects/{project.id}/plans/{plan.id}/"),
+        ("post", f"/projects/{project.id}/plans/{plan.id}/hand/"),
+        ("post", f"/projects/{project.id}/plans/{plan.id}/reassign/"),
+        ("post", f"/projects/{project.id}/plans/{plan.id}/close/"),
+        ("post", f"/projects/{project.id}/plans/{plan.id}/expire/"),
         ("get", f"/projects/{project.id}/dashboard/"),
-        ("post", f"/projects/{project.id}/dashboard/"),
         ("get", f"/projects/{project.id}/dashboard/annotators.csv"),
         ("get", f"/projects/{project.id}/dashboard/strata.csv"),
+        ("post", f"/projects/{project.id}/qc/"),
+        ("post", f"/projects/{project.id}/annotators/{rater_id}/pause/"),
+        ("post", f"/projects/{project.id}/annotators/{rater_id}/resume/"),
+        ("post", f"/projects/{project.id}/studies/new/"),
         ("post", f"/projects/{project.id}/studies/1/toggle/"),
     ]
 
@@ -164,11 +175,13 @@ def test_annotators_cannot_reach_design_or_dashboard_pages(design_project):
     project, sample, plan, ann = design_project
     c = Client()
     c.force_login(ann)
-    for method, url in _urls(project, sample, plan):
-        r = getattr(c, method)(url, {"action": "create", "strata": ["country"], "per_stratum": "1", "seed": "1",
-                                     "allocation": "equal"})
+    for method, url in _urls(project, sample, plan, rater_id=ann.rater.id):
+        r = getattr(c, method)(url, {"strata": ["country"], "per_stratum": "1", "seed": "1", "allocation": "equal",
+                                     "name": "x", "completion_code": "C0DE", "items_per_participant": "3"})
         assert r.status_code in (403, 404), (method, url, r.status_code)
     assert Sample.objects.count() == 1
+    plan.refresh_from_db()
+    assert plan.status == "active"
 
 
 def test_researchers_of_other_projects_cannot_either(design_project):
@@ -199,8 +212,8 @@ def test_bad_sample_parameters_show_the_message(researcher, design_project):
     project, *_ = design_project
     c = Client()
     c.force_login(researcher)
-    r = c.post(f"/projects/{project.id}/design/", {"strata": ["country"], "allocation": "equal", "seed": "1",
-                                                   "action": "preview"})
+    r = c.post(f"/projects/{project.id}/samples/preview/", {"strata": ["country"], "allocation": "equal",
+                                                            "seed": "1"})
     assert r.status_code == 400 and b"either a total" in r.content
 
 
@@ -211,3 +224,42 @@ def test_dashboard_csv_neutralises_formulas(researcher):
     c.force_login(researcher)
     text = c.get(f"/projects/{project.id}/dashboard/annotators.csv").content.decode()
     assert "\n'=cmd|calc," in text.replace("\r\n", "\n")
+
+
+def test_the_dashboard_page_writes_nothing(researcher, design_project):
+    """Expired holds go back to the pool through beat or the plan's button, never on a GET."""
+    project, _sample, plan, ann = design_project
+    a = next_item.next_assignment(rater=ann.rater, project=project)
+    PoolSlot.objects.filter(assignment=a).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    c = Client()
+    c.force_login(researcher)
+    assert c.get(f"/projects/{project.id}/dashboard/").status_code == 200
+    a.refresh_from_db()
+    assert a.status == "assigned" and PoolSlot.objects.get(assignment=a).state == "leased"
+    assert c.post(f"/projects/{project.id}/plans/{plan.id}/expire/").status_code == 302
+    a.refresh_from_db()
+    assert a.status == "expired"
+
+
+def test_pause_and_resume_are_their_own_actions(researcher, design_project):
+    project, _sample, _plan, ann = design_project
+    c = Client()
+    c.force_login(researcher)
+    assert c.post(f"/projects/{project.id}/annotators/{ann.rater.id}/pause/").status_code == 302
+    assert quality.pause_reason(ann.rater, project) is not None
+    assert c.post(f"/projects/{project.id}/annotators/{ann.rater.id}/resume/").status_code == 302
+    assert quality.pause_reason(ann.rater, project) is None
+
+
+def test_study_toggle_closes_and_reopens_through_the_service(researcher, design_project):
+    project, *_ = design_project
+    c = Client()
+    c.force_login(researcher)
+    r = c.post(f"/projects/{project.id}/studies/new/",
+               {"name": "pilot", "completion_code": "C0DE", "items_per_participant": "3"})
+    assert r.status_code == 302
+    study = CrowdStudy.objects.get(project=project)
+    assert study.active
+    c.post(f"/projects/{project.id}/studies/{study.id}/toggle/")
+    study.refresh_from_db()
+    assert not study.active

@@ -7,7 +7,7 @@ import json
 import pytest
 from PIL import Image
 
-from annotation import services
+from annotation import importing
 from annotation.models import Annotation, Asset, Assignment, Item
 
 from .factories import jsonl, make_project, png_bytes, turing_records, valueground_records, zip_of
@@ -21,7 +21,7 @@ def snapshot():
 
 def test_turing_import_creates_items_and_k_assignments(researcher, annotators):
     project = make_project("cqbench.turing", owner=researcher, annotators=annotators, k=2)
-    report = services.import_items(project=project, data=jsonl(turing_records(5)), data_format="jsonl")
+    report = importing.import_items(project=project, data=jsonl(turing_records(5)), data_format="jsonl")
     assert report.ok and report.items_created == 5 and report.assignments_created == 10
     item = Item.objects.get(external_id="t1")
     assert item.country == "Japan" and item.data["human_utterance"] == "human says 1"
@@ -34,7 +34,7 @@ def test_k_caps_annotators_per_item(researcher):
 
     people = [make_user(f"a{i}") for i in range(4)]
     project = make_project("cqbench.turing", owner=researcher, annotators=people, k=3)
-    services.import_items(project=project, data=jsonl(turing_records(8)), data_format="jsonl")
+    importing.import_items(project=project, data=jsonl(turing_records(8)), data_format="jsonl")
     per_item = Assignment.objects.values("item").annotate(n=__import__("django.db.models").db.models.Count("id"))
     assert {row["n"] for row in per_item} == {3}
     loads = Assignment.objects.values("rater").annotate(n=__import__("django.db.models").db.models.Count("id"))
@@ -52,7 +52,7 @@ def test_csv_import_with_meta_columns_and_json_cells(researcher, annotators):
     writer = csv.writer(out)
     writer.writerow(["id", "story", "values", "rewrites", "country", "meta.batch"])
     writer.writerow(["s1", "A story, with a comma", values, rewrites, "Korea", "7"])
-    report = services.import_items(project=project, data=out.getvalue(), data_format="csv")
+    report = importing.import_items(project=project, data=out.getvalue(), data_format="csv")
     assert report.ok, report.errors
     item = Item.objects.get(external_id="s1")
     assert item.meta == {"batch": "7"} and len(item.data["values"]) == 5 and item.country == "Korea"
@@ -62,7 +62,7 @@ def test_images_from_folder_are_stored_once_by_hash_with_thumbnails(researcher, 
     project = make_project("valueground.pair_quality", owner=researcher, annotators=annotators)
     records = valueground_records(tmp_path, n=2)
     records[1]["image_b"] = records[0]["image_a"]  # the same bytes twice
-    report = services.import_items(project=project, data=jsonl(records), data_format="jsonl", images=tmp_path)
+    report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=tmp_path)
     assert report.ok, report.errors
     assert Asset.objects.count() == 3 and report.images_stored == 3
     for asset in Asset.objects.all():
@@ -78,13 +78,13 @@ def test_images_from_zip(researcher, annotators, tmp_path):
     zpath = tmp_path / "imgs.zip"
     zpath.write_bytes(zip_of({"pack/a0.png": (tmp_path / "a0.png").read_bytes(),
                               "pack/b0.png": (tmp_path / "b0.png").read_bytes()}))
-    report = services.import_items(project=project, data=jsonl(records), data_format="jsonl", images=zpath)
+    report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=zpath)
     assert report.ok, report.errors
 
 
 def _bad_import(project, data, fmt="jsonl", images=None):
     before = snapshot()
-    report = services.import_items(project=project, data=data, data_format=fmt, images=images)
+    report = importing.import_items(project=project, data=data, data_format=fmt, images=images)
     assert not report.ok
     assert snapshot() == before, "a failed import must write nothing"
     return report
@@ -119,7 +119,7 @@ def test_wrong_types_duplicates_and_existing_ids(researcher, annotators):
     assert "line 4: field 'values': element 1 lacks text for attitude" in report.errors
     assert "line 5: each record must be a JSON object" in report.errors
     assert any(e.startswith("line 6: 'meta' must be") for e in report.errors)
-    services.import_items(project=project, data=jsonl([good]), data_format="jsonl")
+    importing.import_items(project=project, data=jsonl([good]), data_format="jsonl")
     report = _bad_import(project, jsonl([dict(good, id="new"), good]))
     assert report.errors == ["line 2: an item with id 's' already exists in this project"]
 
@@ -246,10 +246,10 @@ def test_failed_write_removes_image_files_it_wrote(researcher, annotators, tmp_p
     def boom(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(services, "assign_new_items", boom)
+    monkeypatch.setattr(importing, "assign_new_items", boom)
     before = snapshot()
     with pytest.raises(RuntimeError):
-        services.import_items(project=project, data=jsonl(records), data_format="jsonl", images=tmp_path)
+        importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=tmp_path)
     assert snapshot() == before
     assert not list((media_root / "assets").rglob("*.png"))
 

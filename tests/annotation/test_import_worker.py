@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from annotation import services
+from annotation import importing
 from annotation.models import Asset, Assignment, ImportJob, Item
 
 from .factories import jsonl, make_project, png_bytes, turing_records, zip_of
@@ -49,7 +49,7 @@ def wait_finished(job: ImportJob, worker) -> ImportJob:
 
 
 def start(project, user, name: str, data: bytes, images: bytes | None = None) -> ImportJob:
-    job = services.start_import(
+    job = importing.start_import(
         project=project, user=user, data_name=name, data_stream=[data],
         images_name="images.zip" if images is not None else None,
         images_stream=[images] if images is not None else None,

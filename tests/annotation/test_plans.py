@@ -9,9 +9,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation import plans, sampling, services
+from annotation import annotating, projects
+
+from studies import next_item, plans, pool, rules, sampling
 from annotation.models import Assignment, Item, PoolSlot, Rater
-from annotation.services import ServiceError
+from core.errors import DomainError
 
 from .design_helpers import annotator, strata_project
 
@@ -19,7 +21,7 @@ ANSWER = {"human_written": "left"}
 
 
 def rater(user) -> Rater:
-    return services.rater_for_user(user)
+    return projects.rater_for_user(user)
 
 
 @pytest.fixture
@@ -83,7 +85,7 @@ def test_unfillable_places_and_caps_are_reported(project, team):
 
 
 def test_balance_quota_above_k_is_refused(project):
-    with pytest.raises(ServiceError, match="more than k"):
+    with pytest.raises(DomainError, match="more than k"):
         plans.create_plan(sample=whole_sample(project), k=2,
                           balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}})
 
@@ -93,12 +95,12 @@ def test_pool_serves_only_eligible_annotators_and_never_the_same_item_twice(proj
                              eligibility=[{"attribute": "nationality", "item_key": "country"}])
     assert PoolSlot.objects.filter(plan=plan).count() == 36
     fr = rater(team["fr1"])
-    assert services.next_assignment(rater=fr, project=project) is None
+    assert next_item.next_assignment(rater=fr, project=project) is None
     de = rater(team["de1"])
     seen = []
-    while (a := services.next_assignment(rater=de, project=project)) is not None:
+    while (a := next_item.next_assignment(rater=de, project=project)) is not None:
         assert a.item.country == "Germany" and a.plan_id == plan.id and a.lease_expires_at is not None
-        services.submit_annotation(assignment_id=a.id, rater=de, answers=ANSWER)
+        annotating.submit_annotation(assignment_id=a.id, rater=de, answers=ANSWER)
         seen.append(a.item_id)
     assert len(seen) == len(set(seen)) == 6
     assert PoolSlot.objects.filter(plan=plan, state="submitted").count() == 6
@@ -112,9 +114,9 @@ def test_pooled_item_never_gets_more_than_k(project, team):
     while progress:
         progress = False
         for r in everyone:
-            a = services.next_assignment(rater=r, project=project)
+            a = next_item.next_assignment(rater=r, project=project)
             if a is not None:
-                services.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
+                annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
                 submitted[a.item_id] += 1
                 progress = True
     assert len(submitted) == 18 and set(submitted.values()) == {2}
@@ -124,22 +126,22 @@ def test_pooled_item_never_gets_more_than_k(project, team):
 def test_open_pooled_assignment_is_served_again_until_done(project, team):
     plans.create_plan(sample=whole_sample(project), mode="pooled", k=2)
     r = rater(team["cn1"])
-    a = services.next_assignment(rater=r, project=project)
-    assert services.next_assignment(rater=r, project=project).id == a.id
+    a = next_item.next_assignment(rater=r, project=project)
+    assert next_item.next_assignment(rater=r, project=project).id == a.id
 
 
 def test_expired_lease_returns_to_the_pool_and_late_submit_is_refused(project, team):
     plan = plans.create_plan(sample=whole_sample(project), mode="pooled", k=1, lease_seconds=60)
     cn1, cn2 = rater(team["cn1"]), rater(team["cn2"])
-    a = services.next_assignment(rater=cn1, project=project)
+    a = next_item.next_assignment(rater=cn1, project=project)
     PoolSlot.objects.filter(assignment=a).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    b = services.next_assignment(rater=cn2, project=project)
+    b = next_item.next_assignment(rater=cn2, project=project)
     assert b.item_id == a.item_id  # the expired hold is served first
     a.refresh_from_db()
     assert a.status == "expired"
-    with pytest.raises(ServiceError, match="expired"):
-        services.submit_annotation(assignment_id=a.id, rater=cn1, answers=ANSWER)
-    services.submit_annotation(assignment_id=b.id, rater=cn2, answers=ANSWER)
+    with pytest.raises(DomainError, match="expired"):
+        annotating.submit_annotation(assignment_id=a.id, rater=cn1, answers=ANSWER)
+    annotating.submit_annotation(assignment_id=b.id, rater=cn2, answers=ANSWER)
     assert PoolSlot.objects.get(assignment=b).state == "submitted"
     assert plan.slots.filter(item_id=a.item_id, state="submitted").count() == 1
 
@@ -147,18 +149,18 @@ def test_expired_lease_returns_to_the_pool_and_late_submit_is_refused(project, t
 def test_late_submit_is_accepted_while_nobody_reclaimed_the_slot(project, team):
     plans.create_plan(sample=whole_sample(project), mode="pooled", k=1, lease_seconds=60)
     cn1 = rater(team["cn1"])
-    a = services.next_assignment(rater=cn1, project=project)
+    a = next_item.next_assignment(rater=cn1, project=project)
     PoolSlot.objects.filter(assignment=a).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    services.submit_annotation(assignment_id=a.id, rater=cn1, answers=ANSWER)
+    annotating.submit_annotation(assignment_id=a.id, rater=cn1, answers=ANSWER)
     assert PoolSlot.objects.get(assignment=a).state == "submitted"
 
 
 def test_expire_leases_sweeps_expired_holds(project, team):
     plans.create_plan(sample=whole_sample(project), mode="pooled", k=1)
-    a = services.next_assignment(rater=rater(team["cn1"]), project=project)
-    assert plans.expire_leases(project=project) == 0
+    a = next_item.next_assignment(rater=rater(team["cn1"]), project=project)
+    assert pool.expire_leases(project=project) == 0
     PoolSlot.objects.filter(assignment=a).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    assert plans.expire_leases(project=project) == 1
+    assert pool.expire_leases(project=project) == 1
     a.refresh_from_db()
     assert a.status == "expired" and PoolSlot.objects.filter(item=a.item, state="open").count() == 1
 
@@ -166,25 +168,25 @@ def test_expire_leases_sweeps_expired_holds(project, team):
 def test_skipping_a_pooled_item_gives_it_to_someone_else(project, team):
     plans.create_plan(sample=whole_sample(project), mode="pooled", k=1)
     cn1, cn2 = rater(team["cn1"]), rater(team["cn2"])
-    a = services.next_assignment(rater=cn1, project=project)
-    services.skip_assignment(assignment_id=a.id, rater=cn1, reason="cannot judge")
-    assert services.next_assignment(rater=cn1, project=project).item_id != a.item_id
+    a = next_item.next_assignment(rater=cn1, project=project)
+    annotating.skip_assignment(assignment_id=a.id, rater=cn1, reason="cannot judge")
+    assert next_item.next_assignment(rater=cn1, project=project).item_id != a.item_id
     seen = set()
-    while (b := services.next_assignment(rater=cn2, project=project)) is not None:
+    while (b := next_item.next_assignment(rater=cn2, project=project)) is not None:
         seen.add(b.item_id)
-        services.submit_annotation(assignment_id=b.id, rater=cn2, answers=ANSWER)
+        annotating.submit_annotation(assignment_id=b.id, rater=cn2, answers=ANSWER)
     assert a.item_id in seen
-    with pytest.raises(ServiceError, match="skipped"):
-        services.submit_annotation(assignment_id=a.id, rater=cn1, answers=ANSWER)
+    with pytest.raises(DomainError, match="skipped"):
+        annotating.submit_annotation(assignment_id=a.id, rater=cn1, answers=ANSWER)
 
 
 def test_pool_cap_per_annotator(project, team):
     plans.create_plan(sample=whole_sample(project), mode="pooled", k=2, cap_per_annotator=3)
     r = rater(team["de1"])
     for _ in range(3):
-        a = services.next_assignment(rater=r, project=project)
-        services.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
-    assert services.next_assignment(rater=r, project=project) is None
+        a = next_item.next_assignment(rater=r, project=project)
+        annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
+    assert next_item.next_assignment(rater=r, project=project) is None
 
 
 def test_pooled_balance_rule_fills_each_country_quota(project, team):
@@ -192,8 +194,8 @@ def test_pooled_balance_rule_fills_each_country_quota(project, team):
                              balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}})
     for u in team.values():
         r = rater(u)
-        while (a := services.next_assignment(rater=r, project=project)) is not None:
-            services.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
+        while (a := next_item.next_assignment(rater=r, project=project)) is not None:
+            annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
     per_item: dict[int, Counter] = {}
     for item_id, nat in Assignment.objects.filter(plan=plan, status="submitted").values_list(
             "item_id", "rater__attributes__nationality"):
@@ -205,7 +207,7 @@ def test_hand_assignment_and_reassignment(project, team):
     plan = plans.create_plan(sample=whole_sample(project), mode="preassigned", k=1,
                              eligibility=[{"attribute": "nationality", "item_key": "country"}])
     item = Item.objects.filter(project=project, country="China").first()
-    with pytest.raises(ServiceError, match="not eligible"):
+    with pytest.raises(DomainError, match="not eligible"):
         plans.hand_assign(project=project, item=item, rater=rater(team["de1"]), plan=plan)
     a = Assignment.objects.get(plan=plan, item=item)
     other = rater(team["cn2"]) if a.rater_id == rater(team["cn1"]).id else rater(team["cn1"])
@@ -215,19 +217,19 @@ def test_hand_assignment_and_reassignment(project, team):
     # back again: the expired row of the first annotator is revived, not duplicated
     back = plans.reassign(assignment=new, to_rater=a.rater)
     assert back.pk == a.pk and back.status == "assigned"
-    services.submit_annotation(assignment_id=back.id, rater=back.rater, answers=ANSWER)
-    with pytest.raises(ServiceError, match="submitted"):
+    annotating.submit_annotation(assignment_id=back.id, rater=back.rater, answers=ANSWER)
+    with pytest.raises(DomainError, match="submitted"):
         plans.reassign(assignment=back, to_rater=other)
 
 
 def test_reassigning_a_pooled_hold_moves_the_slot(project, team):
     plans.create_plan(sample=whole_sample(project), mode="pooled", k=1)
     cn1, cn2 = rater(team["cn1"]), rater(team["cn2"])
-    a = services.next_assignment(rater=cn1, project=project)
+    a = next_item.next_assignment(rater=cn1, project=project)
     new = plans.reassign(assignment=a, to_rater=cn2)
     slot = PoolSlot.objects.get(item=a.item)
     assert slot.assignment_id == new.id and slot.rater_id == cn2.id and slot.state == "leased"
-    services.submit_annotation(assignment_id=new.id, rater=cn2, answers=ANSWER)
+    annotating.submit_annotation(assignment_id=new.id, rater=cn2, answers=ANSWER)
     assert PoolSlot.objects.get(item=a.item).state == "submitted"
 
 
@@ -238,11 +240,11 @@ def test_take_over_removes_unopened_default_rows_and_stops_auto_assignment(resea
     assert Assignment.objects.filter(project=project, plan__isnull=True).count() == 3
     plans.create_plan(sample=whole_sample(project), mode="pooled", k=1, take_over=True)
     assert not Assignment.objects.filter(project=project, plan__isnull=True).exists()
-    services.add_member(project=project, user=team["cn2"], role="annotator")
+    projects.add_member(project=project, user=team["cn2"], role="annotator")
     assert not Assignment.objects.filter(project=project, rater=rater(team["cn2"])).exists()
 
 
 def test_requirement_keys_cover_subsets_most_specific_first(project, team):
     plan = plans.create_plan(sample=whole_sample(project), mode="pooled", k=2,
                              eligibility=[{"attribute": "nationality", "item_key": "country"}])
-    assert plans.rater_requirement_keys(rater(team["cn1"]), plan) == ["nationality=china", ""]
+    assert rules.rater_requirement_keys(rater(team["cn1"]), plan) == ["nationality=china", ""]

@@ -16,9 +16,11 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from annotation import plans, sampling, services
+from annotation import annotating, projects
+
+from studies import next_item, plans, pool, sampling
 from annotation.models import Annotation, Assignment, PoolSlot
-from annotation.services import ServiceError
+from core.errors import DomainError
 from tests import services as test_services
 
 from .design_helpers import strata_project
@@ -41,7 +43,7 @@ def _raters(n: int, nationality=lambda i: None):
     out = []
     for i in range(n):
         user = make_user(f"crowd{i:03d}")
-        r = services.rater_for_user(user)
+        r = projects.rater_for_user(user)
         nat = nationality(i)
         if nat:
             r.attributes = {"nationality": nat}
@@ -77,7 +79,7 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
     raters = _raters(200)
     project = strata_project(researcher, {("China", "gpt"): 60, ("Germany", "gemini"): 60}, k=k)
     for r in raters:
-        services.add_member(project=project, user=r.user, role="annotator")
+        projects.add_member(project=project, user=r.user, role="annotator")
     sample = sampling.draw_sample(project=project, name="all", strata_keys=["country"], per_stratum=60, seed=2)
     plan = plans.create_plan(sample=sample, mode="pooled", k=k, lease_seconds=600)
 
@@ -95,7 +97,7 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
         active = list(mine)
         while active:
             r = rng.choice(active)
-            a = services.next_assignment(rater=r, project=project)
+            a = next_item.next_assignment(rater=r, project=project)
             if a is None:
                 active.remove(r)
                 continue
@@ -108,13 +110,13 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
                 continue  # abandon: the hold expires (the chaos thread) and returns to the pool
             if roll < 0.15:
                 try:
-                    services.skip_assignment(assignment_id=a.id, rater=r, reason="cannot judge")
-                except ServiceError:
+                    annotating.skip_assignment(assignment_id=a.id, rater=r, reason="cannot judge")
+                except DomainError:
                     refused["skip"] += 1
                 continue
             try:
-                services.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
-            except ServiceError as exc:
+                annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
+            except DomainError as exc:
                 refused[exc.message[:30]] += 1  # e.g. its lease was reclaimed a moment ago
             else:
                 with lock:
@@ -160,8 +162,8 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
 
     def drainer(idx):
         for r in raters[idx::8]:
-            while (a := services.next_assignment(rater=r, project=project)) is not None:
-                services.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
+            while (a := next_item.next_assignment(rater=r, project=project)) is not None:
+                annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
                 drained[idx] += 1
 
     assert not _run_threads(8, drainer)
@@ -173,7 +175,7 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
 def test_one_annotator_in_many_tabs_never_gets_the_same_item_twice(researcher):
     raters = _raters(1)
     project = strata_project(researcher, {("China", "gpt"): 30}, k=3)
-    services.add_member(project=project, user=raters[0].user, role="annotator")
+    projects.add_member(project=project, user=raters[0].user, role="annotator")
     sample = sampling.draw_sample(project=project, name="all", strata_keys=["country"], per_stratum=30, seed=2)
     plans.create_plan(sample=sample, mode="pooled", k=3)
     r = raters[0]
@@ -182,7 +184,7 @@ def test_one_annotator_in_many_tabs_never_gets_the_same_item_twice(researcher):
 
     def tab(idx):
         for _ in range(10):
-            a = plans.claim_from_pool(rater=r, project=project)  # bypass the queue: raw claims at once
+            a = pool.claim_from_pool(rater=r, project=project)  # bypass the queue: raw claims at once
             if a is not None:
                 with lock:
                     got.append(a.item_id)
@@ -195,15 +197,15 @@ def test_eligibility_holds_under_concurrency(researcher):
     raters = _raters(60, nationality=lambda i: ("China", "Germany", "France")[i % 3])
     project = strata_project(researcher, {("China", "gpt"): 20, ("Germany", "gpt"): 20}, k=2)
     for r in raters:
-        services.add_member(project=project, user=r.user, role="annotator")
+        projects.add_member(project=project, user=r.user, role="annotator")
     sample = sampling.draw_sample(project=project, name="all", strata_keys=["country"], per_stratum=20, seed=2)
     plan = plans.create_plan(sample=sample, mode="pooled", k=2,
                              eligibility=[{"attribute": "nationality", "item_key": "country"}])
 
     def worker(idx):
         for r in raters[idx::20]:
-            while (a := services.next_assignment(rater=r, project=project)) is not None:
-                services.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
+            while (a := next_item.next_assignment(rater=r, project=project)) is not None:
+                annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
 
     assert not _run_threads(20, worker)
     rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__attributes__nationality"))

@@ -9,9 +9,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation import plans, quality, sampling, selectors, services
+from annotation import annotating, projects, selectors
+
+from studies import dashboard, next_item, plans, quality, sampling
 from annotation.models import Assignment, Membership
-from annotation.services import ServiceError
+from core.errors import DomainError
 
 from .design_helpers import annotator, strata_project
 
@@ -29,12 +31,12 @@ def setup(researcher):
     project = strata_project(researcher, {("China", "gpt"): 12}, annotators=[ann], extra=QC_ITEMS)
     sample = sampling.draw_sample(project=project, name="s", strata_keys=["country"], per_stratum=12, seed=1)
     plans.create_plan(sample=sample, mode="pooled", k=1)
-    return project, services.rater_for_user(ann), ann
+    return project, projects.rater_for_user(ann), ann
 
 
 def submit_next(project, rater, answer="right"):
-    a = services.next_assignment(rater=rater, project=project)
-    services.submit_annotation(assignment_id=a.id, rater=rater, answers={"human_written": answer})
+    a = next_item.next_assignment(rater=rater, project=project)
+    annotating.submit_annotation(assignment_id=a.id, rater=rater, answers={"human_written": answer})
     return Assignment.objects.get(pk=a.id)
 
 
@@ -51,11 +53,11 @@ def test_attention_checks_are_injected_at_the_rate_scored_and_pause_after_failur
     second = submit_next(project, rater, "right")
     assert second.purpose == "attention" and second.qc_passed is False
     assert "failed 2 attention checks" in quality.pause_reason(rater, project)
-    assert services.next_assignment(rater=rater, project=project) is None
-    row = next(r for r in selectors.progress_by_annotator(project) if r["rater_id"] == rater.id)
+    assert next_item.next_assignment(rater=rater, project=project) is None
+    row = next(r for r in dashboard.progress_by_annotator(project) if r["rater_id"] == rater.id)
     assert row["attention_failed"] == 2 and "paused" in row["at_risk"]
     quality.resume(project=project, rater=rater)
-    assert services.next_assignment(rater=rater, project=project) is not None
+    assert next_item.next_assignment(rater=rater, project=project) is not None
 
 
 def test_passed_attention_check_counts_as_passed(setup):
@@ -111,14 +113,14 @@ def test_required_rationale(setup):
     project, rater, _ = setup
     project.options = {**project.options, "qc": {"rationale_question": "why", "rationale_min_chars": 10}}
     project.save(update_fields=["options"])
-    a = services.next_assignment(rater=rater, project=project)
-    with pytest.raises(ServiceError, match="at least 10 characters"):
-        services.submit_annotation(assignment_id=a.id, rater=rater, answers={"human_written": "left"})
+    a = next_item.next_assignment(rater=rater, project=project)
+    with pytest.raises(DomainError, match="at least 10 characters"):
+        annotating.submit_annotation(assignment_id=a.id, rater=rater, answers={"human_written": "left"})
 
 
 def test_qc_settings_are_validated(setup):
     project, *_ = setup
-    with pytest.raises(ServiceError, match="between 0 and 1"):
+    with pytest.raises(DomainError, match="between 0 and 1"):
         quality.set_qc_settings(project=project, values={"attention_rate": 2})
 
 
@@ -126,11 +128,14 @@ def test_researcher_sets_qc_and_pauses_from_the_dashboard(setup, researcher):
     project, rater, _ = setup
     c = Client()
     c.force_login(researcher)
-    r = c.post(f"/projects/{project.id}/dashboard/", {"action": "qc", "attention_rate": "0.1", "min_seconds": "3"})
-    assert r.status_code == 302
+    r = c.post(f"/projects/{project.id}/qc/", {"attention_rate": "0.1", "min_seconds": "3"})
+    assert r.status_code == 302 and r["Location"] == f"/projects/{project.id}/dashboard/"
     project.refresh_from_db()
     assert project.options["qc"]["attention_rate"] == 0.1 and project.options["qc"]["min_seconds"] == 3
-    c.post(f"/projects/{project.id}/dashboard/", {"action": "pause", "rater": rater.id})
+    c.post(f"/projects/{project.id}/annotators/{rater.id}/pause/")
     assert Membership.objects.get(project=project, user=rater.user, role="annotator").paused_at is not None
-    c.post(f"/projects/{project.id}/dashboard/", {"action": "resume", "rater": rater.id})
+    c.post(f"/projects/{project.id}/annotators/{rater.id}/resume/")
+    assert Membership.objects.get(project=project, user=rater.user, role="annotator").paused_at is None
+    # the dashboard itself only reads: a POST to it is refused and changes nothing
+    assert c.post(f"/projects/{project.id}/dashboard/", {"action": "pause", "rater": rater.id}).status_code == 405
     assert Membership.objects.get(project=project, user=rater.user, role="annotator").paused_at is None

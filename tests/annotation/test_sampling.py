@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from annotation import sampling
+from studies import sampling
 from annotation.models import Item, Sample, SampleItem
-from annotation.services import ServiceError
+from core.errors import DomainError
 
 from .design_helpers import strata_project
 
@@ -104,5 +104,5 @@ def test_quality_control_items_are_never_sampled(researcher):
     ({"strata_keys": ["country"], "per_stratum": 2, "allocation": "weird"}, "unknown allocation"),
 ])
 def test_bad_parameters_are_refused_with_a_clear_message(project, kwargs, message):
-    with pytest.raises(ServiceError, match=message):
+    with pytest.raises(DomainError, match=message):
         sampling.plan_sample(project=project, **kwargs)

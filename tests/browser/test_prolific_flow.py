@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from annotation import crowd, plans, sampling, services
+from annotation import importing, projects
+
+from studies import crowd, plans, sampling
 from annotation.models import Annotation, CrowdParticipant
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -19,14 +21,14 @@ def study(settings, tmp_path):
 
     settings.MEDIA_ROOT = tmp_path / "media"
     owner = get_user_model().objects.create_user("owner", password="x")
-    project = services.create_project(name="Turing crowd", preset_key="cqbench.turing", created_by=owner, k_per_item=2)
+    project = projects.create_project(name="Turing crowd", preset_key="cqbench.turing", created_by=owner, k_per_item=2)
     project.options = {"assignment": "plans"}
     project.save(update_fields=["options"])
     records = "\n".join(
         f'{{"id": "t{i}", "human_utterance": "human {i}", "model_utterance": "model {i}", "country": "{c}"}}'
         for i, c in enumerate(["China", "Germany"] * 3)
     )
-    assert services.import_items(project=project, data=records, data_format="jsonl").ok
+    assert importing.import_items(project=project, data=records, data_format="jsonl").ok
     sample = sampling.draw_sample(project=project, name="all", strata_keys=["country"], per_stratum=3, seed=1)
     plans.create_plan(sample=sample, mode="pooled", k=2,
                       eligibility=[{"attribute": "nationality", "item_key": "country"}])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation import services as annotation_services
+from annotation import annotating, importing, presentation
 from annotation.models import Annotation, Assignment, Item, Rater
 from tests.annotation.factories import jsonl, make_project, valueground_records
 
@@ -18,7 +18,7 @@ def valueground_project(owner, annotators, folder: Path, n: int = 4, k: int | No
     project = make_project("valueground.pair_quality", owner=owner, annotators=annotators,
                            k=k or len(annotators))
     folder.mkdir(parents=True, exist_ok=True)
-    report = annotation_services.import_items(project=project, data=jsonl(valueground_records(folder, n=n)),
+    report = importing.import_items(project=project, data=jsonl(valueground_records(folder, n=n)),
                                               data_format="jsonl", images=folder)
     assert report.ok, report.errors
     return project
@@ -31,7 +31,7 @@ def submit_all(project, answers_for) -> int:
               .select_related("rater", "item").order_by("item_id", "rater__name")):
         answers = answers_for(a.item, a.rater)
         if answers is not None:
-            annotation_services.submit_annotation(assignment_id=a.id, rater=a.rater, answers=answers)
+            annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers=answers)
             n += 1
     return n
 
@@ -42,7 +42,7 @@ def judge_rates(project, answers_for, name: str = "gpt-judge") -> Rater:
     rubric = project.rubric_version.parsed()
     for item in Item.objects.filter(project=project).order_by("id"):
         a = Assignment.objects.create(project=project, item=item, rater=judge, status=Assignment.Status.SUBMITTED)
-        cleaned = rubric.validate(answers_for(item), item=annotation_services.item_render_context(item))
+        cleaned = rubric.validate(answers_for(item), item=presentation.item_render_context(item))
         Annotation.objects.create(assignment=a, item=item, rater=judge, rubric_version=project.rubric_version,
                                   answers=cleaned, derived=rubric.derive(cleaned))
     return judge

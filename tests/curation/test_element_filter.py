@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from django.test import Client
 
-from annotation import services as annotation_services
+from annotation import importing
 from annotation.models import Item
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
@@ -143,7 +143,7 @@ def test_element_filter_from_a_form_is_json_text_and_empty_means_none():
 def story_project(researcher, annotators):
     project = make_project("cqbench.story", owner=researcher, annotators=annotators[:2], k=2)
     records = get_preset("cqbench.story").demo_items(None)[:2]
-    report = annotation_services.import_items(project=project, data=jsonl(records), data_format="jsonl")
+    report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl")
     assert report.ok, report.errors
     return project
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotation import services
+from annotation import importing
 from annotation.models import Project
 from benchmarks.registry import get_preset
 from tests.annotation.factories import make_project
@@ -21,7 +21,7 @@ def project_with_demo(preset_key: str, owner, tmp_path: Path, *, annotators=(), 
         for i, r in enumerate(records):
             r["id"] = f"{r['id']}-{i}"
     data = "\n".join(json.dumps(r) for r in records) + "\n"
-    report = services.import_items(project=project, data=data, data_format="jsonl",
+    report = importing.import_items(project=project, data=data, data_format="jsonl",
                                    images=folder if get_preset(preset_key).image_fields() else None)
     assert report.ok, report.errors
     return project

@@ -22,7 +22,7 @@ import pytest
 from django.urls import reverse
 
 from agreement.selectors import ratings_frame
-from annotation import services as annotation_services
+from annotation import importing
 from annotation.models import Annotation
 from benchmarks.demo_images import draw_image
 from judges import services
@@ -69,7 +69,7 @@ def counterfactual_project(owner, folder: Path):
         truth[hashlib.sha256((folder / cf).read_bytes()).hexdigest()] = cf_shows
         records.append({"id": ext_id, "context_image": ctx, "person_image": person, "counterfactual_image": cf,
                         "context_label": intended, **PERSON})
-    report = annotation_services.import_items(project=project, data="\n".join(map(json.dumps, records)),
+    report = importing.import_items(project=project, data="\n".join(map(json.dumps, records)),
                                               data_format="jsonl", images=folder)
     assert report.ok, report.errors
     return project, truth
@@ -203,7 +203,7 @@ def refusal_project(owner, folder: Path):
     records = [{"id": k, **base, "meta": {"task_prompt": p, "model_response": r, "lvlm": "llava-1.6"}}
                for k, (p, r) in RESPONSES.items()]
     records.append({"id": "r-no-output", **base})  # no model output to classify
-    report = annotation_services.import_items(project=project, data="\n".join(map(json.dumps, records)),
+    report = importing.import_items(project=project, data="\n".join(map(json.dumps, records)),
                                               data_format="jsonl", images=folder)
     assert report.ok, report.errors
     return project

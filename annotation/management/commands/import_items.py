@@ -7,7 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import services
+from annotation import importing
+
+from core.errors import DomainError
 from annotation.models import Project
 
 
@@ -30,8 +32,8 @@ class Command(BaseCommand):
         if fmt is None:
             raise CommandError(f"cannot tell the format of {data.name}: pass --format jsonl|csv")
         try:
-            report = services.import_items(project=found, data=data, data_format=fmt, images=images)
-        except services.ServiceError as exc:
+            report = importing.import_items(project=found, data=data, data_format=fmt, images=images)
+        except DomainError as exc:
             raise CommandError(exc.message) from None
         if not report.ok:
             lines = "\n".join(f"  {e}" for e in report.errors)

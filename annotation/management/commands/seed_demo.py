@@ -3,7 +3,7 @@ plus ready-to-run model judges and a few human annotations so the agreement repo
 judge and humans out of the box. Idempotent: running it again changes nothing.
 
 The judges are only configured here (a run is started from the project's judges page); the
-human annotations go through ``annotation.services.submit_annotation`` like a browser
+human annotations go through ``annotation.annotating.submit_annotation`` like a browser
 submission. They are fixed, illustrative demo ratings (``DEMO_ANSWERS``), not data from a
 paper, and are written only on assignments nobody has opened yet."""
 
@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation import services
+from annotation import annotating, importing, projects
 from annotation.models import Assignment, Project
 from benchmarks.registry import PRESETS
 
@@ -105,7 +105,7 @@ class Command(BaseCommand):
                 if username == "researcher":
                     user.groups.add(group)
                 if attributes:
-                    rater = services.rater_for_user(user)
+                    rater = projects.rater_for_user(user)
                     if rater.attributes != attributes:
                         rater.attributes = attributes
                         rater.save(update_fields=["attributes"])
@@ -115,14 +115,14 @@ class Command(BaseCommand):
             if Project.objects.filter(preset_key=key, name=name).exists():
                 continue
             with transaction.atomic():
-                project = services.create_project(name=name, preset_key=key, created_by=users["researcher"])
+                project = projects.create_project(name=name, preset_key=key, created_by=users["researcher"])
                 for annotator in ("annotator1", "annotator2"):
-                    services.add_member(project=project, user=users[annotator], role="annotator")
+                    projects.add_member(project=project, user=users[annotator], role="annotator")
                 with tempfile.TemporaryDirectory() as tmp:
                     folder = Path(tmp)
                     records = preset.demo_items(folder)
                     data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)
-                    report = services.import_items(project=project, data=data, data_format="jsonl",
+                    report = importing.import_items(project=project, data=data, data_format="jsonl",
                                                    images=folder if preset.image_fields() else None)
                 if not report.ok:
                     raise CommandError(f"demo data of {key} does not import: {report.errors[:5]}")
@@ -151,13 +151,13 @@ class Command(BaseCommand):
             return
         n = 0
         for k, username in enumerate(("annotator1", "annotator2")):
-            rater = services.rater_for_user(users[username])
+            rater = projects.rater_for_user(users[username])
             open_rows = Assignment.objects.filter(
                 project=project, rater=rater, purpose=Assignment.Purpose.REGULAR, status=Assignment.Status.ASSIGNED,
                 opened_at__isnull=True, item__external_id__in=list(table),
             ).select_related("item", "project__rubric_version")
             for assignment in open_rows:
-                services.submit_annotation(assignment_id=assignment.id, rater=rater,
+                annotating.submit_annotation(assignment_id=assignment.id, rater=rater,
                                            answers=table[assignment.item.external_id][k], loaded=assignment)
                 n += 1
         if n:

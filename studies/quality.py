@@ -24,6 +24,7 @@ against the same rubric answers; the result is ``Assignment.qc_passed``.
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 from django.core.cache import cache
@@ -31,8 +32,9 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from .models import Annotation, Assignment, Item, Membership, Project, Rater
-from .services import ServiceError
+from annotation.assigning import draw_presentation
+from annotation.models import Annotation, Assignment, Item, Membership, Project, Rater
+from core.errors import DomainError
 
 QC_PURPOSES = (Assignment.Purpose.ATTENTION, Assignment.Purpose.GOLD, Assignment.Purpose.REPEAT)
 DEFAULTS: dict[str, Any] = {
@@ -64,13 +66,13 @@ def set_qc_settings(*, project: Project, values: dict[str, Any]) -> Project:
             elif key.endswith("_rate") or key == "gold_threshold":
                 clean[key] = float(raw)
                 if not 0 <= clean[key] <= 1:
-                    raise ServiceError(f"{key.replace('_', ' ')} must be between 0 and 1")
+                    raise DomainError(f"{key.replace('_', ' ')} must be between 0 and 1")
             else:
                 clean[key] = int(raw)
                 if clean[key] < 0:
-                    raise ServiceError(f"{key.replace('_', ' ')} cannot be negative")
+                    raise DomainError(f"{key.replace('_', ' ')} cannot be negative")
         except ValueError:
-            raise ServiceError(f"{key.replace('_', ' ')}: {raw!r} is not a number") from None
+            raise DomainError(f"{key.replace('_', ' ')}: {raw!r} is not a number") from None
     options = dict(project.options)
     options["qc"] = {k: v for k, v in clean.items() if v != DEFAULTS[k] or k == "gold_threshold"}
     if not any(v for k, v in options["qc"].items() if k != "gold_threshold"):
@@ -92,7 +94,7 @@ def check_submission(*, project: Project, assignment: Assignment, answers: dict[
         else:
             elapsed = (duration_ms or 0) / 1000
         if elapsed < min_s:
-            raise ServiceError(
+            raise DomainError(
                 f"That was too fast ({elapsed:.0f} s): please take at least {min_s} seconds to look at each item "
                 "before submitting.", errors={"__all__": f"minimum time per item is {min_s} s"},
             )
@@ -100,7 +102,7 @@ def check_submission(*, project: Project, assignment: Assignment, answers: dict[
     if question and min_chars:
         text = answers.get(question)
         if not isinstance(text, str) or len(text.strip()) < min_chars:
-            raise ServiceError(
+            raise DomainError(
                 f"Please explain your rating in at least {min_chars} characters.",
                 errors={question: f"a rationale of at least {min_chars} characters is required"},
             )
@@ -211,8 +213,6 @@ def maybe_inject(*, rater: Rater, project: Project) -> Assignment | None:
 
 
 def _inject(*, rater: Rater, project: Project, purpose: str) -> Assignment | None:
-    import random
-
     mine = Assignment.objects.filter(project=project, rater=rater, purpose=purpose)
     if purpose == Assignment.Purpose.REPEAT:
         source = (
@@ -230,9 +230,7 @@ def _inject(*, rater: Rater, project: Project, purpose: str) -> Assignment | Non
         used = set(mine.values_list("item_id", flat=True))
         fresh = [i for i in ids if i not in used] or ids
         item_id = random.choice(fresh)
-        from .services import _presentation
-
-        presentation = _presentation(project, project.rubric_version.parsed(), random.Random())
+        presentation = draw_presentation(project, project.rubric_version.parsed(), random.Random())
     with transaction.atomic():
         return Assignment.objects.create(project=project, item_id=item_id, rater=rater, purpose=purpose,
                                          position=0, presentation=presentation)

@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .models import (
+from annotation.models import (
     Assignment,
     AssignmentPlan,
     CrowdParticipant,
@@ -30,7 +30,10 @@ from .models import (
     Project,
     Rater,
 )
-from .services import ServiceError, add_member
+from annotation.projects import add_member
+from core.errors import DomainError
+
+from .rules import rater_requirement_keys
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
@@ -51,14 +54,14 @@ def create_study(
 ) -> CrowdStudy:
     code = (completion_code or "").strip()
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", code):
-        raise ServiceError("the completion code must be 1-64 letters, digits, - or _ (as Prolific shows it)")
+        raise DomainError("the completion code must be 1-64 letters, digits, - or _ (as Prolific shows it)")
     if not 1 <= int(items_per_participant) <= 10_000:
-        raise ServiceError("items per participant must be between 1 and 10000")
+        raise DomainError("items per participant must be between 1 and 10000")
     clean = []
     for q in prescreen or []:
         attr = (q.get("attribute") or "").strip()
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,49}", attr):
-            raise ServiceError(f"invalid pre-screen attribute {attr!r}")
+            raise DomainError(f"invalid pre-screen attribute {attr!r}")
         choices = [str(c).strip() for c in q.get("choices") or [] if str(c).strip()]
         clean.append({"attribute": attr, "label": (q.get("label") or attr).strip()[:200], "choices": choices})
     return CrowdStudy.objects.create(
@@ -70,12 +73,12 @@ def create_study(
 def enter_study(*, study: CrowdStudy, prolific_pid: str, study_id: str = "", session_id: str = "") -> CrowdParticipant:
     """Create the participant on first entry, resume them after."""
     if not study.active or not study.project.is_open:
-        raise ServiceError("this study is not taking participants")
+        raise DomainError("this study is not taking participants")
     for label, value in (("PROLIFIC_PID", prolific_pid), ("STUDY_ID", study_id), ("SESSION_ID", session_id)):
         if value and not PROLIFIC_ID.match(value):
-            raise ServiceError(f"{label} is not a valid Prolific id")
+            raise DomainError(f"{label} is not a valid Prolific id")
     if not prolific_pid:
-        raise ServiceError("the link lacks PROLIFIC_PID: open the study from Prolific")
+        raise DomainError("the link lacks PROLIFIC_PID: open the study from Prolific")
     digest = pid_hash(prolific_pid)
     found = CrowdParticipant.objects.filter(study=study, pid_hash=digest).select_related("rater__user").first()
     if found is not None:
@@ -108,7 +111,6 @@ def enter_study(*, study: CrowdStudy, prolific_pid: str, study_id: str = "", ses
 
 def eligible_for_project(rater: Rater, project: Project) -> bool:
     """Whether any active plan has places this annotator's attributes can fill (True without plans)."""
-    from .plans import rater_requirement_keys
 
     plans = list(AssignmentPlan.objects.filter(project=project, status=AssignmentPlan.Status.ACTIVE))
     if not plans:
@@ -129,7 +131,7 @@ def answer_prescreen(*, participant: CrowdParticipant, answers: dict[str, str]) 
         else:
             clean[q["attribute"]] = value[:100]
     if errors:
-        raise ServiceError("please answer the pre-screen questions", errors=errors)
+        raise DomainError("please answer the pre-screen questions", errors=errors)
     with transaction.atomic():
         rater = participant.rater
         rater.attributes = {**rater.attributes, **clean, "crowd": True}
@@ -166,3 +168,10 @@ def complete(*, participant: CrowdParticipant) -> CrowdParticipant:
         participant.completed_at = timezone.now()
         participant.save(update_fields=["completed_at"])
     return participant
+
+
+def set_study_active(*, study: CrowdStudy, active: bool) -> CrowdStudy:
+    """Open a study to new participants or close it (those already in keep their place)."""
+    study.active = active
+    study.save(update_fields=["active"])
+    return study

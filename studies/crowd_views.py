@@ -1,6 +1,9 @@
 """Prolific entry: ``/p/<study token>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..`` creates or
 resumes a pseudonymous annotator, asks the optional pre-screen, hands over to the normal
-annotating pages, and ends on the completion page with the study's code."""
+annotating pages, and ends on the completion page with the study's code.
+
+Prolific can only send participants with a GET, so entering a study (and completing it) are
+GETs that write; both are idempotent for a participant: the same link resumes the same one."""
 
 from __future__ import annotations
 
@@ -9,21 +12,23 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
-from . import crowd, services
-from .models import CrowdParticipant, CrowdStudy
-from .services import ServiceError
+from annotation.models import CrowdParticipant, CrowdStudy
+from core.errors import DomainError
+
+from . import crowd
+from .next_item import next_assignment
 
 SESSION_KEY = "hv_crowd_participant"
 
 
-def _study_or_404(token: str) -> CrowdStudy:
+def study_or_404(token: str) -> CrowdStudy:
     study = CrowdStudy.objects.select_related("project").filter(token=token).first()
     if study is None:
         raise Http404("no such study")
     return study
 
 
-def _participant_in_session(request: HttpRequest, study: CrowdStudy) -> CrowdParticipant | None:
+def participant_in_session(request: HttpRequest, study: CrowdStudy) -> CrowdParticipant | None:
     pid = request.session.get(SESSION_KEY)
     if not pid or not request.user.is_authenticated:
         return None
@@ -35,35 +40,35 @@ def _participant_in_session(request: HttpRequest, study: CrowdStudy) -> CrowdPar
 
 @never_cache
 def entry(request: HttpRequest, token: str) -> HttpResponse:
-    study = _study_or_404(token)
-    participant = _participant_in_session(request, study)
+    study = study_or_404(token)
+    participant = participant_in_session(request, study)
     if request.method == "GET" and request.GET.get("PROLIFIC_PID"):
         try:
             participant = crowd.enter_study(
                 study=study, prolific_pid=request.GET.get("PROLIFIC_PID", ""),
                 study_id=request.GET.get("STUDY_ID", ""), session_id=request.GET.get("SESSION_ID", ""),
             )
-        except ServiceError as exc:
-            return render(request, "annotation/crowd_message.html", {"study": study, "message": exc.message},
+        except DomainError as exc:
+            return render(request, "studies/crowd_message.html", {"study": study, "message": exc.message},
                           status=400)
         login(request, participant.rater.user, backend="django.contrib.auth.backends.ModelBackend")
         request.session[SESSION_KEY] = participant.pk
     if participant is None:
         message = ("This study is not taking participants." if not study.active
                    else "Open this study from Prolific: the link lacks your Prolific id.")
-        return render(request, "annotation/crowd_message.html", {"study": study, "message": message}, status=400)
+        return render(request, "studies/crowd_message.html", {"study": study, "message": message}, status=400)
     errors = {}
     if request.method == "POST":
         try:
             participant = crowd.answer_prescreen(participant=participant, answers=request.POST)
-        except ServiceError as exc:
+        except DomainError as exc:
             errors = exc.errors if isinstance(exc.errors, dict) else {}
     if participant.eligible is None:
-        return render(request, "annotation/crowd_prescreen.html", {
+        return render(request, "studies/crowd_prescreen.html", {
             "study": study, "errors": errors, "answers": request.POST if request.method == "POST" else {},
         }, status=400 if errors else 200)
     if participant.eligible is False:
-        return render(request, "annotation/crowd_message.html", {
+        return render(request, "studies/crowd_message.html", {
             "study": study, "message": "Thank you. This study needs participants with a different profile, so "
                                        "there is no work for you here. Please return the study on Prolific.",
         })
@@ -72,11 +77,11 @@ def entry(request: HttpRequest, token: str) -> HttpResponse:
 
 @never_cache
 def work(request: HttpRequest, token: str) -> HttpResponse:
-    study = _study_or_404(token)
-    participant = _participant_in_session(request, study)
+    study = study_or_404(token)
+    participant = participant_in_session(request, study)
     if participant is None or not participant.eligible:
         return redirect("crowd_entry", token=study.token)
-    nxt = services.next_assignment(rater=participant.rater, project=study.project)
+    nxt = next_assignment(rater=participant.rater, project=study.project)
     if nxt is None:
         return redirect("crowd_done", token=study.token)
     return redirect("annotate", assignment_id=nxt.id)
@@ -84,18 +89,18 @@ def work(request: HttpRequest, token: str) -> HttpResponse:
 
 @never_cache
 def done(request: HttpRequest, token: str) -> HttpResponse:
-    study = _study_or_404(token)
-    participant = _participant_in_session(request, study)
+    study = study_or_404(token)
+    participant = participant_in_session(request, study)
     if participant is None:
         raise Http404("no such participant")
     rater = participant.rater
     submitted = crowd.submitted_count(rater, study.project)
     finished = submitted >= study.items_per_participant
-    if not finished and services.next_assignment(rater=rater, project=study.project) is not None:
+    if not finished and next_assignment(rater=rater, project=study.project) is not None:
         return redirect("crowd_work", token=study.token)
     # Done: either the quota is reached or no work is left for them (both complete the study).
     crowd.complete(participant=participant)
-    return render(request, "annotation/crowd_done.html", {
+    return render(request, "studies/crowd_done.html", {
         "study": study, "submitted": submitted, "code": study.completion_code,
         "complete_url": crowd.completion_url(study), "quota_reached": finished,
     })

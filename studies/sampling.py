@@ -27,9 +27,9 @@ from django.utils import timezone
 
 from benchmarks.base import STRATA_KEYS
 
-from .bulk import insert_rows
-from .models import Item, Project, Sample, SampleItem
-from .services import ServiceError
+from annotation.bulk import insert_rows
+from annotation.models import Item, Project, Sample, SampleItem
+from core.errors import DomainError
 
 BLANK = "(blank)"
 QC_META_KEY = "qc"  # items with meta.qc = attention | gold are quality-control items, never sampled
@@ -113,9 +113,9 @@ def _valid_keys(strata_keys: list[str]) -> list[str]:
             continue
         key = key.removeprefix("meta.")
         if not key.replace("_", "").replace("-", "").isalnum() or len(key) > 100:
-            raise ServiceError(f"invalid stratum key {raw!r}: use letters, digits, - and _")
+            raise DomainError(f"invalid stratum key {raw!r}: use letters, digits, - and _")
         if key in keys:
-            raise ServiceError(f"stratum key {key!r} given twice")
+            raise DomainError(f"stratum key {key!r} given twice")
         keys.append(key)
     return keys
 
@@ -150,15 +150,15 @@ def plan_sample(
     writing anything: the preview, and the first half of :func:`draw_sample`."""
     keys = _valid_keys(list(strata_keys or []))
     if allocation not in Sample.Allocation.values:
-        raise ServiceError(f"unknown allocation {allocation!r}: use equal or proportional")
+        raise DomainError(f"unknown allocation {allocation!r}: use equal or proportional")
     if (total_size is None) == (per_stratum is None):
-        raise ServiceError("give either a total sample size or a size per stratum (not both)")
+        raise DomainError("give either a total sample size or a size per stratum (not both)")
     if total_size is not None and total_size < 1:
-        raise ServiceError("the total sample size must be at least 1")
+        raise DomainError("the total sample size must be at least 1")
     if per_stratum is not None and per_stratum < 1:
-        raise ServiceError("the size per stratum must be at least 1")
+        raise DomainError("the size per stratum must be at least 1")
     if per_stratum is not None and allocation == Sample.Allocation.PROPORTIONAL:
-        raise ServiceError("a size per stratum means equal allocation; give a total size for proportional")
+        raise DomainError("a size per stratum means equal allocation; give a total size for proportional")
 
     qs = Item.objects.filter(project=project)
     columns, annotations = metadata_columns(keys)
@@ -173,7 +173,7 @@ def plan_sample(
         values = tuple("" if v is None else str(v) for v in row[2:])
         groups.setdefault(values, []).append(row[0])
     if not groups:
-        raise ServiceError("the project has no items to sample from")
+        raise DomainError("the project has no items to sample from")
     order = sorted(groups)
     tie_order = list(range(len(order)))
     random.Random(int(seed)).shuffle(tie_order)

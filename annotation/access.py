@@ -1,0 +1,47 @@
+"""Access to a project, for every page and API view of every app.
+
+Researchers and admins manage a project (superusers every project); annotators work in the
+projects they are members of. A project someone may not see at all is a 404, one they may see
+but not manage is a 403. Both helpers raise Django's own exceptions, which pages show as
+error pages and DRF turns into 403 / 404 answers, so one helper serves both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from .models import Project
+from .selectors import annotator_projects, can_manage
+
+#: the largest id a bigint primary key can hold; anything larger names nothing
+MAX_ID = 2**63 - 1
+
+
+def as_id(value: Any) -> int:
+    """A URL or query value as a primary key, or a 404: ``false``, ``null,null`` and ids too
+    large for the database name no row, they are not server errors."""
+    text = str(value)
+    if not text.isdigit() or int(text) > MAX_ID:
+        raise Http404("no such object")
+    return int(text)
+
+
+def managed_project_or_403(user: AbstractBaseUser, project_id: Any) -> Project:
+    """The project, if ``user`` may manage it (a 404 when it does not exist, else a 403)."""
+    project = Project.objects.select_related("rubric_version").filter(pk=as_id(project_id)).first()
+    if project is None:
+        raise Http404("no such project")
+    if not can_manage(user, project):
+        raise PermissionDenied("only the project's researchers and admins can do this")
+    return project
+
+
+def annotator_project_or_404(user: AbstractBaseUser, project_id: Any) -> Project:
+    """The project, if ``user`` annotates in it; anyone else gets a 404 (never a hint it exists)."""
+    project = annotator_projects(user).filter(pk=as_id(project_id)).first()
+    if project is None:
+        raise Http404("no such project in your queue")
+    return project

@@ -1,0 +1,26 @@
+"""How the REST API shows a :class:`core.errors.DomainError`: the status its code maps to and a
+body ``{"detail": message, "code": code[, "errors": ...]}``, the same shape DRF gives its own
+validation errors, so a client reads every refusal one way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from .errors import DomainError
+
+
+def error_body(exc: DomainError) -> dict[str, Any]:
+    body: dict[str, Any] = {"detail": exc.message, "code": exc.code}
+    if exc.errors:
+        body["errors"] = exc.errors
+    return body
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """``REST_FRAMEWORK["EXCEPTION_HANDLER"]``: domain errors first, then DRF's own handling."""
+    if isinstance(exc, DomainError):
+        return Response(error_body(exc), status=exc.http_status)
+    return drf_exception_handler(exc, context)

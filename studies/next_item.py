@@ -1,0 +1,67 @@
+"""Which item an annotator gets next. The order of decisions is drawn in ``next_item.md``
+beside this module; keep the two in step.
+
+1. A crowd participant who has reached their study's quota gets nothing (the study ends).
+2. With quality control on, a paused annotator gets nothing; otherwise an attention, gold or
+   repeat item is injected at the head of the queue when their submitted work calls for one.
+3. Their own queue: an opened assignment first, then the next assigned one by position.
+4. With pooled plans on an open project, a claim from the pool under a lease.
+5. Nothing: the queue is done (or the annotator is paused, or the quota is reached, which
+   :func:`why_nothing` tells the page)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from annotation.models import Assignment, Project, Rater
+
+from . import crowd, pool, quality
+
+#: statuses of a queue's open work, in the order they are handed out (an opened item first)
+QUEUE_ORDER = (Assignment.Status.IN_PROGRESS, Assignment.Status.ASSIGNED)
+
+
+def next_assignment(*, rater: Rater, project: Project) -> Assignment | None:
+    """The annotator's next assignment, or None (see the module docstring for the order)."""
+    options = project.options
+    if rater.attributes.get("crowd") and crowd.quota_reached(rater=rater, project=project):
+        return None
+    if options.get("qc"):
+        if quality.pause_reason(rater, project) is not None:
+            return None
+        injected = quality.maybe_inject(rater=rater, project=project)
+        if injected is not None:
+            return injected
+    found = next_in_queue(rater, project)
+    if found is not None or not options.get("pooled_plans") or not project.is_open:
+        return found
+    return pool.claim_from_pool(rater=rater, project=project)
+
+
+def next_in_queue(rater: Rater, project: Project) -> Assignment | None:
+    """The rater's next open assignment in queue order (one already opened comes first).
+
+    One query per status, each an index range scan on (rater, project, status, position) that
+    stops at the first row; an ``IN`` over both statuses would sort the whole queue."""
+    for status in QUEUE_ORDER:
+        found = (
+            Assignment.objects.filter(rater=rater, project=project, status=status)
+            .order_by("position", "id")
+            .only("id")
+            .first()
+        )
+        if found is not None:
+            return found
+    return None
+
+
+def why_nothing(rater: Rater, project: Project) -> tuple[Literal["quota", "paused", "done"], str | None]:
+    """Why :func:`next_assignment` gave nothing: the crowd quota is reached (the page sends the
+    participant to the study's end), the annotator is paused (with the reason), or all done."""
+    if rater.attributes.get("crowd") and crowd.participant_for(rater, project) is not None:
+        return "quota", None
+    if project.options.get("qc"):
+        reason = quality.pause_reason(rater, project)
+        if reason is not None:
+            return "paused", reason
+    return "done", None

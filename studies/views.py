@@ -1,0 +1,414 @@
+"""Researcher pages for a project's study design: stratified samples (with a preview), assignment
+plans (pre-assigned or pooled), hand (re)assignment, quality-control settings, Prolific
+studies and the progress dashboard with CSV export.
+
+Thin: one view per action (parse, call one service, redirect or render); GETs never write.
+Domain refusals are shown through ``core.pages``."""
+
+from __future__ import annotations
+
+import csv
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.access import as_id, managed_project_or_403
+from annotation.models import Assignment, AssignmentPlan, CrowdStudy, Item, Project, Rater, Sample
+from annotation.projects import rater_for_user
+from annotation.selectors import project_progress
+from benchmarks.base import STRATA_KEYS
+from core.errors import DomainError
+from core.pages import form_error, form_problems, refused
+
+from . import crowd, dashboard, plans, pool, quality, sampling
+from .rules import parse_balance_text
+
+
+class SampleForm(forms.Form):
+    name = forms.CharField(max_length=200, required=False)
+    strata = forms.MultipleChoiceField(choices=[(k, k) for k in STRATA_KEYS], required=False,
+                                       widget=forms.CheckboxSelectMultiple, label="Strata columns")
+    meta_keys = forms.CharField(required=False, label="Strata meta keys",
+                                help_text="comma-separated keys of the items' meta, e.g. pipeline, question_id")
+    allocation = forms.ChoiceField(choices=Sample.Allocation.choices)
+    total_size = forms.IntegerField(min_value=1, required=False, help_text="a total sample size ...")
+    per_stratum = forms.IntegerField(min_value=1, required=False, help_text="... or a size per stratum")
+    seed = forms.IntegerField(initial=1, help_text="the same seed gives the same sample")
+
+    def keys(self) -> list[str]:
+        extra = [k.strip() for k in self.cleaned_data.get("meta_keys", "").split(",") if k.strip()]
+        return list(self.cleaned_data.get("strata") or []) + extra
+
+    def params(self) -> dict:
+        d = self.cleaned_data
+        return {"strata_keys": self.keys(), "allocation": d["allocation"], "total_size": d.get("total_size"),
+                "per_stratum": d.get("per_stratum"), "seed": d["seed"]}
+
+
+class PlanForm(forms.Form):
+    name = forms.CharField(max_length=200, required=False)
+    mode = forms.ChoiceField(choices=AssignmentPlan.Mode.choices, initial=AssignmentPlan.Mode.POOLED)
+    k = forms.IntegerField(min_value=1, max_value=100, label="Annotators per item (k)")
+    eligibility_attribute = forms.CharField(required=False, label="Eligibility: annotator attribute",
+                                            help_text="e.g. nationality")
+    eligibility_item_key = forms.CharField(required=False, label="... must equal item key",
+                                           help_text="e.g. country (a strata column or a meta key)")
+    balance_attribute = forms.CharField(required=False, label="Balance: annotator attribute",
+                                        help_text="e.g. nationality")
+    balance_quota = forms.CharField(required=False, label="... per item", help_text="e.g. China:2, Germany:2")
+    cap_per_annotator = forms.IntegerField(min_value=1, required=False, label="Cap per annotator")
+    lease_minutes = forms.IntegerField(min_value=1, max_value=10080, required=False,
+                                       help_text="pooled: how long an opened item is held (empty = default)")
+    take_over = forms.BooleanField(required=False, initial=True, label="Plans replace the default assignment",
+                                   help_text="removes unopened 'every annotator gets every item' rows")
+
+
+class HandAssignForm(forms.Form):
+    item = forms.CharField(max_length=200, label="Item id (external)")
+    username = forms.CharField(max_length=150)
+    force = forms.BooleanField(required=False, help_text="even if the plan's rules say not eligible")
+
+
+class ReassignForm(forms.Form):
+    assignment = forms.IntegerField(min_value=1, label="Assignment #")
+    username = forms.CharField(max_length=150, label="New annotator")
+    force = forms.BooleanField(required=False)
+
+
+class QCForm(forms.Form):
+    attention_rate = forms.FloatField(min_value=0, max_value=1, required=False)
+    attention_pause_after = forms.IntegerField(min_value=0, required=False, help_text="failures that pause (0 = never)")
+    gold_rate = forms.FloatField(min_value=0, max_value=1, required=False)
+    gold_threshold = forms.FloatField(min_value=0, max_value=1, required=False)
+    gold_min_answered = forms.IntegerField(min_value=0, required=False)
+    gold_pause = forms.BooleanField(required=False)
+    gold_tolerance = forms.IntegerField(min_value=0, required=False)
+    repeat_rate = forms.FloatField(min_value=0, max_value=1, required=False)
+    min_seconds = forms.IntegerField(min_value=0, required=False)
+    rationale_question = forms.CharField(required=False, max_length=100)
+    rationale_min_chars = forms.IntegerField(min_value=0, required=False)
+
+
+class StudyForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    completion_code = forms.CharField(max_length=64)
+    items_per_participant = forms.IntegerField(min_value=1, max_value=10000, initial=10)
+    prescreen_attribute = forms.CharField(required=False, help_text="e.g. nationality (asked before starting)")
+    prescreen_label = forms.CharField(required=False, help_text="e.g. What is your nationality?")
+    prescreen_choices = forms.CharField(required=False, help_text="comma-separated, e.g. China, Germany")
+
+
+def user_rater(username: str) -> Rater:
+    user = get_user_model().objects.filter(username=username.strip()).first()
+    if user is None:
+        raise DomainError(f"no user named {username!r}", code="not_found")
+    return rater_for_user(user)
+
+
+def meta_keys(project: Project) -> list[str]:
+    first = Item.objects.filter(project=project).order_by("id").values_list("meta", flat=True)[:50]
+    return sorted({k for m in first for k in (m or {}) if not k.startswith("expected.") and k != "qc"})
+
+
+# --------------------------------------------------------------------------- samples
+def render_design(request: HttpRequest, project: Project, form: SampleForm, preview: dict | None = None) -> HttpResponse:
+    return render(request, "studies/design.html", {
+        "project": project, "form": form, "preview": preview,
+        "samples": project.samples.all()[:50], "plans": project.plans.select_related("sample")[:50],
+        "meta_keys": meta_keys(project),
+    }, status=400 if form.is_bound and form.errors else 200)
+
+
+@login_required
+@require_GET
+def design(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    return render_design(request, project, SampleForm(initial={"allocation": "equal", "seed": 1}))
+
+
+@login_required
+@require_POST
+def sample_preview(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The counts a sample would have, per stratum, before anything is drawn."""
+    project = managed_project_or_403(request.user, project_id)
+    form = SampleForm(request.POST)
+    preview = None
+    if form.is_valid():
+        try:
+            preview = sampling.plan_sample(project=project, **form.params()).report()
+        except DomainError as exc:
+            form_error(form, exc)
+    return render_design(request, project, form, preview)
+
+
+@login_required
+@require_POST
+def sample_create(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    form = SampleForm(request.POST)
+    if form.is_valid():
+        try:
+            sample = sampling.draw_sample(project=project, name=form.cleaned_data["name"],
+                                          created_by=request.user, **form.params())
+        except DomainError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"sample drawn: {sample.report['total_drawn']} items")
+            return redirect("sample_detail", project_id=project.id, sample_id=sample.id)
+    return render_design(request, project, form)
+
+
+@login_required
+def sample_detail(request: HttpRequest, project_id: int, sample_id: int) -> HttpResponse:
+    """The sample's items, and the form that assigns it (a plan)."""
+    project = managed_project_or_403(request.user, project_id)
+    sample = get_object_or_404(Sample, pk=as_id(sample_id), project=project)
+    form = PlanForm(request.POST or None, initial={"k": project.k_per_item, "take_over": True})
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            eligibility = []
+            if d["eligibility_attribute"] or d["eligibility_item_key"]:
+                eligibility = [{"attribute": d["eligibility_attribute"], "item_key": d["eligibility_item_key"]}]
+            balance = parse_balance_text(d["balance_attribute"] or "", d["balance_quota"] or "")
+            if balance and not balance["attribute"]:
+                raise DomainError("a balance rule needs an annotator attribute")
+            plan = plans.create_plan(
+                sample=sample, name=d["name"], mode=d["mode"], k=d["k"], eligibility=eligibility, balance=balance,
+                cap_per_annotator=d["cap_per_annotator"],
+                lease_seconds=d["lease_minutes"] * 60 if d["lease_minutes"] else None,
+                take_over=d["take_over"], created_by=request.user,
+            )
+        except DomainError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"plan created: {plan.report.get('slots', 0)} places")
+            return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
+    return render(request, "studies/sample_detail.html", {
+        "project": project, "sample": sample, "form": form,
+        "items": sample.members.select_related("item").order_by("stratum", "item__external_id")[:500],
+    }, status=400 if request.method == "POST" and form.errors else 200)
+
+
+# --------------------------------------------------------------------------- plans
+def managed_plan(request: HttpRequest, project_id: int, plan_id: int) -> tuple[Project, AssignmentPlan]:
+    project = managed_project_or_403(request.user, project_id)
+    plan = get_object_or_404(AssignmentPlan.objects.select_related("sample"), pk=as_id(plan_id), project=project)
+    return project, plan
+
+
+def render_plan(request: HttpRequest, project: Project, plan: AssignmentPlan, *, hand: forms.Form | None = None,
+                move: forms.Form | None = None) -> HttpResponse:
+    assignments = (
+        Assignment.objects.filter(plan=plan).select_related("item", "rater")
+        .order_by("item__external_id", "rater__name")[:500]
+    )
+    bound = [f for f in (hand, move) if f is not None and f.is_bound and f.errors]
+    return render(request, "studies/plan_detail.html", {
+        "project": project, "plan": plan, "assignments": assignments,
+        "hand": hand or HandAssignForm(prefix="hand"), "move": move or ReassignForm(prefix="move"),
+        "strata": dashboard.progress_by_stratum(plan),
+    }, status=400 if bound else 200)
+
+
+@login_required
+@require_GET
+def plan_detail(request: HttpRequest, project_id: int, plan_id: int) -> HttpResponse:
+    project, plan = managed_plan(request, project_id, plan_id)
+    return render_plan(request, project, plan)
+
+
+@login_required
+@require_POST
+def plan_hand_assign(request: HttpRequest, project_id: int, plan_id: int) -> HttpResponse:
+    """Give one item to one annotator by hand, under the plan's rules unless forced."""
+    project, plan = managed_plan(request, project_id, plan_id)
+    form = HandAssignForm(request.POST, prefix="hand")
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            item = Item.objects.filter(project=project, external_id=d["item"].strip()).order_by("-version").first()
+            if item is None:
+                raise DomainError(f"no item {d['item']!r} in this project", code="not_found")
+            made = plans.hand_assign(project=project, item=item, plan=plan, force=d["force"],
+                                     rater=user_rater(d["username"]))
+        except DomainError as exc:
+            return refused(request, exc, "plan_detail", project_id=project.id, plan_id=plan.id)
+        messages.success(request, f"assigned {item.external_id} to {made.rater.name}")
+        return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
+    return render_plan(request, project, plan, hand=form)
+
+
+@login_required
+@require_POST
+def plan_reassign(request: HttpRequest, project_id: int, plan_id: int) -> HttpResponse:
+    """Move an unfinished assignment to another annotator."""
+    project, plan = managed_plan(request, project_id, plan_id)
+    form = ReassignForm(request.POST, prefix="move")
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            old = Assignment.objects.filter(pk=d["assignment"], project=project).first()
+            if old is None:
+                raise DomainError("no such assignment in this project", code="not_found")
+            new = plans.reassign(assignment=old, force=d["force"], to_rater=user_rater(d["username"]))
+        except DomainError as exc:
+            return refused(request, exc, "plan_detail", project_id=project.id, plan_id=plan.id)
+        messages.success(request, f"assignment #{old.id} moved to {new.rater.name} (#{new.id})")
+        return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
+    return render_plan(request, project, plan, move=form)
+
+
+@login_required
+@require_POST
+def plan_close(request: HttpRequest, project_id: int, plan_id: int) -> HttpResponse:
+    project, plan = managed_plan(request, project_id, plan_id)
+    plans.close_plan(plan=plan)
+    return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
+
+
+@login_required
+@require_POST
+def plan_expire_leases(request: HttpRequest, project_id: int, plan_id: int) -> HttpResponse:
+    """Return expired holds to the pool now (beat does it every minute anyway)."""
+    project, plan = managed_plan(request, project_id, plan_id)
+    n = pool.expire_leases(project=project)
+    messages.success(request, f"{n} expired hold(s) returned to the pool")
+    return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
+
+
+# --------------------------------------------------------------------------- dashboard
+@login_required
+@require_GET
+def dashboard_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    return render(request, "studies/dashboard.html", {
+        "project": project,
+        "progress": project_progress(project),
+        "plans": [(p, dashboard.progress_by_stratum(p)) for p in project.plans.select_related("sample")],
+        "annotators": dashboard.progress_by_annotator(project),
+        "throughput": dashboard.throughput(project),
+        "qc_form": QCForm(initial=quality.qc_settings(project)), "qc_on": quality.qc_enabled(project),
+        "studies": [(s, request.build_absolute_uri(reverse("crowd_entry", args=[s.token])))
+                    for s in project.studies.all()],
+        "study_form": StudyForm(),
+    })
+
+
+@login_required
+@require_POST
+def qc_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    form = QCForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise DomainError("check the quality-control values: " + form_problems(form))
+        quality.set_qc_settings(project=project, values=form.cleaned_data)
+    except DomainError as exc:
+        return refused(request, exc, "dashboard", project_id=project.id)
+    messages.success(request, "quality-control settings saved")
+    return redirect("dashboard", project_id=project.id)
+
+
+@login_required
+@require_POST
+def annotator_pause(request: HttpRequest, project_id: int, rater_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    rater = get_object_or_404(Rater, pk=as_id(rater_id))
+    quality.pause(project=project, rater=rater, reason="paused by a researcher")
+    return redirect("dashboard", project_id=project.id)
+
+
+@login_required
+@require_POST
+def annotator_resume(request: HttpRequest, project_id: int, rater_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    rater = get_object_or_404(Rater, pk=as_id(rater_id))
+    quality.resume(project=project, rater=rater)
+    return redirect("dashboard", project_id=project.id)
+
+
+@login_required
+@require_POST
+def study_create(request: HttpRequest, project_id: int) -> HttpResponse:
+    """A Prolific study link for the project."""
+    project = managed_project_or_403(request.user, project_id)
+    form = StudyForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise DomainError("a study needs a name, a completion code and items per participant")
+        d = form.cleaned_data
+        prescreen = []
+        if d["prescreen_attribute"]:
+            prescreen = [{"attribute": d["prescreen_attribute"], "label": d["prescreen_label"],
+                          "choices": [c for c in d["prescreen_choices"].split(",") if c.strip()]}]
+        crowd.create_study(project=project, name=d["name"], completion_code=d["completion_code"],
+                           items_per_participant=d["items_per_participant"], prescreen=prescreen)
+    except DomainError as exc:
+        return refused(request, exc, "dashboard", project_id=project.id)
+    messages.success(request, "study created: give Prolific the study link below")
+    return redirect("dashboard", project_id=project.id)
+
+
+@login_required
+@require_POST
+def study_toggle(request: HttpRequest, project_id: int, study_id: int) -> HttpResponse:
+    """Close a study to new participants, or reopen it."""
+    project = managed_project_or_403(request.user, project_id)
+    study = get_object_or_404(CrowdStudy, pk=as_id(study_id), project=project)
+    crowd.set_study_active(study=study, active=not study.active)
+    return redirect("dashboard", project_id=project.id)
+
+
+@login_required
+def dashboard_csv(request: HttpRequest, project_id: int, table: str) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="project-{project.id}-{table}.csv"'
+    writer = csv.writer(response)
+    if table == "annotators":
+        cols = ["name", "attributes", "assigned", "in_progress", "submitted", "skipped", "expired",
+                "attention_answered", "attention_failed", "gold_answered", "gold_accuracy", "repeats",
+                "consistency", "paused", "at_risk"]
+        writer.writerow(cols)
+        for row in dashboard.progress_by_annotator(project):
+            row["attributes"] = ";".join(f"{k}={v}" for k, v in sorted(row["attributes"].items()))
+            writer.writerow([csv_safe(row[c]) for c in cols])
+    elif table == "strata":
+        cols = ["plan", "stratum", "items", "places", "assigned", "in_progress", "submitted", "skipped", "expired",
+                "open_in_pool", "percent"]
+        writer.writerow(cols)
+        for plan in project.plans.all():
+            for row in dashboard.progress_by_stratum(plan):
+                writer.writerow([csv_safe(plan.name)] + [csv_safe(row[c]) for c in cols[1:]])
+    elif table == "throughput":
+        writer.writerow(["hour", "submitted"])
+        for row in dashboard.throughput(project, hours=24 * 30):
+            writer.writerow([row["hour"].isoformat(), row["submitted"]])
+    else:
+        return HttpResponse("unknown table", status=404)
+    return response
+
+
+def csv_safe(value):
+    """Spreadsheet formula injection: text starting with = + - @ is prefixed with '."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    if value is None:
+        return ""
+    return value
+
+
+def csv_safe(value: object) -> object:
+    """Spreadsheet formula injection: text starting with = + - @ is prefixed with '."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    if value is None:
+        return ""
+    return value
