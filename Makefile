@@ -18,3 +18,4 @@ venv:
 
 lint: venv
 	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .

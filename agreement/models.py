@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-
 from django.db.models import Q
 
 from core.jobs import Job

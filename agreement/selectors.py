@@ -22,6 +22,10 @@ Fields, from the project's current rubric:
   at most 10 integer values, then ordinal (the core's inference).
 - ``text`` answers are excluded.
 
+The stored JSON is read by :func:`annotation.answers.flatten_answers`, the reader the exports
+and the acceptance policy share, with ``exact=True``: a combined (ensemble / mean-of-passes)
+judge counts with its exact mean scores, where the exports hold its stored, rounded answer.
+
 Only submitted annotations of regular assignments count (one per item and rater: repeats,
 gold and attention assignments would otherwise give duplicate ratings).
 """
@@ -35,11 +39,12 @@ import numpy as np
 import pandas as pd
 from django.db.models import Max, QuerySet
 
+from annotation.answers import flatten_answers
 from annotation.models import Annotation, Assignment, Item, Project, Rater
-from annotation.rubric import Rubric, resolve_pair_choice
+from annotation.rubric import Question, Rubric
+from benchmarks.base import STRATA_KEYS
 
 CHUNK = 5_000
-STRATA_COLUMNS = ("country", "region", "generator", "category", "dimension")
 RESERVED = {"item", "rater", "rater_kind", "field", "value", "external_id", "item_pk", "element"}
 POOLED_SUFFIX = "[*]"
 
@@ -63,7 +68,7 @@ def annotations_signature(project: Project) -> str:
 
 
 def _meta_column(key: str) -> str:
-    return f"meta_{key}" if key in RESERVED or key in STRATA_COLUMNS else key
+    return f"meta_{key}" if key in RESERVED or key in STRATA_KEYS else key
 
 
 def base_field(field: str) -> str:
@@ -93,23 +98,22 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     ``external_id``, ``rater``, ``rater_kind``, ``field``, ``value``, ``element`` (1-based,
     0 when not repeated), the strata columns and one column per scalar ``Item.meta`` key."""
     rubric = project.rubric_version.parsed()
-    questions = [q for q in rubric.questions if q.type != "text"]
-    has_pairwise = any(q.type == "pairwise" for q in questions)
+    has_pairwise = any(q.type == "pairwise" for q in rubric.questions)
 
     # items: strata once per item, joined by position later
     item_pos: dict[int, int] = {}
     item_pk: list[int] = []
     ext: list[str] = []
-    strata: dict[str, list[str]] = {c: [] for c in STRATA_COLUMNS}
+    strata: dict[str, list[str]] = {c: [] for c in STRATA_KEYS}
     metas: list[dict[str, Any]] = []
     meta_keys: dict[str, None] = {}
     rows = Item.objects.filter(project=project).order_by().values_list(
-        "id", "external_id", *STRATA_COLUMNS, "meta").iterator(chunk_size=CHUNK)
+        "id", "external_id", *STRATA_KEYS, "meta").iterator(chunk_size=CHUNK)
     for row in rows:
         item_pos[row[0]] = len(item_pk)
         item_pk.append(row[0])
         ext.append(row[1])
-        for c, v in zip(STRATA_COLUMNS, row[2:7]):
+        for c, v in zip(STRATA_KEYS, row[2:7], strict=True):
             strata[c].append(v or "")
         meta = {k: v for k, v in (row[7] or {}).items() if isinstance(v, (str, int, float, bool))}
         metas.append(meta)
@@ -148,7 +152,7 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         col_elem.append(elem)
         col_value.append(value)
 
-    def emit(ip: int, rp: int, fid: str, q, v: Any, elem: int) -> None:
+    def emit(ip: int, rp: int, fid: str, q: Question, v: Any, elem: int) -> None:
         if q.type == "checklist":
             ticked = set(v or [])
             decides = rater_decides[rp]
@@ -160,6 +164,7 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         elif isinstance(v, bool):
             add(ip, rp, fid, elem, int(v))
 
+    has_acceptance = rubric.acceptance is not None
     qs = submitted_annotations(project)
     if not include_models:
         qs = qs.filter(rater__kind=Rater.Kind.HUMAN)
@@ -169,35 +174,26 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         rp = rater_pos.get(row[1])
         if ip is None or rp is None:
             continue
-        answers = row[2] or {}
         # An ensemble judge stores the option nearest its members' mean as its answer (answers
         # must be valid rubric options) and the exact mean beside it: statistics use the mean,
-        # as the papers do ("scores averaged").
-        exact = (row[3] or {}).get("judge_exact") or {}
-        exact_answers = exact.get("answers") or {}
-        exact_derived = exact.get("derived") or {}
-        for q in questions:
-            v = answers.get(q.id)
-            if q.type in ("scale", "binary") and q.id in exact_answers:
-                v = exact_answers[q.id]
-            if q.type == "pairwise":
-                v = resolve_pair_choice(q, v, row[4] if has_pairwise else None)
-            if q.repeat_over:
-                for n, ev in enumerate(v if isinstance(v, list) else [], start=1):
-                    emit(ip, rp, f"{q.id}[{n}]", q, ev, n)
-                    emit(ip, rp, f"{q.id}{POOLED_SUFFIX}", q, ev, n)
-            else:
-                emit(ip, rp, q.id, q, v, 0)
-        for d in rubric.derived:
-            v = exact_derived[d.id] if d.id in exact_derived else (row[3] or {}).get(d.id)
-            if isinstance(v, bool):
-                v = int(v)
-            if isinstance(v, (int, float)) and np.isfinite(v):
-                add(ip, rp, d.id, 0, v)
-        if rubric.acceptance is not None:
-            acc = (row[3] or {}).get("accepted")
-            if isinstance(acc, bool):
-                add(ip, rp, "accepted", 0, int(acc))
+        # as the papers do ("scores averaged"); exports keep the stored answer (exact=False).
+        cells = flatten_answers(rubric, row[2], row[3], row[4] if has_pairwise else None,
+                                exact=True, text=False, missing=True)
+        for fname, n, v, src in cells:
+            if src.__class__ is Question:
+                if n is not None:  # one element of a repeated question: its own field and the pooled one
+                    emit(ip, rp, fname, src, v, n)
+                    emit(ip, rp, f"{src.id}{POOLED_SUFFIX}", src, v, n)
+                elif not src.repeat_over:  # (a repeated question whose stored answer is not a list: none)
+                    emit(ip, rp, fname, src, v, 0)
+            elif src is None:  # accepted
+                if has_acceptance and isinstance(v, bool):
+                    add(ip, rp, fname, 0, int(v))
+            else:  # derived
+                if isinstance(v, bool):
+                    v = int(v)
+                if isinstance(v, (int, float)) and np.isfinite(v):
+                    add(ip, rp, fname, 0, v)
     return _assemble(col_item, col_rater, col_field, col_elem, col_value, list(fields), item_pk, ext, strata,
                      metas, list(meta_keys), rater_name, rater_kind)
 
@@ -215,7 +211,7 @@ def _assemble(col_item, col_rater, col_field, col_elem, col_value, field_names, 
     if len(ii) and pooled.any():
         pm = pooled[ff]
         item_col = item_col.copy()
-        item_col[pm] = [f"{a}#{b}" for a, b in zip(item_col[pm], ee[pm])]
+        item_col[pm] = [f"{a}#{b}" for a, b in zip(item_col[pm], ee[pm], strict=True)]
     data: dict[str, Any] = {
         "item": item_col,
         "item_pk": pk[ii] if len(ii) else np.array([], dtype=np.int64),
@@ -226,7 +222,7 @@ def _assemble(col_item, col_rater, col_field, col_elem, col_value, field_names, 
         "value": np.asarray(col_value, dtype=object) if col_value else np.array([], dtype=object),
         "element": ee,
     }
-    for c in STRATA_COLUMNS:
+    for c in STRATA_KEYS:
         data[c] = np.asarray(strata[c], dtype=object)[ii] if len(ii) else np.array([], dtype=object)
     for k in meta_keys:
         vals = np.asarray(["" if m.get(k) is None else str(m.get(k)) for m in metas], dtype=object)
@@ -242,4 +238,4 @@ def strata_columns(frame: pd.DataFrame) -> list[str]:
 
 def items_by_pk(pks: Iterable[int]) -> dict[int, dict[str, Any]]:
     """External id and strata of a few items (drill-down rows)."""
-    return {r["id"]: r for r in Item.objects.filter(pk__in=list(pks)).values("id", "external_id", *STRATA_COLUMNS)}
+    return {r["id"]: r for r in Item.objects.filter(pk__in=list(pks)).values("id", "external_id", *STRATA_KEYS)}

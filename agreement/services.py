@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.models import Project
-from core.jobs import send_or_fail
+from core import jobs
+from core.errors import DomainError
 
 from . import selectors
 from .models import AgreementReport
@@ -33,14 +33,6 @@ DRILLDOWN_ROWS = 25
 MAX_SCATTER_POINTS = 2_000
 
 
-class AgreementError(Exception):
-    """A report request that cannot be answered (bad parameter); ``message`` says why."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
 @dataclass(frozen=True)
 class ReportParams:
     field: str | None = None  # None: every field
@@ -50,16 +42,16 @@ class ReportParams:
 
     @classmethod
     def parse(cls, *, field: Any = None, by: Any = None, bootstrap: Any = None, seed: Any = None) -> ReportParams:
-        """Validate raw (query-string) values; raises AgreementError with a clear message."""
+        """Validate raw (query-string) values; raises DomainError with a clear message."""
         try:
             b = 1000 if bootstrap in (None, "") else int(bootstrap)
             s = 0 if seed in (None, "") else int(seed)
         except (TypeError, ValueError):
-            raise AgreementError("bootstrap and seed must be whole numbers") from None
+            raise DomainError("bootstrap and seed must be whole numbers") from None
         if not 0 <= b <= MAX_BOOTSTRAP:
-            raise AgreementError(f"bootstrap must be between 0 and {MAX_BOOTSTRAP}")
+            raise DomainError(f"bootstrap must be between 0 and {MAX_BOOTSTRAP}")
         if s < 0:
-            raise AgreementError("seed must be zero or positive")
+            raise DomainError("seed must be zero or positive")
         return cls(field=str(field) if field else None, by=str(by) if by else None, bootstrap=b, seed=s)
 
     def as_dict(self) -> dict[str, Any]:
@@ -86,9 +78,9 @@ def compute_report(
     available = list(dict.fromkeys(frame["field"].tolist())) if len(frame) else []
     strata = selectors.strata_columns(frame) if len(frame) else []
     if params.field and params.field not in available:
-        raise AgreementError(f"unknown field {params.field!r}; fields with ratings: {', '.join(available) or 'none'}")
+        raise DomainError(f"unknown field {params.field!r}; fields with ratings: {', '.join(available) or 'none'}")
     if params.by and params.by not in frame.columns:
-        raise AgreementError(f"unknown stratum column {params.by!r}; choose one of: {', '.join(strata) or 'none'}")
+        raise DomainError(f"unknown stratum column {params.by!r}; choose one of: {', '.join(strata) or 'none'}")
     fields = [params.field] if params.field else available
     by = [params.by] if params.by else []
     out: dict[str, Any] = {
@@ -230,35 +222,25 @@ def start_report(*, project: Project, params: ReportParams, user=None, signature
             params=params.as_dict(),
             data_signature=signature if signature is not None else selectors.annotations_signature(project),
         )
-        def fail(message: str) -> None:
-            AgreementReport.objects.filter(pk=job.pk).update(status=AgreementReport.Status.FAILED, message=message)
-
-        transaction.on_commit(lambda: send_or_fail(lambda: run_agreement_report.delay(job.id), fail))
+        jobs.enqueue_on_commit(job, lambda: run_agreement_report.delay(job.id))
     return job
 
 
 def run_report_job(*, job: AgreementReport) -> AgreementReport:
     """Compute a stored report, recording progress (0..1, per field) and the result."""
-    AgreementReport.objects.filter(pk=job.pk).update(status=AgreementReport.Status.RUNNING, progress=0.0)
-    job.status = AgreementReport.Status.RUNNING
 
     def progress(p: float) -> None:
         # the frame is read first (about 10% of the time on large projects)
         AgreementReport.objects.filter(pk=job.pk).update(progress=round(0.1 + 0.9 * min(max(p, 0.0), 1.0), 4))
 
-    try:
+    def work(job: AgreementReport) -> dict[str, Any]:
         params = ReportParams(**job.params)
         frame = selectors.ratings_frame(job.project)
         progress(0.0)
-        job.result = compute_report(project=job.project, params=params, frame=frame, progress=progress)
-        job.status, job.progress, job.message = AgreementReport.Status.DONE, 1.0, ""
-    except AgreementError as exc:
-        job.status, job.message = AgreementReport.Status.FAILED, exc.message
-    except Exception as exc:  # noqa: BLE001 - a worker must record the failure, not lose it
-        job.status, job.message = AgreementReport.Status.FAILED, f"{type(exc).__name__}: {exc}"
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "progress", "message", "result", "finished_at"])
-    return job
+        result = compute_report(project=job.project, params=params, frame=frame, progress=progress)
+        return {"result": result, "progress": 1.0, "message": ""}
+
+    return jobs.run(job, work)
 
 
 # ------------------------------------------------------------------------------ CSV export
@@ -286,16 +268,16 @@ def _walk(node: Any, base: dict[str, Any], path: list[str]) -> Iterator[dict[str
                    "ci_low": ci[0], "ci_high": ci[1], "p_value": node.get("p_value"),
                    "n_items": node.get("n_items"), "n_raters": node.get("n_raters"), "reason": node.get("reason")}
             for r, d in (node.get("per_rater") or {}).items():
-                yield from _walk(d, base, path + ["per_rater", r])
+                yield from _walk(d, base, [*path, "per_rater", r])
             return
         for k, v in node.items():
             if k in _SKIP:
                 continue
             if k == "pairs" and isinstance(v, list):
                 for d in v:
-                    yield from _walk(d, base, path + ["pair", " | ".join(d.get("raters", []))])
+                    yield from _walk(d, base, [*path, "pair", " | ".join(d.get("raters", []))])
             elif isinstance(v, (dict, list)):
-                yield from _walk(v, base, path + [k])
+                yield from _walk(v, base, [*path, k])
             elif isinstance(v, (int, float)) and not isinstance(v, bool) and path and k not in ("n_patterns",):
                 sec, subj = _section(path)
                 yield {**base, "section": sec, "subject": subj, "metric": k, "value": v, "ci_low": None,

@@ -8,19 +8,18 @@ import math
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from annotation.models import Project
-from annotation.selectors import can_manage
+from annotation.access import managed_project_or_403
+from core.errors import DomainError
 
 from . import services
 from .models import AgreementReport
-from .services import AgreementError, ReportParams
+from .services import ReportParams
 
 HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
 LABELS = {
@@ -32,16 +31,11 @@ LABELS = {
 }
 
 
-def managed_project_or_403(request: HttpRequest, project_id: int) -> Project:
-    project = get_object_or_404(Project.objects.select_related("rubric_version"), pk=project_id)
-    if not can_manage(request.user, project):
-        raise PermissionDenied("only the project's researchers and admins can see agreement reports")
-    return project
 
 
 @login_required
 def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = managed_project_or_403(request, project_id)
+    project = managed_project_or_403(request.user, project_id)
     q = request.GET
     ctx: dict[str, Any] = {"project": project, "q": q}
     try:
@@ -49,7 +43,7 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
                                     seed=q.get("seed"))
         ctx["params"] = params
         answer = services.report_for(project=project, params=params, user=request.user)
-    except AgreementError as exc:
+    except DomainError as exc:
         ctx["error"] = exc.message
         return render(request, "agreement/report.html", ctx, status=400)
     if isinstance(answer, AgreementReport):
@@ -63,7 +57,7 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 def report_job(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
-    project = managed_project_or_403(request, project_id)
+    project = managed_project_or_403(request.user, project_id)
     job = get_object_or_404(AgreementReport, pk=job_id, project=project)
     ctx: dict[str, Any] = {"project": project, "job": job, "params": ReportParams(**job.params)}
     if job.status == AgreementReport.Status.DONE:

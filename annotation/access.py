@@ -29,12 +29,15 @@ def as_id(value: Any) -> int:
     return int(text)
 
 
-def managed_project_or_403(user: AbstractBaseUser, project_id: Any) -> Project:
-    """The project, if ``user`` may manage it (a 404 when it does not exist, else a 403)."""
+def managed_project_or_403(user: AbstractBaseUser, project_id: Any, *, hide: bool = False) -> Project:
+    """The project, if ``user`` may manage it: a 404 when it does not exist, else a 403; with
+    ``hide`` (API endpoints that never confirm a project exists to outsiders) a 404 for both."""
     project = Project.objects.select_related("rubric_version").filter(pk=as_id(project_id)).first()
     if project is None:
         raise Http404("no such project")
     if not can_manage(user, project):
+        if hide:
+            raise Http404("no such project")
         raise PermissionDenied("only the project's researchers and admins can do this")
     return project
 

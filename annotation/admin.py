@@ -1,8 +1,23 @@
 from django.contrib import admin
 
+from benchmarks.base import STRATA_KEYS
+
 from .models import (
-    Annotation, Asset, Assignment, AssignmentPlan, CrowdParticipant, CrowdStudy, ImportJob, Item, Membership,
-    PoolSlot, Project, Rater, RubricVersion, Sample, SampleItem,
+    Annotation,
+    Asset,
+    Assignment,
+    AssignmentPlan,
+    CrowdParticipant,
+    CrowdStudy,
+    ImportJob,
+    Item,
+    Membership,
+    PoolSlot,
+    Project,
+    Rater,
+    RubricVersion,
+    Sample,
+    SampleItem,
 )
 
 
@@ -37,7 +52,7 @@ class AssetAdmin(admin.ModelAdmin):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "version", "project", "country", "region", "generator", "category", "dimension")
+    list_display = ("external_id", "version", "project", *STRATA_KEYS)
     list_filter = ("project", "region", "generator", "dimension")
     search_fields = ("external_id",)
     raw_id_fields = ("parent",)

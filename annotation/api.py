@@ -15,8 +15,8 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from benchmarks.base import STRATA_KEYS
 from benchmarks.registry import PRESETS
-
 from studies.next_item import next_assignment
 
 from . import annotating, importing, projects, selectors
@@ -40,8 +40,7 @@ class ProjectSerializer(serializers.ModelSerializer):
 class ItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
-        fields = ["id", "external_id", "version", "data", "country", "region", "generator", "category",
-                  "dimension", "meta", "created_at"]
+        fields = ["id", "external_id", "version", "data", *STRATA_KEYS, "meta", "created_at"]
 
 
 class ImportJobSerializer(serializers.ModelSerializer):

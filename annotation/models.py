@@ -1,6 +1,8 @@
 """The human side's data: projects, rubric versions, items and their images, raters,
-assignments and annotations. Invariants live in database constraints; workflows live in
-``annotation/services.py``."""
+assignments and annotations, plus the tables study design keeps (samples, plans, pool slots,
+crowd studies). Invariants live in database constraints; workflows live in the concept-named
+service modules (``annotation.projects``, ``importing``, ``assigning``, ``annotating``) and in
+``studies/``."""
 
 from __future__ import annotations
 
@@ -8,10 +10,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from benchmarks.base import Preset
+from benchmarks.registry import get_preset
 from core.jobs import Job
 
+from .rubric import Rubric
 
-_PARSED_RUBRICS: dict[tuple[int | None, str], object] = {}
+_PARSED_RUBRICS: dict[tuple[int | None, str], Rubric] = {}
 
 
 class RubricVersion(models.Model):
@@ -30,11 +35,9 @@ class RubricVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.rubric_key} v{self.version}"
 
-    def parsed(self):
+    def parsed(self) -> Rubric:
         """The parsed rubric, cached per process: a version's schema never changes (its hash
         is part of the key in case a row is edited by hand)."""
-        from .rubric import Rubric
-
         key = (self.pk, self.schema_hash)
         cached = _PARSED_RUBRICS.get(key)
         if cached is None:
@@ -73,9 +76,7 @@ class Project(models.Model):
         return self.status == self.Status.OPEN
 
     @property
-    def preset(self):
-        from benchmarks.registry import get_preset
-
+    def preset(self) -> Preset:
         return get_preset(self.preset_key)
 
 

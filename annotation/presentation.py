@@ -4,6 +4,7 @@ Everything here is data; escaping is the template's job (autoescape is on)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.urls import reverse
@@ -113,8 +114,6 @@ def _as_text(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, (dict, list)):
-        import json
-
         return json.dumps(v, ensure_ascii=False)
     return str(v)
 
@@ -134,7 +133,7 @@ def annotator_item_payload(*, assignment: Assignment, item_ctx: dict[str, Any]) 
         if name not in item_ctx:
             continue
         data[name] = asset_urls(item_ctx[name]) if spec["type"] == "image" else item_ctx[name]
-    for key in ("country", "region", "generator", "category", "dimension"):
+    for key in STRATA_KEYS:
         if key in item_ctx:
             data.setdefault(key, item_ctx[key])
     for q in rubric.questions:

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
-from .models import Annotation, Assignment, Asset, Item, Membership, Project, Rater
+from .models import Annotation, Asset, Assignment, Item, Membership, Project, Rater
 
 OPEN_STATUSES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ASSIGNED)
 

@@ -18,7 +18,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from benchmarks.registry import PRESETS
-
 from core.errors import DomainError
 from core.pages import form_error
 from studies.crowd import participant_for as crowd_participant_for
@@ -27,7 +26,7 @@ from studies.next_item import next_assignment, why_nothing
 from . import annotating, importing, projects, selectors
 from .access import annotator_project_or_404, as_id, managed_project_or_403
 from .assets import make_thumbnail, media_path, write_atomic
-from .models import Assignment, Asset, ImportJob, Membership
+from .models import Asset, Assignment, ImportJob, Membership
 from .presentation import item_render_context, question_blocks, stimulus_blocks
 
 
@@ -148,7 +147,8 @@ def asset(request: HttpRequest, sha256: str, thumb: bool = False) -> FileRespons
         write_atomic(path, make_thumbnail(original.read_bytes()))
     if not path.is_file():
         raise Http404("image file missing")
-    response = FileResponse(open(path, "rb"), content_type="image/webp" if thumb else f"image/{found.extension}")
+    response = FileResponse(path.open("rb"),  # FileResponse closes the file once sent
+                             content_type="image/webp" if thumb else f"image/{found.extension}")
     response["Cache-Control"] = "private, max-age=86400, immutable"
     response["X-Content-Type-Options"] = "nosniff"
     return response

@@ -1,6 +1,29 @@
-"""What a protocol preset is: an item schema, a rubric schema (see annotation/rubric.py), project
-defaults and a demo-data generator. Adding a protocol = adding one module in this package and
-listing its presets in ``benchmarks/registry.py``; no view changes.
+"""What a protocol preset is: everything one paper's validation protocol brings, in one module
+of this package. Adding a protocol = adding one module here and one line in
+``benchmarks/registry.py``; the apps (annotation, judges, curation, the demo command) read it
+all from the :class:`Preset`, so no view, service or command changes.
+
+A preset holds:
+
+- the **item schema** (``item_fields``, below) and the **rubric** (see annotation/rubric.py),
+  with the paper's instructions and anchors verbatim;
+- **project defaults** (``defaults``: ``k``, ``show_model_hints``, ``randomise_pair_order``)
+  and the paper's **study design** (:class:`StudyDesign`: k, sample, eligibility, balance,
+  quality control), offered as suggestions on the study-design pages;
+- the paper's **judge prompt** (:class:`JudgePrompt`: the prompt text lives in the module;
+  the generic machinery that fills it, ``render()``, the generic rubric prompt and the
+  parsers, stays in ``judges/``), the **direct judges** (:class:`DirectJudge`: which questions
+  the embedding and image-similarity judges answer, in which mode), **named templates**
+  (:class:`NamedTemplate`, e.g. closed-choice classifiers) and the **classifier bank** their
+  ``ask`` names refer to (:class:`ClassifierBank`);
+- the **suggested acceptance policy** (a ``curation.policy.PolicySpec`` object, element filter
+  included);
+- the **demo**: items (``demo_items``), ready-to-run judges (:class:`DemoJudge`) and seeded
+  human answers (``demo_answers``);
+- a slot for the protocol's **validation report** (``validation_report``).
+
+``tests/benchmarks/test_preset_completeness.py`` checks every registered preset for all of this,
+and that no app outside ``benchmarks/`` names a preset key.
 
 Item schema: a list of field specs, in display order::
 
@@ -21,11 +44,14 @@ pairwise question are shown in the assignment's stored order, not here.
 Every preset also accepts the common keys ``id`` (external id), the strata ``country``,
 ``region``, ``generator``, ``category``, ``dimension`` and ``meta`` (an object of any extra
 strata keys). Anything else is an unknown field and the import is refused.
+
+This package imports nothing from the Django apps (judges, curation and annotation import it,
+never the reverse): a preset is plain data plus pure functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +59,106 @@ from typing import Any
 FIELD_TYPES = ("text", "longtext", "image", "number", "list", "object")
 COMMON_KEYS = ("id", "country", "region", "generator", "category", "dimension", "meta")
 STRATA_KEYS = ("country", "region", "generator", "category", "dimension")
+
+# One human demo rating per demo annotator, in order: (annotator1's answers, annotator2's).
+DemoRatings = tuple[dict[str, Any], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    """The paper's model-judge prompt: the default of an LLM / VLM judge of this preset.
+
+    ``template`` is a prompt template as ``judges/prompts.py`` describes it (``{"system",
+    "user"}``, ``{"per_question": {...}}`` or a closed-choice ``{"classifiers", "flags"}``
+    template). ``None`` means the generic rubric prompt; a ``system``/``user`` template that
+    leaves one part out gets the generic prompt's part. ``parser`` reads the replies (``json``,
+    ``score_is`` or ``choice``); ``questions`` are the rubric questions the prompt answers."""
+
+    parser: str
+    questions: tuple[str, ...]
+    template: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class DirectJudge:
+    """A judge that scores without a prompt (embedding, image similarity): the rubric questions
+    it answers for this preset and the backend ``mode`` that computes them (see the backend's
+    docstring); both are the defaults of a judge of that backend in a project of this preset."""
+
+    questions: tuple[str, ...]
+    mode: str
+
+
+@dataclass(frozen=True)
+class NamedTemplate:
+    """A prompt template a judge form can pick by name (``{"use": name}``), besides the preset
+    default. Names are unique across all presets; every project is offered all of them."""
+
+    label: str  # shown in the judge form
+    template: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ClosedQuestion:
+    """One closed-choice classifier question; ``prompt`` holds ``{choices}``, filled with the list."""
+
+    prompt: str
+    choices: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClassifierBank:
+    """The closed-choice questions a classifier template's ``ask`` names (by key) for this
+    preset. ``ask: "context"`` picks one of the ``context`` keys: the item's ``dimension``, else
+    the one whose choices hold the item's expected label. ``source`` names the bank in messages
+    (e.g. "Table 3")."""
+
+    source: str
+    questions: Mapping[str, ClosedQuestion]
+    context: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StudyDesign:
+    """How the paper designed its human validation, as suggestions for a project's study design
+    (the design page pre-fills its sample and plan forms, the dashboard its QC form, each marked
+    "Suggested by ``source``"; nothing is applied until the researcher submits). Only what the
+    paper states; ``None`` / empty where it is silent.
+
+    - ``k``: annotators per item;
+    - ``sample_strata``: item keys the sample is stratified by (strata columns such as
+      ``country`` or keys of the items' ``meta``), ``sample_size``: its total size, and
+      ``sample_allocation``: ``"equal"`` or ``"proportional"`` per stratum;
+    - ``eligibility``: rules ``{"attribute": "nationality", "item_key": "country"}`` (who may
+      rate which item) and ``balance``: ``{"attribute": "nationality", "quota": {"China": 2,
+      "Germany": 2}}`` (annotators per item by attribute), as ``studies/rules.py`` reads them;
+    - ``cap_per_annotator``: the most items one annotator gets;
+    - ``qc``: quality-control settings, keys of ``studies/quality.py`` (``attention_rate``,
+      ``min_seconds``, ``rationale_question``, ...);
+    - ``source``: where the paper says so (file, section), shown with the suggestion;
+    - ``notes``: what the paper says about the design that has no setting here (e.g. QC it
+      used without giving a rate), shown with the suggestion."""
+
+    source: str
+    k: int | None = None
+    sample_strata: tuple[str, ...] = ()
+    sample_size: int | None = None
+    sample_allocation: str | None = None
+    eligibility: tuple[Mapping[str, str], ...] = ()
+    balance: Mapping[str, Any] | None = None
+    cap_per_annotator: int | None = None
+    qc: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DemoJudge:
+    """A judge the demo command configures (never runs) on the preset's demo project."""
+
+    name: str
+    backend: str  # a judges backend key, e.g. "embedding", "image_similarity", "openai_chat"
+    model_id: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,6 +171,25 @@ class Preset:
     # writes demo images into the folder and returns item records in the import format
     demo_items: Callable[[Path], list[dict[str, Any]]]
     defaults: dict[str, Any] = field(default_factory=dict)  # e.g. {"k": 2, "show_model_hints": False}
+    # how the paper designed its human validation (suggestions for the study-design pages)
+    study_design: StudyDesign | None = None
+    # the paper's judge prompt; None: the generic rubric prompt over every non-text question
+    judge_prompt: JudgePrompt | None = None
+    # backend key ("embedding", "image_similarity") -> what that judge answers for this preset
+    direct_judges: Mapping[str, DirectJudge] = field(default_factory=dict)
+    # template name -> template a judge form can pick (see NamedTemplate)
+    named_templates: Mapping[str, NamedTemplate] = field(default_factory=dict)
+    # the closed-choice questions this preset's classifier templates ask
+    classifier_bank: ClassifierBank | None = None
+    # keys of a curation policy (rule, aggregation, revise_if, element_filter) suggested for the
+    # preset; a missing rule is the rubric's acceptance expression. None: the rubric's rule, all.
+    suggested_policy: Mapping[str, Any] | None = None
+    demo_judges: tuple[DemoJudge, ...] = ()
+    # demo item external id -> the demo annotators' answers, submitted by the demo command
+    demo_answers: Mapping[str, DemoRatings] = field(default_factory=dict)
+    # Slot for the protocol's validation report (the paper's tables from a project's ratings).
+    # Declared here, filled by the next issue; None: the protocol has no report yet.
+    validation_report: Callable[..., Any] | None = None
 
     def field(self, name: str) -> dict[str, Any] | None:
         return next((f for f in self.item_fields if f["name"] == name), None)

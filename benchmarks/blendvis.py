@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Preset
+from .base import Preset, StudyDesign
 from .demo_images import draw_image
 
 # --------------------------------------------------------------------------- image validation
@@ -117,6 +117,21 @@ def image_demo_items(folder: Path) -> list[dict[str, Any]]:
     return items
 
 
+# App. D.2 "Task Setup": "A random, stratified sample of 500 images (10%) was evaluated by three
+# independent annotators" (also Sec. 3 Step 5); App. D: "All annotators are research assistants
+# with at least an undergraduate degree". The strata are not named; no eligibility, no QC.
+IMAGE_STUDY_DESIGN = StudyDesign(
+    source="BLEnD-Vis (blend-vis.txt), App. D and D.2",
+    k=3,
+    sample_size=500,
+    notes=(
+        "The paper's 500 images (10% of 4,916) are a 'random, stratified' sample, without naming "
+        "the strata: choose them (e.g. region, category).",
+        "Annotators were research assistants with at least an undergraduate degree (no platform setting).",
+    ),
+)
+
+
 IMAGE = Preset(
     key="blendvis.image",
     name="BLEnD-Vis image validation (G/B)",
@@ -125,6 +140,8 @@ IMAGE = Preset(
     rubric=IMAGE_RUBRIC,
     demo_items=image_demo_items,
     defaults={"k": 3},
+    study_design=IMAGE_STUDY_DESIGN,
+    suggested_policy={"rule": "good == 1", "aggregation": "majority"},
 )
 
 # --------------------------------------------------------------------------- template validation
@@ -201,6 +218,18 @@ def template_demo_items(folder: Path) -> list[dict[str, Any]]:
     ]
 
 
+# App. D.1: "Three independent annotators evaluated the 320 automatically generated rephrased
+# question templates" - every template, no sample; no eligibility, no QC.
+TEMPLATE_STUDY_DESIGN = StudyDesign(
+    source="BLEnD-Vis (blend-vis.txt), App. D and D.1",
+    k=3,
+    notes=(
+        "The paper validated all 320 rephrased templates (no sample).",
+        "Annotators were research assistants with at least an undergraduate degree (no platform setting).",
+    ),
+)
+
+
 TEMPLATE = Preset(
     key="blendvis.template",
     name="BLEnD-Vis rephrased template validation",
@@ -209,6 +238,9 @@ TEMPLATE = Preset(
     rubric=TEMPLATE_RUBRIC,
     demo_items=template_demo_items,
     defaults={"k": 3},
+    study_design=TEMPLATE_STUDY_DESIGN,
+    # Bad templates were corrected by the team, not dropped.
+    suggested_policy={"rule": "good == 1", "aggregation": "majority", "revise_if": "good == 0"},
 )
 
 PRESETS = [IMAGE, TEMPLATE]

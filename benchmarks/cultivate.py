@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Preset
+from .base import JudgePrompt, Preset, StudyDesign
 from .demo_images import draw_image
 
 GN = "Global North"
@@ -161,6 +161,78 @@ def faithfulness_demo_items(folder: Path) -> list[dict[str, Any]]:
     return items
 
 
+# CULTIVate / AHEaD, App. A, Tables 29-31 (MLLM-as-a-Judge prompts), verbatim: one prompt per
+# question (ALIGN -> faith, HAL, EXAG). The paper's {{prompt}} / {{country}} are the item's T2I
+# prompt and country.
+_SCORE_FORMAT = (
+    "Respond with ONLY the score in the exact format below:\n\nscore is < num >\n\n"
+    "Do not include any other text, explanation, or formatting."
+)
+JUDGE_ALIGN = {
+    "system": (
+        "You are a helpful assistant scoring how well an image depicts an activity as it would typically "
+        "appear in the specified country. Provide a rating from 1 to 5 using the guidelines below. Only output "
+        "the score in the required format.\n\nScoring Scale:\n\n- 1 = Not well at all (completely wrong or "
+        "unrelated)\n- 2 = Slightly relevant\n- 3 = Somewhat accurate\n- 4 = Mostly accurate\n- 5 = Exactly as "
+        "expected for this country\n\nTask:\n\nPROMPT: {prompt}\n\nCOUNTRY: {country}"
+    ),
+    "user": _SCORE_FORMAT,
+}
+JUDGE_HAL = {
+    "system": (
+        "You are a helpful assistant scoring whether an image contains incorrect elements with respect to the "
+        "mentioned activity and country. Rate on a scale from 1 to 5 using the rules below. Only output the "
+        "score in the required format.\n\nScoring Scale:\n\n- 1 = Not at all. All elements seem appropriate.\n"
+        "- 2 = Slightly. One minor element seems foreign.\n- 3 = Somewhat. A few elements feel unusual.\n"
+        "- 4 = Mostly. Many elements appear incorrect or from another culture.\n- 5 = Strongly. The image is "
+        "completely wrong, most elements are wrong, the activity is wrong, or the scene belongs to another "
+        "country.\n\nTask:\n\nPROMPT: {prompt}\n\nCOUNTRY: {country}"
+    ),
+    "user": _SCORE_FORMAT,
+}
+JUDGE_EXAG = {
+    "system": (
+        "You are a helpful assistant scoring how exaggerated an image is in terms of cultural elements (e.g., "
+        "attire, objects, background, art/design). Rate on a scale from 1 to 5 using the rules below. Only "
+        "output the score in the required format.\n\nScoring Scale:\n\n- 1 = Appropriate and balanced.\n"
+        "- 2 = Slightly decorative but within cultural norms.\n- 3 = Several features feel idealized or overly "
+        "emphasized.\n- 4 = Many elements feel exaggerated and unrealistic.\n- 5 = Strongly stereotypical, "
+        "misleading, or culturally irrelevant.\n\nTask:\n\nPROMPT: {prompt}\n\nCOUNTRY: {country}"
+    ),
+    "user": _SCORE_FORMAT,
+}
+FAITH_JUDGE_PROMPT = JudgePrompt(
+    template={"per_question": {"faith": JUDGE_ALIGN, "hal": JUDGE_HAL, "exag": JUDGE_EXAG}},
+    parser="score_is",
+    questions=("faith", "hal", "exag"),
+)
+
+
+# Sec. 4.2 "Study Design": "11 countries ... We selected 1-2 activities per category, ensuring
+# coverage of all activity groups per country. We assessed three public T2I models and real
+# images (for 3 countries), totaling 398 forms and 796 annotations (two annotators per form)";
+# "Quality Control": "We recruit annotators matching each country's nationality (verified by
+# Prolific) ... attention checks (e.g., selecting a pre-mentioned number), repeated questions to
+# test consistency, and required free-text rationales describing the errors in the image";
+# App. A.4: "Each image is annotated by two independent raters who are originally from the
+# corresponding country". No allocation rule, no check rates, no minimum rationale length.
+FAITH_STUDY_DESIGN = StudyDesign(
+    source="CULTIVate (cultivate-ahead.txt), Sec. 4.2 Study Design and Quality Control, App. A.4",
+    k=2,
+    sample_strata=("country", "category", "generator"),
+    sample_size=398,
+    eligibility=({"attribute": "nationality", "item_key": "country"},),
+    qc={"rationale_question": "rationale"},
+    notes=(
+        "The paper also used attention checks (selecting a pre-mentioned number) and repeated "
+        "questions to test consistency, without giving their rates: import attention items and "
+        "set the rates yourself.",
+        "1-2 activities per category and country; real images for 3 countries besides the three "
+        "T2I models.",
+    ),
+)
+
+
 FAITHFULNESS = Preset(
     key="cultivate.faithfulness",
     name="CULTIVate cultural faithfulness (GT-FAITH / EXAG / HAL / REALISM)",
@@ -169,6 +241,8 @@ FAITHFULNESS = Preset(
     rubric=FAITH_RUBRIC,
     demo_items=faithfulness_demo_items,
     defaults={"k": 2},
+    study_design=FAITH_STUDY_DESIGN,
+    judge_prompt=FAITH_JUDGE_PROMPT,
 )
 
 # --------------------------------------------------------------------------- descriptors
@@ -277,6 +351,17 @@ def descriptors_demo_items(folder: Path) -> list[dict[str, Any]]:
     return items
 
 
+# Sec. 4.2 "Annotations" and App. A.5 (Table 11): descriptors of 7 countries were marked correct /
+# incorrect by annotators of the Sec. 4.2 human study, recruited "matching each country's
+# nationality (verified by Prolific)" (Sec. 4.2 "Quality Control"). The paper gives no number of
+# annotators per descriptor list, no sample design and no QC specific to this form.
+DESC_STUDY_DESIGN = StudyDesign(
+    source="CULTIVate (cultivate-ahead.txt), Sec. 4.2 Annotations and Quality Control, App. A.5",
+    eligibility=({"attribute": "nationality", "item_key": "country"},),
+    notes=("Table 11 covers 7 countries; the paper does not say how many annotators rated each list.",),
+)
+
+
 DESCRIPTORS = Preset(
     key="cultivate.descriptors",
     name="CULTIVate reference descriptor validation",
@@ -285,6 +370,7 @@ DESCRIPTORS = Preset(
     rubric=DESC_RUBRIC,
     demo_items=descriptors_demo_items,
     defaults={"k": 2},
+    study_design=DESC_STUDY_DESIGN,
 )
 
 PRESETS = [FAITHFULNESS, DESCRIPTORS]

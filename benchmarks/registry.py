@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import blendvis, counterfactuals, cqbench, cultivate, valueground
-from .base import Preset
+from .base import NamedTemplate, Preset
 
 PRESETS: dict[str, Preset] = {
     p.key: p
@@ -30,3 +30,14 @@ def get_preset(key: str) -> Preset:
 def choices() -> list[tuple[str, str]]:
     """(key, name) pairs for a select field."""
     return [(p.key, p.name) for p in PRESETS.values()]
+
+
+def named_templates() -> dict[str, NamedTemplate]:
+    """Every preset's named judge templates, by name, in preset order (names are unique)."""
+    out: dict[str, NamedTemplate] = {}
+    for preset in PRESETS.values():
+        for name, template in preset.named_templates.items():
+            if name in out:
+                raise ValueError(f"two presets declare the judge template {name!r}")
+            out[name] = template
+    return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Preset
+from .base import DemoJudge, DirectJudge, JudgePrompt, Preset, StudyDesign
 from .demo_images import draw_image
 
 PROTOCOL = (
@@ -181,6 +181,47 @@ def demo_items(folder: Path) -> list[dict[str, Any]]:
     return items
 
 
+# --------------------------------------------------------------------------- model judges
+# App. B.1: the automatic judge is prompted with the same rubric (Sec. 3.3), JSON out: the
+# generic rubric prompt.
+JUDGE_PROMPT = JudgePrompt(parser="json", questions=("q1", "q2", "q3", "q4"))
+
+# Q3 (minimal contrast) proxy from the SSIM of Image A vs Image B
+DIRECT_JUDGES = {"image_similarity": DirectJudge(questions=("q3",), mode="valueground_q3")}
+
+# Eq. 7 per rater (the rubric's acceptance rule), every rater must pass; a rater's revision
+# feedback sends a rejected pair to revision (Sec. 4.2).
+SUGGESTED_POLICY = {"aggregation": "all", "revise_if": "feedback"}
+
+# The demo's synthetic pairs all have SSIM 0.79-0.92, so the backend default thresholds
+# [0.35, 0.6] would give every pair Q3 = 2; these demo thresholds spread them over 0/1/2.
+# No demo answers: the demo project's default assignments must stay unopened (its study-design
+# walkthrough takes the project over with a sampled plan).
+DEMO_JUDGES = (
+    DemoJudge(name="SSIM pair-match judge (Q3 proxy)", backend="image_similarity",
+              params={"mode": "valueground_q3", "q3_thresholds": [0.8, 0.87]}),
+)
+
+
+# Sec. 4.2 "Automatic judge validation" and App. B.2: "a stratified 36-example subset annotated by
+# four graduate-level annotators from China and Germany, two from each country". The paper names
+# no strata; its pool is 224 questions x 2 generation backbones (GPT, Gemini; Sec. 4.2 "Final
+# acceptance"), so the backbone is the one attribute a pair is stratified by. No allocation, no
+# eligibility beyond the two countries, no QC is given.
+STUDY_DESIGN = StudyDesign(
+    source="ValueGround (valueground.txt), Sec. 4.2 and App. B.2",
+    k=4,
+    sample_strata=("generator",),
+    sample_size=36,
+    balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}},
+    notes=(
+        "The paper's subset is 'stratified' without naming the strata; the generation backbone "
+        "(GPT / Gemini) is the one attribute its pairs carry besides the question.",
+        "Annotators were graduate-level (no platform setting).",
+    ),
+)
+
+
 PAIR_QUALITY = Preset(
     key="valueground.pair_quality",
     name="ValueGround pair quality",
@@ -189,6 +230,11 @@ PAIR_QUALITY = Preset(
     rubric=RUBRIC,
     demo_items=demo_items,
     defaults={"k": 4},
+    study_design=STUDY_DESIGN,
+    judge_prompt=JUDGE_PROMPT,
+    direct_judges=DIRECT_JUDGES,
+    suggested_policy=SUGGESTED_POLICY,
+    demo_judges=DEMO_JUDGES,
 )
 
 PRESETS = [PAIR_QUALITY]

@@ -1,7 +1,8 @@
 r"""One lifecycle for every background job: imports, agreement reports, exports, judge runs.
 
     queued --start()--> running --finish()--> done
-                               \--fail()----> failed (with a message a user can read)
+       \                      \--fail()----> failed (with a message a user can read)
+        \----------------------\--cancel()--> cancelled (judge runs: what was done stays)
 
 A job is a row (a :class:`Job` subclass). It is created inside the request's transaction and
 handed to the broker only once that transaction commits (:func:`enqueue_on_commit`), so a
@@ -29,9 +30,11 @@ class JobStatus(models.TextChoices):
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
 
 
 PENDING = (JobStatus.QUEUED, JobStatus.RUNNING)
+TERMINAL = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
 MAX_MESSAGE = 5000
 
 
@@ -78,8 +81,9 @@ def _update(job: Job, *, only_pending: bool = False, **fields: Any) -> bool:
     if only_pending:
         qs = qs.filter(status__in=PENDING)
     changed = qs.update(**fields) > 0
-    for name, value in fields.items():
-        setattr(job, name, value)
+    if changed:  # a job that had already ended keeps its outcome, in memory as in the table
+        for name, value in fields.items():
+            setattr(job, name, value)
     return changed
 
 
@@ -97,6 +101,12 @@ def fail(job: Job, message: str) -> None:
     _update(job, only_pending=True, status=JobStatus.FAILED, finished_at=timezone.now(), **job.failure_fields(message))
 
 
+def cancel(job: Job, message: str = "cancelled") -> bool:
+    """Cancelled, if still pending; False when the job had already ended (it keeps its outcome)."""
+    return _update(job, only_pending=True, status=JobStatus.CANCELLED, finished_at=timezone.now(),
+                   **job.failure_fields(message))
+
+
 def run(job: J, work: Callable[[J], dict[str, Any]]) -> J:
     """Run ``work`` for a job on a worker (or inline): running, then done with the columns it
     returns, or failed with the reason. A domain refusal keeps its message; anything else is
@@ -108,7 +118,7 @@ def run(job: J, work: Callable[[J], dict[str, Any]]) -> J:
         _update(job, only_pending=True, status=JobStatus.FAILED, finished_at=timezone.now(), **exc.fields)
     except DomainError as exc:
         fail(job, exc.message)
-    except Exception as exc:  # noqa: BLE001 - a worker records every failure; none may leave a job running
+    except Exception as exc:
         logger.exception("%s %s failed", type(job).__name__, job.pk)
         fail(job, f"internal error: {type(exc).__name__}: {exc}")
     else:
@@ -121,7 +131,7 @@ def send_or_fail(send: Callable[[], object], fail: Callable[[str], None]) -> boo
     instead of leaving the job queued for ever."""
     try:
         send()
-    except Exception as exc:  # noqa: BLE001 - kombu, redis and OS errors all mean "not queued"
+    except Exception as exc:
         fail(
             f"the task queue could not be reached ({exc.__class__.__name__}: {exc}); "
             "check that the broker and a worker are running, then try again"

@@ -7,41 +7,30 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from django.http import FileResponse
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import managed_project_or_403
 from annotation.models import Item, Project
-from annotation.selectors import can_manage, managed_projects
+from annotation.selectors import managed_projects
 
-from . import exporting, selectors, services
+from . import selectors, services
+from .exports import file_path, main_file
 from .models import DecisionEvent, Export, ItemDecision
-from .services import CurationError
-
-
-def _bad(exc: CurationError) -> None:
-    body: dict[str, Any] = {"detail": exc.message}
-    if exc.errors:
-        body["errors"] = exc.errors
-    raise ValidationError(body)
 
 
 def managed_project(request: Request, project_id: int) -> Project:
-    project = get_object_or_404(Project.objects.select_related("rubric_version"), pk=project_id)
-    if not can_manage(request.user, project):
-        raise PermissionDenied("only the project's researchers and admins can curate it")
-    return project
+    return managed_project_or_403(request.user, project_id)
 
 
 # ------------------------------------------------------------------------------ serializers
@@ -135,10 +124,7 @@ class PolicyView(APIView):
         project = managed_project(request, project_id)
         if not isinstance(request.data, dict):
             raise ValidationError({"detail": "send the policy as a JSON object"})
-        try:
-            policy = services.set_policy(project=project, raw=dict(request.data), user=request.user)
-        except CurationError as exc:
-            _bad(exc)
+        policy = services.set_policy(project=project, raw=dict(request.data), user=request.user)
         return Response(policy.spec_dict())
 
 
@@ -149,11 +135,8 @@ class PreviewView(APIView):
         project = managed_project(request, project_id)
         body = PreviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            result = services.preview_policy(project=project, raw=body.validated_data.get("policy"),
-                                             by=body.validated_data.get("by") or None)
-        except CurationError as exc:
-            _bad(exc)
+        result = services.preview_policy(project=project, raw=body.validated_data.get("policy"),
+                                         by=body.validated_data.get("by") or None)
         return Response(result)
 
 
@@ -163,11 +146,8 @@ class ApplyView(APIView):
         """Decide every item under the saved policy (``override_manual``: also replace manual decisions)."""
         project = managed_project(request, project_id)
         override = request.data.get("override_manual", False) if isinstance(request.data, dict) else False
-        try:
-            report = services.apply_policy(project=project, user=request.user,
-                                           override_manual=str(override).lower() in ("1", "true", "yes", "on"))
-        except CurationError as exc:
-            _bad(exc)
+        report = services.apply_policy(project=project, user=request.user,
+                                       override_manual=str(override).lower() in ("1", "true", "yes", "on"))
         return Response(report.as_dict())
 
 
@@ -201,10 +181,7 @@ class OverrideView(APIView):
         item = _item(project, item_id)
         body = OverrideSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            d = services.override_decision(item=item, user=request.user, **body.validated_data)
-        except CurationError as exc:
-            _bad(exc)
+        d = services.override_decision(item=item, user=request.user, **body.validated_data)
         return Response(DecisionSerializer(d).data)
 
 
@@ -250,10 +227,7 @@ class ExportListView(APIView):
         project = managed_project(request, project_id)
         body = ExportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            export = services.start_export(project=project, user=request.user, **body.validated_data)
-        except CurationError as exc:
-            _bad(exc)
+        export = services.start_export(project=project, user=request.user, **body.validated_data)
         return Response(ExportSerializer(export, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -278,8 +252,8 @@ class ExportDownloadView(APIView):
         export = _managed_export(request, export_id)
         if export.status != Export.Status.DONE:
             raise ValidationError({"detail": f"the export is {export.status}, not done"})
-        name = name or exporting.main_file(export)
-        path = exporting.file_path(export, name) if name else None
+        name = name or main_file(export)
+        path = file_path(export, name) if name else None
         if path is None:
             raise NotFound("no such file in this export")
         return FileResponse(open(path, "rb"), as_attachment=True, filename=Path(name).name)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from core.jobs import Job
-from django.db.models import Q
 
 STATUS_CHOICES = [
     ("pending", "Pending"),

@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from annotation.answers import flatten_answers
 from annotation.expressions import Expression, ExpressionError
 from annotation.rubric import Rubric
 
@@ -50,20 +51,6 @@ STATUSES = ("pending", "accepted", "rejected", "needs_revision")
 ELEMENT_AGGREGATIONS = ("majority", "all", "mean")
 ELEMENT_TIES = ("drop", "keep")
 ELEMENT_FILTER_KEYS = ("over", "keep_if", "aggregation", "tie")
-
-# Rules for presets whose rubric has no acceptance expression (the papers decide on a derived
-# field by majority). A researcher can always write another rule.
-SUGGESTED: dict[str, dict[str, Any]] = {
-    "valueground.pair_quality": {"aggregation": "all", "revise_if": "feedback"},
-    "blendvis.image": {"rule": "good == 1", "aggregation": "majority"},
-    # BLEnD-Vis: Bad templates were corrected by the team, not dropped.
-    "blendvis.template": {"rule": "good == 1", "aggregation": "majority", "revise_if": "good == 0"},
-    "counterfactuals.audit": {"rule": "any_failure == 0", "aggregation": "majority"},
-    # CQ-Bench: values the validation finds not reflected or inconsistent are removed from the story.
-    "cqbench.story": {"rule": "natural == 1", "aggregation": "majority",
-                      "element_filter": {"over": "values", "keep_if": "reflection == 1 and consistency == 1",
-                                         "aggregation": "majority", "tie": "drop"}},
-}
 
 
 class PolicyError(ValueError):
@@ -92,7 +79,7 @@ class PolicySpec:
         """Validate the shape of a raw (JSON / form) policy; names are checked by :func:`compile_policy`."""
         if not isinstance(raw, Mapping):
             raise PolicyError("a policy must be an object")
-        known = {f for f in cls.__dataclass_fields__}
+        known = set(cls.__dataclass_fields__)
         unknown = sorted(set(raw) - known)
         if unknown:
             raise PolicyError(f"unknown policy key(s): {', '.join(unknown)} (allowed: {', '.join(sorted(known))})")
@@ -239,13 +226,18 @@ class Verdict:
 
 
 def rating_context(policy: CompiledPolicy, rating: Rating) -> dict[str, Any]:
+    """The names the policy's expressions read, for one rating: every answer as stored (a
+    repeated question's list whole), ``<q>_field`` of a pairwise question, the derived fields
+    and ``accepted`` (computed when the stored annotation lacks them, e.g. under an older rubric
+    version); flattened by :func:`annotation.answers.flatten_answers` like every other reader."""
     rubric = policy.rubric
-    ctx = rubric.context(dict(rating.answers), presentation=rating.presentation)
     derived = dict(rating.derived or {})
-    if any(d.id not in derived for d in rubric.derived) or (rubric.acceptance is not None and "accepted" not in derived):
+    if (any(d.id not in derived for d in rubric.derived)
+            or (rubric.acceptance is not None and "accepted" not in derived)):
         derived = {**rubric.derive(dict(rating.answers), presentation=rating.presentation), **derived}
-    ctx.update(derived)
-    return ctx
+    cells = flatten_answers(rubric, rating.answers, derived, rating.presentation,
+                            elements=False, missing=True, pair_sides=True)
+    return {name: value for name, _, value, _ in cells}
 
 
 def _truth(expr: Expression, ctx: Mapping[str, Any]) -> bool | None:
@@ -367,7 +359,7 @@ def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
         if not models:
             return Verdict("pending", "waiting for judge screening (no judge rating yet)", details)
         judged = [(m.rater, _truth(policy.rule, rating_context(policy, m))) for m in models]
-        details["judges"] = {name: v for name, v in judged}
+        details["judges"] = dict(judged)
         if any(v is None for _, v in judged):
             return Verdict("pending", "waiting for judge screening (a judge rating is incomplete)", details)
         failed = [name for name, v in judged if v is False]
@@ -376,7 +368,7 @@ def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
 
     contexts = [rating_context(policy, h) for h in humans]
     verdicts = [_truth(policy.rule, c) for c in contexts]
-    complete = [(c, v) for c, v in zip(contexts, verdicts) if v is not None]
+    complete = [(c, v) for c, v in zip(contexts, verdicts, strict=True) if v is not None]
     n, n_pass = len(complete), sum(1 for _, v in complete if v)
     details.update(n_complete=n, n_pass=n_pass, n_incomplete=len(humans) - n)
     incomplete = f"; {len(humans) - n} incomplete rating(s) not counted" if len(humans) > n else ""
@@ -395,7 +387,8 @@ def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
             status, reason = "rejected", f"majority: {n_pass} of {n} pass{incomplete}"
         else:
             status = "rejected" if spec.tie == "reject" else "pending"
-            reason = f"tie: {n_pass} pass, {n_fail} fail ({'rejected' if status == 'rejected' else 'waiting for another rating'}){incomplete}"
+            outcome = "rejected" if status == "rejected" else "waiting for another rating"
+            reason = f"tie: {n_pass} pass, {n_fail} fail ({outcome}){incomplete}"
             details["tie"] = True
     else:  # mean
         mean_ctx = _mean_answers(policy, [c for c, _ in complete])

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
-from agreement.selectors import STRATA_COLUMNS, submitted_annotations
+from agreement.selectors import submitted_annotations
 from annotation.models import Item, Project
 
 from .models import ItemDecision
@@ -68,7 +67,3 @@ def needs_revision_items(project: Project) -> QuerySet[Item]:
 def exported_items(project: Project, scope: str) -> QuerySet[Item]:
     qs = Item.objects.filter(project=project)
     return qs.filter(decision__status="accepted") if scope == "accepted" else qs
-
-
-def item_strata(row: tuple, offset: int = 1) -> dict[str, Any]:
-    return dict(zip(STRATA_COLUMNS, row[offset:offset + len(STRATA_COLUMNS)]))

@@ -1,6 +1,6 @@
 """Curation writes: the acceptance policy, applying it (item decisions with audited history),
 manual overrides, re-importing revised items as new versions, and starting exports.
-Keyword-only arguments, one transaction each, one domain error (:class:`CurationError`)."""
+Keyword-only arguments, one transaction each, refusals raised as :class:`core.errors.DomainError`."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agreement.selectors import STRATA_COLUMNS
 from annotation.importing import ImportReport, import_items
 from annotation.models import Item, Project
-from core.jobs import send_or_fail
+from benchmarks.base import STRATA_KEYS
+from core import jobs
+from core.errors import DomainError
 
 from . import selectors
 from .models import AcceptancePolicy, DecisionEvent, Export, ItemDecision
 from .policy import (
     STATUSES,
-    SUGGESTED,
     CompiledPolicy,
     PolicyError,
     PolicySpec,
@@ -32,22 +32,13 @@ from .policy import (
 )
 
 
-
-class CurationError(Exception):
-    """A request the domain refuses; ``message`` is for the user, ``errors`` lists details."""
-
-    def __init__(self, message: str, *, errors: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.errors = errors or []
-
-
 # ------------------------------------------------------------------------------ policy
 def default_policy(project: Project) -> dict[str, Any]:
-    """The preset's rule (the rubric's acceptance expression, else a suggested rule on a derived
-    field), all / majority as the paper decides, and k human ratings required."""
+    """The preset's rule (the rubric's acceptance expression, else the rule the preset suggests on
+    a derived field, ``Preset.suggested_policy``), all / majority as the paper decides, and k
+    human ratings required."""
     rubric = project.rubric_version.parsed()
-    suggested = SUGGESTED.get(project.preset_key, {})
+    suggested = project.preset.suggested_policy or {}
     rule = rubric.acceptance.source if rubric.acceptance is not None else suggested.get("rule", "")
     return {"rule": rule, "aggregation": suggested.get("aggregation", "all"), "tie": "reject",
             "judge_screening": False, "min_human_ratings": project.k_per_item,
@@ -66,7 +57,7 @@ def parse_policy(*, project: Project, raw: dict[str, Any] | None) -> CompiledPol
         spec = PolicySpec.parse(raw or {}, defaults=current_policy(project))
         return compile_policy(spec, project.rubric_version.parsed())
     except PolicyError as exc:
-        raise CurationError(exc.message) from None
+        raise DomainError(exc.message) from None
 
 
 def set_policy(*, project: Project, raw: dict[str, Any], user: AbstractBaseUser | None) -> AcceptancePolicy:
@@ -84,7 +75,7 @@ def _real(user: Any) -> bool:
 # ------------------------------------------------------------------------------ preview / apply
 def _verdicts(project: Project, compiled: CompiledPolicy):
     """(chunk of item rows (id, *strata), {item_id: Verdict}) per chunk of items."""
-    for rows in selectors.item_chunks(Item.objects.filter(project=project), *STRATA_COLUMNS):
+    for rows in selectors.item_chunks(Item.objects.filter(project=project), *STRATA_KEYS):
         ratings = selectors.ratings_for(project, [r[0] for r in rows])
         yield rows, {r[0]: decide(compiled, ratings.get(r[0], [])) for r in rows}
 
@@ -92,12 +83,12 @@ def _verdicts(project: Project, compiled: CompiledPolicy):
 def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: str | None = None) -> dict[str, Any]:
     """How many items the policy would accept / reject / send to revision / leave pending,
     overall and by stratum. Writes nothing."""
-    if by and by not in STRATA_COLUMNS:
-        raise CurationError(f"unknown stratum {by!r}: use one of {', '.join(STRATA_COLUMNS)}")
+    if by and by not in STRATA_KEYS:
+        raise DomainError(f"unknown stratum {by!r}: use one of {', '.join(STRATA_KEYS)}")
     compiled = parse_policy(project=project, raw=raw)
     total: Counter = Counter()
     groups: dict[str, Counter] = defaultdict(Counter)
-    col = STRATA_COLUMNS.index(by) + 1 if by else None
+    col = STRATA_KEYS.index(by) + 1 if by else None
     for rows, verdicts in _verdicts(project, compiled):
         for row in rows:
             status = verdicts[row[0]].status
@@ -172,10 +163,10 @@ def apply_policy(*, project: Project, user: AbstractBaseUser | None, override_ma
 def override_decision(*, item: Item, user: AbstractBaseUser, status: str, note: str) -> ItemDecision:
     """A researcher's manual decision on one item, with a required note; audited."""
     if status not in STATUSES:
-        raise CurationError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
+        raise DomainError(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
     note = (note or "").strip()
     if not note:
-        raise CurationError("a manual decision needs a note saying why")
+        raise DomainError("a manual decision needs a note saying why")
     with transaction.atomic():
         d = ItemDecision.objects.select_for_update().filter(item=item).first()
         previous = d.status if d else ""
@@ -205,25 +196,21 @@ def start_export(*, project: Project, user: AbstractBaseUser | None, content: st
     """Validate the request, create the export row and hand it to a worker on commit."""
     contents, formats, scopes = Export.Content.values, Export.Format.values, Export.Scope.values
     if content not in contents:
-        raise CurationError(f"unknown export content {content!r}: use one of {', '.join(contents)}")
+        raise DomainError(f"unknown export content {content!r}: use one of {', '.join(contents)}")
     if format not in formats:
-        raise CurationError(f"unknown export format {format!r}: use one of {', '.join(formats)}")
+        raise DomainError(f"unknown export format {format!r}: use one of {', '.join(formats)}")
     if scope not in scopes:
-        raise CurationError(f"unknown scope {scope!r}: use one of {', '.join(scopes)}")
+        raise DomainError(f"unknown scope {scope!r}: use one of {', '.join(scopes)}")
     if format == "hf" and content != "items":
-        raise CurationError("the Hugging Face folder format exports items; use jsonl, csv or parquet for "
-                            f"{content}")
+        raise DomainError(f"the Hugging Face folder format exports items; use jsonl, csv or parquet for {content}")
     if content == "revisions" and format != "jsonl":
-        raise CurationError("items needing revision are exported as jsonl (the import format)")
+        raise DomainError("items needing revision are exported as jsonl (the import format)")
     from .tasks import run_export
 
     with transaction.atomic():
         export = Export.objects.create(project=project, created_by=user if _real(user) else None, content=content,
                                        format=format, scope=scope)
-        def fail(message: str) -> None:
-            Export.objects.filter(pk=export.pk).update(status=Export.Status.FAILED, message=message)
-
-        transaction.on_commit(lambda: send_or_fail(lambda: run_export.delay(export.id), fail))
+        jobs.enqueue_on_commit(export, lambda: run_export.delay(export.id))
     return export
 
 

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from .exporting import run_export_job
+from .exports import run_export_job
 from .models import Export
 
 

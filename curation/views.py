@@ -11,29 +11,27 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from agreement.selectors import STRATA_COLUMNS
+from annotation.access import managed_project_or_403
 from annotation.models import Item, Project
-from annotation.selectors import can_manage, managed_projects
+from annotation.selectors import managed_projects
+from benchmarks.base import STRATA_KEYS
+from core.errors import DomainError
 
-from . import exporting, selectors, services
+from . import selectors, services
+from .exports import file_path, main_file
 from .models import Export
 from .policy import AGGREGATIONS, STATUSES, TIES
-from .services import CurationError
 
 POLICY_KEYS = ("rule", "aggregation", "tie", "judge_screening", "min_human_ratings", "revise_if", "element_filter")
 DECISION_ROWS = 200
 
 
 def _project(request: HttpRequest, project_id: int) -> Project:
-    project = get_object_or_404(Project.objects.select_related("rubric_version"), pk=project_id)
-    if not can_manage(request.user, project):
-        raise PermissionDenied("only the project's researchers and admins can curate it")
-    return project
+    return managed_project_or_403(request.user, project_id)
 
 
 def _policy_from_form(data) -> dict[str, Any]:
@@ -55,7 +53,7 @@ def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, 
     return {
         "project": project, "policy": policy, "element_filter_text": _element_filter_text(policy),
         "aggregations": AGGREGATIONS,
-        "ties": TIES, "statuses": STATUSES, "strata": STRATA_COLUMNS, "counts": selectors.decision_counts(project),
+        "ties": TIES, "statuses": STATUSES, "strata": STRATA_KEYS, "counts": selectors.decision_counts(project),
         "decisions": selectors.decisions(project, status=status if status in STATUSES else None)[:DECISION_ROWS],
         "status_filter": status, "exports": Export.objects.filter(project=project)[:20],
         "formats": Export.Format.choices, "contents": Export.Content.choices, "scopes": Export.Scope.choices,
@@ -77,7 +75,7 @@ def preview(request: HttpRequest, project_id: int) -> HttpResponse:
         result = services.preview_policy(project=project, raw=_policy_from_form(request.POST),
                                          by=request.POST.get("by") or None)
         return render(request, "curation/_preview.html", {"preview": result})
-    except CurationError as exc:
+    except DomainError as exc:
         return render(request, "curation/_preview.html", {"error": exc.message}, status=400)
 
 
@@ -94,7 +92,7 @@ def save_policy(request: HttpRequest, project_id: int) -> HttpResponse:
                                       f"{report.kept_manual} manual decisions kept)")
         else:
             messages.success(request, "Policy saved.")
-    except CurationError as exc:
+    except DomainError as exc:
         return render(request, "curation/page.html", _context(project, request, error=exc.message,
                                                                policy=_policy_from_form(request.POST)), status=400)
     return redirect("curation", project_id=project.id)
@@ -109,7 +107,7 @@ def override(request: HttpRequest, project_id: int, item_id: int) -> HttpRespons
         services.override_decision(item=item, user=request.user, status=request.POST.get("status", ""),
                                    note=request.POST.get("note", ""))
         messages.success(request, f"{item} is now {request.POST.get('status')}.")
-    except CurationError as exc:
+    except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("curation", project_id=project.id)
 
@@ -144,7 +142,7 @@ def start_export(request: HttpRequest, project_id: int) -> HttpResponse:
         services.start_export(project=project, user=request.user, content=request.POST.get("content", ""),
                               format=request.POST.get("format", ""), scope=request.POST.get("scope", "accepted"))
         messages.success(request, "Export started.")
-    except CurationError as exc:
+    except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("curation", project_id=project.id)
 
@@ -161,8 +159,8 @@ def download(request: HttpRequest, export_id: int, name: str | None = None) -> F
     export = Export.objects.filter(pk=export_id, project__in=managed_projects(request.user).values("pk")).first()
     if export is None or export.status != Export.Status.DONE:
         raise Http404("no such export")
-    name = name or exporting.main_file(export)
-    path = exporting.file_path(export, name) if name else None
+    name = name or main_file(export)
+    path = file_path(export, name) if name else None
     if path is None:
         raise Http404("no such file")
     return FileResponse(open(path, "rb"), as_attachment=True, filename=Path(name).name)

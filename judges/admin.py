@@ -12,8 +12,8 @@ class JudgeConfigAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeRun)
 class JudgeRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "config", "state", "total", "queue", "created_at", "finished_at")
-    list_filter = ("state",)
+    list_display = ("id", "config", "status", "total", "queue", "created_at", "finished_at")
+    list_filter = ("status",)
     raw_id_fields = ("config", "project", "parent")
     exclude = ("item_ids",)
 

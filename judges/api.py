@@ -4,24 +4,21 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import managed_project_or_403
 from annotation.models import Project
 
-from . import selectors, services
+from . import outputs, selectors, services
 from .models import JudgeConfig, JudgeOutput, JudgeRun
-from .services import JudgeError
 
 
 def _project(request: Request, project_id: int) -> Project:
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None or not selectors.can_run_judges(request.user, project):
-        raise NotFound("no such project")
-    return project
+    return managed_project_or_403(request.user, project_id, hide=True)
 
 
 def _run(request: Request, run_id: int) -> JudgeRun:
@@ -67,10 +64,10 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
                   "latency_ms"]
 
     def get_parsed(self, obj: JudgeOutput):
-        return selectors.rubric_part(obj.parsed)
+        return outputs.rubric_part(obj.parsed)
 
     def get_labels(self, obj: JudgeOutput):
-        return selectors.output_labels(obj.parsed)
+        return outputs.output_labels(obj.parsed)
 
 
 def _progress(run: JudgeRun) -> dict:
@@ -89,15 +86,12 @@ class JudgeConfigList(APIView):
         ser = JudgeConfigSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
-        try:
-            config = services.create_judge_config(
-                project=project, name=d["name"], backend=d["backend"], model_id=d.get("model_id", ""),
-                prompt_template=d.get("prompt_template"), parser=d.get("parser"), questions=d.get("questions"),
-                params=d.get("params") or {}, passes=d.get("passes", 1), combine=d.get("combine", "mean"),
-                members=d.get("members", []), created_by=request.user,
-            )
-        except JudgeError as exc:
-            raise ValidationError({"detail": exc.message}) from None
+        config = services.create_judge_config(
+            project=project, name=d["name"], backend=d["backend"], model_id=d.get("model_id", ""),
+            prompt_template=d.get("prompt_template"), parser=d.get("parser"), questions=d.get("questions"),
+            params=d.get("params") or {}, passes=d.get("passes", 1), combine=d.get("combine", "mean"),
+            members=d.get("members", []), created_by=request.user,
+        )
         return Response(JudgeConfigSerializer(config).data, status=status.HTTP_201_CREATED)
 
 
@@ -112,10 +106,7 @@ class JudgeRunStart(APIView):
         config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
         ser = StartRunSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        try:
-            run = services.start_judge_run(config=config, user=request.user, **ser.validated_data)
-        except JudgeError as exc:
-            raise ValidationError({"detail": exc.message}) from None
+        run = services.start_judge_run(config=config, user=request.user, **ser.validated_data)
         return Response(_progress(run), status=status.HTTP_201_CREATED)
 
 
@@ -127,20 +118,14 @@ class JudgeRunDetail(APIView):
 class JudgeRunCancel(APIView):
     def post(self, request: Request, run_id: int) -> Response:
         run = _run(request, run_id)
-        try:
-            run = services.cancel_judge_run(run=run)
-        except JudgeError as exc:
-            raise ValidationError({"detail": exc.message}) from None
+        run = services.cancel_judge_run(run=run)
         return Response(_progress(run))
 
 
 class JudgeRunRerunFailed(APIView):
     def post(self, request: Request, run_id: int) -> Response:
         run = _run(request, run_id)
-        try:
-            new = services.rerun_failed_items(run=run, user=request.user)
-        except JudgeError as exc:
-            raise ValidationError({"detail": exc.message}) from None
+        new = services.rerun_failed_items(run=run, user=request.user)
         return Response(_progress(new), status=status.HTTP_201_CREATED)
 
 

@@ -12,6 +12,9 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Item, Project, Rater
+from core.jobs import TERMINAL, Job
+
+from .outputs import output_labels, rubric_part
 
 
 class JudgeConfig(models.Model):
@@ -60,19 +63,15 @@ class JudgeConfig(models.Model):
         return self.name
 
 
-class JudgeRun(models.Model):
-    class State(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+class JudgeRun(Job):
+    """One run of a judge over items, in chunks on a worker; the common job lifecycle
+    (``core.jobs``: queued -> running -> done / failed / cancelled). It is done when every item
+    has a result (failed when none could be judged)."""
 
-    TERMINAL = ("done", "failed", "cancelled")
+    TERMINAL = TERMINAL
 
     config = models.ForeignKey(JudgeConfig, on_delete=models.CASCADE, related_name="runs")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
-    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     item_ids = models.JSONField(default=list, help_text="the items of this run, in order")
     total = models.PositiveIntegerField(default=0)
     chunk_size = models.PositiveIntegerField(default=16)
@@ -80,25 +79,19 @@ class JudgeRun(models.Model):
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
     message = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(state__in=["queued", "running", "done", "failed", "cancelled"]),
-                name="judge_run_state_valid",
+                condition=Q(status__in=["queued", "running", "done", "failed", "cancelled"]),
+                name="judge_run_status_valid",
             )
         ]
 
     def __str__(self) -> str:
-        return f"run {self.pk} of {self.config} [{self.state}]"
-
-    @property
-    def is_active(self) -> bool:
-        return self.state in (self.State.QUEUED, self.State.RUNNING)
+        return f"run {self.pk} of {self.config} [{self.status}]"
 
 
 class JudgeOutput(models.Model):
@@ -125,14 +118,10 @@ class JudgeOutput(models.Model):
     @property
     def labels(self) -> dict | None:
         """Classifier labels outside the rubric (Table 3 classes, refused / answered)."""
-        from .selectors import output_labels
-
         return output_labels(self.parsed)
 
     @property
     def rubric_answers(self):
-        from .selectors import rubric_part
-
         return rubric_part(self.parsed)
 
 

@@ -13,7 +13,7 @@ from annotation.models import Project
 from annotation.selectors import can_manage
 
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
-from .prompts import LABELS_KEY
+from .outputs import output_labels
 
 
 def can_run_judges(user: AbstractBaseUser, project: Project) -> bool:
@@ -43,10 +43,10 @@ def run_progress(run: JudgeRun) -> dict[str, Any]:
     end = run.finished_at or timezone.now()
     elapsed = (end - run.started_at).total_seconds() if run.started_at else 0.0
     throughput = (done + failed) / elapsed if elapsed > 0 and done + failed else None
-    eta = remaining / throughput if throughput and run.is_active else None
+    eta = remaining / throughput if throughput and run.is_pending else None
     return {
         "id": run.id,
-        "state": run.state,
+        "status": run.status,
         "total": run.total,
         "done": done,
         "failed": failed,
@@ -60,18 +60,6 @@ def run_progress(run: JudgeRun) -> dict[str, Any]:
         "started_at": run.started_at,
         "finished_at": run.finished_at,
     }
-
-
-def output_labels(parsed: Any) -> dict[str, str] | None:
-    """The classifier labels of a judge output (or item result), outside the rubric answers."""
-    return parsed.get(LABELS_KEY) if isinstance(parsed, dict) else None
-
-
-def rubric_part(parsed: Any) -> Any:
-    """A judge output's rubric answers without its classifier labels."""
-    if isinstance(parsed, dict) and LABELS_KEY in parsed:
-        return {k: v for k, v in parsed.items() if k != LABELS_KEY}
-    return parsed
 
 
 def run_label_counts(run: JudgeRun) -> dict[str, dict[str, int]]:

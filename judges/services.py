@@ -29,9 +29,11 @@ from django.utils import timezone
 from annotation.assets import media_path
 from annotation.expressions import Expression
 from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater
-from annotation.rubric import AnswerError, Rubric, RubricError
 from annotation.presentation import item_render_context
-from core.jobs import send_or_fail
+from annotation.rubric import AnswerError, Rubric, RubricError
+from benchmarks.base import Preset
+from core import jobs
+from core.errors import DomainError
 
 from . import prompts
 from .backends import (
@@ -47,12 +49,6 @@ from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 
 DEFAULT_CHUNK = 16
 MAX_CHUNK = 1000
-
-
-class JudgeError(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 # ------------------------------------------------------------------------------ rubric part
@@ -115,29 +111,31 @@ def create_judge_config(
     passes: int = 1, combine: str = "mean", members: Iterable[JudgeConfig] = (),
     created_by: AbstractBaseUser | None = None,
 ) -> JudgeConfig:
-    """A judge for a project; defaults (prompt, parser, questions) come from the preset's paper
-    prompt (``judges/prompts.py``) or the prompt built from the rubric."""
+    """A judge for a project; defaults (prompt, parser, questions) come from the preset: its paper
+    prompt (``Preset.judge_prompt``) or the prompt built from the rubric, and for the embedding and
+    image-similarity judges the questions it declares for them (``Preset.direct_judges``)."""
     name = (name or "").strip()
     if not name:
-        raise JudgeError("a judge needs a name")
+        raise DomainError("a judge needs a name")
     if backend not in JudgeConfig.Backend.values:
-        raise JudgeError(f"unknown backend {backend!r}; choose one of {', '.join(JudgeConfig.Backend.values)}")
+        raise DomainError(f"unknown backend {backend!r}; choose one of {', '.join(JudgeConfig.Backend.values)}")
     if combine not in JudgeConfig.Combine.values:
-        raise JudgeError("passes combine by mean or majority")
+        raise DomainError("passes combine by mean or majority")
     if not 1 <= int(passes) <= 20:
-        raise JudgeError("passes must be between 1 and 20")
+        raise DomainError("passes must be between 1 and 20")
     params = dict(params or {})
     if not isinstance(params, dict):
-        raise JudgeError("params must be an object")
+        raise DomainError("params must be an object")
     rubric = project.rubric_version.parsed()
     members = list(members)
-    defaults = prompts.preset_defaults(project.preset_key, rubric)
+    preset = project.preset
+    defaults = prompts.preset_defaults(preset, rubric)
     kind, decides = "rubric", None
     if backend == JudgeConfig.Backend.ENSEMBLE:
         if len(members) < 2:
-            raise JudgeError("an ensemble needs at least two member judges")
+            raise DomainError("an ensemble needs at least two member judges")
         if any(m.project_id != project.id or m.backend == JudgeConfig.Backend.ENSEMBLE for m in members):
-            raise JudgeError("ensemble members must be (non-ensemble) judges of the same project")
+            raise DomainError("ensemble members must be (non-ensemble) judges of the same project")
         parser = JudgeConfig.Parser.NONE
         questions = questions or sorted({q for m in members for q in m.questions},
                                         key=[q.id for q in rubric.questions].index)
@@ -146,13 +144,13 @@ def create_judge_config(
         parser = JudgeConfig.Parser.NONE
         prompt_template = {}
         if questions is None:
-            questions = _direct_questions(backend, project.preset_key)
+            questions = _direct_questions(backend, preset)
     else:
         if isinstance(prompt_template, dict) and "use" in prompt_template:  # a named template
-            named = prompts.NAMED_TEMPLATES.get(str(prompt_template["use"]))
+            named = prompts.named_template(str(prompt_template["use"]))
             if named is None:
-                raise JudgeError(f"no prompt template named {prompt_template['use']!r}; choose one of "
-                                 f"{', '.join(prompts.NAMED_TEMPLATES)}")
+                raise DomainError(f"no prompt template named {prompt_template['use']!r}; choose one of "
+                                 f"{', '.join(prompts.named_templates())}")
             prompt_template = json.loads(json.dumps(named))
         if prompt_template is None:
             parser = parser or defaults["parser"]
@@ -161,7 +159,7 @@ def create_judge_config(
         if not isinstance(prompt_template, dict) or not (
             "per_question" in prompt_template or "user" in prompt_template or "classifiers" in prompt_template
         ):
-            raise JudgeError('a prompt template is {"system": ..., "user": ...}, {"per_question": {...}}, '
+            raise DomainError('a prompt template is {"system": ..., "user": ...}, {"per_question": {...}}, '
                              '{"classifiers": [...], "flags": [...]} or {"label", "labels", "system", "user"}')
         kind = prompts.template_kind(prompt_template)
         if kind == "rubric":
@@ -171,16 +169,17 @@ def create_judge_config(
         else:
             parser = parser or JudgeConfig.Parser.CHOICE
             if parser != JudgeConfig.Parser.CHOICE:
-                raise JudgeError(f"a {kind} template is read by the choice parser, not {parser!r}")
+                raise DomainError(f"a {kind} template is read by the choice parser, not {parser!r}")
         if parser not in ("json", "score_is", "choice"):
-            raise JudgeError(f"unknown parser {parser!r}")
+            raise DomainError(f"unknown parser {parser!r}")
         if kind == "classifiers":
             try:
-                judged, flags = prompts.check_classifier_template(prompt_template, rubric)
+                judged, flags = prompts.check_classifier_template(prompt_template, rubric,
+                                                                  prompts.classifier_bank(preset.key))
             except ValueError as exc:
-                raise JudgeError(f"classifier template: {exc}") from None
+                raise DomainError(f"classifier template: {exc}") from None
             if questions is not None and list(questions) != judged:
-                raise JudgeError(f"the classifiers decide {', '.join(judged)}, not {', '.join(questions)}")
+                raise DomainError(f"the classifiers decide {', '.join(judged)}, not {', '.join(questions)}")
             questions = judged
             decides = {q: [f for r, f in zip(prompt_template["flags"], flags, strict=True) if r["question"] == q]
                        for q in judged}
@@ -189,9 +188,9 @@ def create_judge_config(
             if not isinstance(prompt_template.get("label"), str) or not prompt_template["label"] or not (
                 isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) and x for x in labels)
             ):
-                raise JudgeError('a label template needs "label" (a name) and "labels" (at least two)')
+                raise DomainError('a label template needs "label" (a name) and "labels" (at least two)')
             if questions:
-                raise JudgeError("a label judge answers no rubric question: its label is stored as its output")
+                raise DomainError("a label judge answers no rubric question: its label is stored as its output")
             questions = []
     questions = list(questions or [])
     label_judge = backend not in (JudgeConfig.Backend.ENSEMBLE, JudgeConfig.Backend.EMBEDDING,
@@ -200,18 +199,18 @@ def create_judge_config(
         known = {q.id: q for q in rubric.questions}
         unknown = [q for q in questions if q not in known]
         if unknown or not questions:
-            raise JudgeError(
+            raise DomainError(
                 f"the judge must answer rubric questions; unknown: {', '.join(unknown) or '(none given)'}")
         try:
             judged_rubric(project, questions)
         except RubricError as exc:
-            raise JudgeError(f"these questions do not form a valid part of the rubric: {exc}") from None
+            raise DomainError(f"these questions do not form a valid part of the rubric: {exc}") from None
     phash = prompts.prompt_hash(backend=backend, model_id=model_id, prompt_template=prompt_template, parser=parser,
                                 questions=questions, params=params)
     public_params = {k: v for k, v in params.items() if "key" not in k.lower() or k == "api_key_env"}
     with transaction.atomic():
         if JudgeConfig.objects.filter(project=project, name=name).exists():
-            raise JudgeError(f"this project already has a judge named {name!r}")
+            raise DomainError(f"this project already has a judge named {name!r}")
         rater = Rater.objects.create(
             kind=Rater.Kind.MODEL, name=f"judge: {name}"[:200], backend=backend, model_id=model_id[:200],
             prompt_hash=phash,
@@ -233,15 +232,12 @@ def create_judge_config(
     return config
 
 
-def _direct_questions(backend: str, preset_key: str) -> list[str]:
-    if backend == JudgeConfig.Backend.EMBEDDING:
-        if preset_key == "cqbench.story":
-            return ["reflection", "rewrite_improvement"]
-    elif preset_key == "valueground.pair_quality":
-        return ["q3"]
-    elif preset_key == "counterfactuals.audit":
-        return ["flags"]
-    raise JudgeError(f"the {backend} judge has no default questions for preset {preset_key!r}")
+def _direct_questions(backend: str, preset: Preset) -> list[str]:
+    """The questions the preset declares for an embedding / image-similarity judge."""
+    direct = preset.direct_judges.get(backend)
+    if direct is None:
+        raise DomainError(f"the {backend} judge has no default questions for preset {preset.key!r}")
+    return list(direct.questions)
 
 
 # ------------------------------------------------------------------------------ runs
@@ -253,22 +249,22 @@ def start_judge_run(
     """Run the judge over all items of the project, the given ones, or a random sample of them."""
     qs = Item.objects.filter(project=config.project)
     if item_ids is not None:
-        wanted = set(int(i) for i in item_ids)
+        wanted = {int(i) for i in item_ids}
         ids = list(qs.filter(pk__in=wanted).order_by("id").values_list("id", flat=True))
         if len(ids) != len(wanted):
-            raise JudgeError("some items are not in this project")
+            raise DomainError("some items are not in this project")
     else:
         ids = list(qs.order_by("id").values_list("id", flat=True))
     if sample_size is not None:
         if sample_size < 1:
-            raise JudgeError("a sample needs at least one item")
+            raise DomainError("a sample needs at least one item")
         if sample_size < len(ids):
             ids = sorted(random.Random(seed).sample(ids, sample_size))
     if not ids:
-        raise JudgeError("there are no items to judge")
+        raise DomainError("there are no items to judge")
     chunk = int(chunk_size or config.params.get("chunk_size") or DEFAULT_CHUNK)
     if not 1 <= chunk <= MAX_CHUNK:
-        raise JudgeError(f"chunk size must be between 1 and {MAX_CHUNK}")
+        raise DomainError(f"chunk size must be between 1 and {MAX_CHUNK}")
     with transaction.atomic():
         run = JudgeRun.objects.create(
             config=config, project=config.project, item_ids=ids, total=len(ids), chunk_size=chunk,
@@ -282,14 +278,12 @@ def enqueue_chunks(*, run: JudgeRun, item_ids: Sequence[int]) -> int:
     from .tasks import run_judge_chunk
 
     def fail(message: str) -> None:
-        JudgeRun.objects.filter(pk=run.pk, state__in=[JudgeRun.State.QUEUED, JudgeRun.State.RUNNING]).update(
-            state=JudgeRun.State.FAILED, message=message, finished_at=timezone.now()
-        )
+        jobs.fail(run, message)
 
     n = 0
     for start in range(0, len(item_ids), run.chunk_size):
         chunk = list(item_ids[start : start + run.chunk_size])
-        if not send_or_fail(lambda c=chunk: run_judge_chunk.apply_async(args=[run.id, c], queue=run.queue), fail):
+        if not jobs.send_or_fail(lambda c=chunk: run_judge_chunk.apply_async(args=[run.id, c], queue=run.queue), fail):
             break
         n += 1
     return n
@@ -298,30 +292,28 @@ def enqueue_chunks(*, run: JudgeRun, item_ids: Sequence[int]) -> int:
 def cancel_judge_run(*, run: JudgeRun) -> JudgeRun:
     """Stop a queued or running run: chunks not started do nothing, a running chunk stops at its
     next batch. What was judged stays."""
-    updated = JudgeRun.objects.filter(pk=run.pk, state__in=[JudgeRun.State.QUEUED, JudgeRun.State.RUNNING]).update(
-        state=JudgeRun.State.CANCELLED, finished_at=timezone.now(), message="cancelled"
-    )
+    updated = jobs.cancel(run)
     run.refresh_from_db()
     if not updated:
-        raise JudgeError(f"the run is already {run.state}")
+        raise DomainError(f"the run is already {run.status}")
     return run
 
 
 def rerun_failed_items(*, run: JudgeRun, user: AbstractBaseUser | None = None) -> JudgeRun:
     """A new run of the same judge over only the items that failed in this one."""
-    if run.is_active:
-        raise JudgeError("wait for the run to finish (or cancel it) before re-running its failures")
+    if run.is_pending:
+        raise DomainError("wait for the run to finish (or cancel it) before re-running its failures")
     failed = list(run.results.filter(status=JudgeItemResult.Status.FAILED).values_list("item_id", flat=True))
     if not failed:
-        raise JudgeError("no item failed in this run")
+        raise DomainError("no item failed in this run")
     return start_judge_run(config=run.config, user=user, item_ids=failed, chunk_size=run.chunk_size, parent=run)
 
 
 def resume_judge_run(*, run: JudgeRun) -> int:
     """Enqueue again the items of an active run that have no result yet (e.g. after the broker
     lost messages). Safe to call any time: the writes are idempotent. Returns chunks enqueued."""
-    if not run.is_active:
-        raise JudgeError(f"the run is {run.state}; only queued or running runs resume")
+    if not run.is_pending:
+        raise DomainError(f"the run is {run.status}; only queued or running runs resume")
     finished = set(run.results.values_list("item_id", flat=True))
     missing = [i for i in run.item_ids if i not in finished]
     return enqueue_chunks(run=run, item_ids=missing) if missing else 0
@@ -351,24 +343,18 @@ def _members(config: JudgeConfig) -> list[JudgeConfig]:
     return [config]
 
 
-def _fail_run(run: JudgeRun, message: str) -> None:
-    JudgeRun.objects.filter(pk=run.pk, state__in=[JudgeRun.State.QUEUED, JudgeRun.State.RUNNING]).update(
-        state=JudgeRun.State.FAILED, message=message[:5000], finished_at=timezone.now()
-    )
-
-
 def _state(run_id: int) -> str:
-    return JudgeRun.objects.filter(pk=run_id).values_list("state", flat=True).first() or JudgeRun.State.CANCELLED
+    return JudgeRun.objects.filter(pk=run_id).values_list("status", flat=True).first() or JudgeRun.Status.CANCELLED
 
 
 def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int | None = None) -> JudgeRun:
     """Judge these items of the run: only the (item, pass) outputs that are missing, then
     finalise every item whose passes are all in. Stops early when the run is cancelled."""
     run = JudgeRun.objects.select_related("config__project__rubric_version", "config__rater").get(pk=run_id)
-    if run.state in JudgeRun.TERMINAL:
+    if run.status in JudgeRun.TERMINAL:
         return run
     now = timezone.now()
-    JudgeRun.objects.filter(pk=run.pk, state=JudgeRun.State.QUEUED).update(state=JudgeRun.State.RUNNING, started_at=now)
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(status=JudgeRun.Status.RUNNING, started_at=now)
     JudgeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
     config = run.config
     members = _members(config)
@@ -378,7 +364,7 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
         specs = [spec_for(m) for m in members]
         backends = [backend_for(s) for s in specs]
     except BackendUnavailable as exc:
-        _fail_run(run, f"the judge cannot run: {exc}")
+        jobs.fail(run, f"the judge cannot run: {exc}")
         return JudgeRun.objects.get(pk=run.pk)
     finished = set(run.results.filter(item_id__in=item_ids).values_list("item_id", flat=True))
     todo_ids = [i for i in item_ids if i not in finished]
@@ -387,7 +373,7 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
     step = batch_size or max(1, int(config.params.get("batch_size", run.chunk_size)))
     rubric_part = judged_rubric(run.project, config.questions) if config.questions else None
     for start in range(0, len(todo), step):
-        if _state(run.pk) != JudgeRun.State.RUNNING:
+        if _state(run.pk) != JudgeRun.Status.RUNNING:
             break  # cancelled (or failed elsewhere): stop between batches
         batch = todo[start : start + step]
         have = set(
@@ -405,7 +391,7 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
                 try:
                     verdicts = backend.judge(judge_items(its, spec.image_fields()), list(passes))
                 except BackendUnavailable as exc:
-                    _fail_run(run, f"the judge cannot run: {exc}")
+                    jobs.fail(run, f"the judge cannot run: {exc}")
                     return JudgeRun.objects.get(pk=run.pk)
                 _store_outputs(run, member if len(members) > 1 else None, offset, verdicts, member_rubric,
                                items_by_id)
@@ -523,15 +509,16 @@ def maybe_finish(*, run: JudgeRun) -> JudgeRun:
     finished = sum(counts.values())
     if finished >= run.total:
         ok = counts.get(JudgeItemResult.Status.OK, 0)
-        state = JudgeRun.State.DONE if ok else JudgeRun.State.FAILED
-        message = "" if ok else "no item could be judged: see the failures"
-        JudgeRun.objects.filter(pk=run.pk, state=JudgeRun.State.RUNNING).update(
-            state=state, finished_at=timezone.now(), message=message
-        )
+        # only a running run ends here: a cancelled one keeps its outcome
+        if ok:
+            JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
+                status=JudgeRun.Status.DONE, finished_at=timezone.now(), message="")
+        else:
+            jobs.fail(run, "no item could be judged: see the failures")
     return JudgeRun.objects.get(pk=run.pk)
 
 
 __all__ = [
-    "JudgeError", "cancel_judge_run", "create_judge_config", "execute_judge_chunk", "judged_rubric",
+    "cancel_judge_run", "create_judge_config", "execute_judge_chunk", "judged_rubric",
     "rerun_failed_items", "resume_judge_run", "spec_for", "start_judge_run",
 ]

@@ -8,4 +8,4 @@ from .services import execute_judge_chunk
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, name="judges.run_judge_chunk")
 def run_judge_chunk(run_id: int, item_ids: list[int]) -> str:
-    return execute_judge_chunk(run_id=run_id, item_ids=item_ids).state
+    return execute_judge_chunk(run_id=run_id, item_ids=item_ids).status

@@ -8,24 +8,22 @@ import json
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.access import managed_project_or_403
 from annotation.models import Project
+from benchmarks.registry import named_templates
+from core.errors import DomainError
 
 from . import selectors, services
 from .models import JudgeConfig
-from .services import JudgeError
 
 
 def _project_or_403(request: HttpRequest, project_id: int) -> Project:
-    project = get_object_or_404(Project, pk=project_id)
-    if not selectors.can_run_judges(request.user, project):
-        raise PermissionDenied("only the project's researchers and admins can run judges")
-    return project
+    return managed_project_or_403(request.user, project_id)
 
 
 def _run_or_403(request: HttpRequest, project_id: int, run_id: int):
@@ -40,11 +38,10 @@ class JudgeConfigForm(forms.Form):
     name = forms.CharField(max_length=200)
     backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices)
     model_id = forms.CharField(max_length=300, required=False, help_text="empty = the backend's default")
-    parser = forms.ChoiceField(choices=[("", "preset default")] + list(JudgeConfig.Parser.choices), required=False)
-    template = forms.ChoiceField(required=False, choices=[
+    parser = forms.ChoiceField(choices=[("", "preset default"), *JudgeConfig.Parser.choices], required=False)
+    template = forms.ChoiceField(required=False, choices=lambda: [
         ("", "preset default (the paper's prompt, else the rubric prompt)"),
-        ("counterfactuals.classifier", "Cultural Counterfactuals Table 3 classifiers -> failure flags"),
-        ("refusal", "Refusal classifier (refused / answered, Cultural Counterfactuals App. D)"),
+        *((name, named.label) for name, named in named_templates().items()),
     ])
     questions = forms.CharField(required=False, help_text="comma-separated question ids; empty = preset default")
     passes = forms.IntegerField(min_value=1, max_value=20, initial=1)
@@ -82,7 +79,7 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
                 prompt_template={"use": d["template"]} if d.get("template") else None, params=d["params"], passes=d["passes"],
                 combine=d["combine"], members=d["members"], created_by=request.user,
             )
-        except JudgeError as exc:
+        except DomainError as exc:
             form.add_error(None, exc.message)
         else:
             messages.success(request, f"Judge {config.name!r} created.")
@@ -102,7 +99,7 @@ def start_run(request: HttpRequest, project_id: int, config_id: int) -> HttpResp
     try:
         run = services.start_judge_run(config=config, user=request.user,
                                        sample_size=int(sample) if sample else None)
-    except (JudgeError, ValueError) as exc:
+    except (DomainError, ValueError) as exc:
         messages.error(request, getattr(exc, "message", "sample size must be a whole number"))
         return redirect("judges", project_id=project.id)
     return redirect("judge_run", project_id=project.id, run_id=run.id)
@@ -126,7 +123,7 @@ def run_progress(request: HttpRequest, project_id: int, run_id: int) -> HttpResp
     response = render(request, "judges/_progress.html", {
         "project": run.project, "run": run, "progress": selectors.run_progress(run),
     })
-    if request.headers.get("HX-Request") and not run.is_active:
+    if request.headers.get("HX-Request") and not run.is_pending:
         # the run page polled this while the run was active: reload it whole, so its answers,
         # failures and the re-run button appear without the researcher reloading by hand
         response["HX-Refresh"] = "true"
@@ -140,7 +137,7 @@ def cancel_run(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
     try:
         services.cancel_judge_run(run=run)
         messages.success(request, "Run cancelled.")
-    except JudgeError as exc:
+    except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("judge_run", project_id=project_id, run_id=run.id)
 
@@ -151,7 +148,7 @@ def rerun_failed(request: HttpRequest, project_id: int, run_id: int) -> HttpResp
     run = _run_or_403(request, project_id, run_id)
     try:
         new = services.rerun_failed_items(run=run, user=request.user)
-    except JudgeError as exc:
+    except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("judge_run", project_id=project_id, run_id=run.id)
     return redirect("judge_run", project_id=project_id, run_id=new.id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import os
 import platform
 import resource
@@ -142,20 +143,16 @@ def format_row(label: str, st: dict[str, float]) -> str:
 
 def machine() -> dict[str, str]:
     mem_gib = ""
-    try:
+    with contextlib.suppress(OSError):  # not Linux: leave it blank
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal:"):
                 mem_gib = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-    except OSError:
-        pass
     cpu = ""
-    try:
+    with contextlib.suppress(OSError):
         cpu = next(
-            (l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")),
+            (ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")),
             "",
         )
-    except OSError:
-        pass
     import django
 
     return {

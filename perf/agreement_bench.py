@@ -76,7 +76,7 @@ def alpha_million(n_ratings: int, repeat: int) -> None:
     import nltk
     t0 = time.perf_counter()
     ii, rr = np.nonzero(~np.isnan(X))
-    triples = list(zip(rr.tolist(), ii.tolist(), X[ii, rr].tolist()))
+    triples = list(zip(rr.tolist(), ii.tolist(), X[ii, rr].tolist(), strict=True))
     t_build = time.perf_counter() - t0
     print(f"  NLTK {nltk.__version__}: building {len(triples):,} (coder, item, label) triples {t_build:.2f} s (not counted)")
     for level, dist in (("nominal", binary_distance), ("interval", interval_distance)):

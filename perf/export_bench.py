@@ -1,5 +1,5 @@
 """Export speed and peak memory: all annotations of a ValueGround project in long format, as
-JSONL and as Parquet, through ``curation.exporting.run_export_job`` (the code the worker runs).
+JSONL and as Parquet, through ``curation.exports.run_export_job`` (the code the worker runs).
 
 Setup (fast, no ORM per row): one ValueGround project, --raters human raters, items with k =
 raters; every (item, rater) gets a submitted assignment and an annotation with random Q1-Q4
@@ -18,7 +18,7 @@ wall time of the job, ``peak MiB`` the child's ru_maxrss (includes Django + pyar
   ... --sizes 20000,100000                                             # quick
   ... --sizes 100000 --formats jsonl,csv,parquet                       # CSV too
 
-JSONL and CSV go through ``curation.exporting.annotation_text`` (lines concatenated from
+JSONL and CSV go through ``curation.exports.annotations.annotation_text`` (lines concatenated from
 pre-serialised pieces), Parquet through ``annotation_rows`` (tuples, one row group per batch).
 """
 
@@ -47,10 +47,10 @@ def child(args: argparse.Namespace) -> None:
     if args.child == "baseline":
         import pyarrow.parquet  # noqa: F401
 
-        from curation import exporting  # noqa: F401
+        import curation.exports  # noqa: F401
         print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
         return
-    from curation.exporting import export_root, run_export_job
+    from curation.exports import export_root, run_export_job
     from curation.models import Export
 
     export = Export.objects.select_related("project__rubric_version").get(pk=int(args.child))
@@ -103,10 +103,11 @@ def populate(project, raters, start_item: int, n_items: int, rng: random.Random)
                 derived = derived_cache.get(answers)
                 if derived is None:
                     derived = derived_cache[answers] = json.dumps(
-                        rubric.derive(dict(zip(("q1", "q2", "q3", "q4"), answers))))
+                        rubric.derive(dict(zip(("q1", "q2", "q3", "q4"), answers, strict=True))))
                 ans = {"q1": answers[0], "q2": answers[1], "q3": answers[2], "q4": answers[3], "feedback": None}
                 assigns.append((aid, project.id, item_id, rater.id, item_id, now, now, now))
-                anns.append((aid, aid, item_id, rater.id, project.rubric_version_id, json.dumps(ans), derived, now, now))
+                anns.append((aid, aid, item_id, rater.id, project.rubric_version_id, json.dumps(ans), derived,
+                             now, now))
             if len(anns) >= BATCH:
                 flush()
         if anns or items:
@@ -144,7 +145,8 @@ def main() -> None:
     have_items = 0
     baseline = json.loads(_common.run_child([__file__, "--child", "baseline"]).stdout)
     print(f"baseline child (django + pyarrow imported): peak {baseline['peak_mib']:.0f} MiB")
-    print(f"{'annotations':>12} {'format':>8} {'long rows':>10} {'seconds':>8} {'rows/s':>9} {'MiB file':>9} {'peak MiB':>9}")
+    print(f"{'annotations':>12} {'format':>8} {'long rows':>10} {'seconds':>8} {'rows/s':>9} {'MiB file':>9} "
+          f"{'peak MiB':>9}")
     for size in sizes:
         want_items = size // args.raters
         t0 = time.perf_counter()

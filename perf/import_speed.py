@@ -218,7 +218,7 @@ def parent(args) -> None:
                     "--text-items", str(args.text_items), "--image-items", str(args.image_items),
                     "--annotators", str(args.annotators), "-k", str(args.k), "--images-dir", str(tmp)]
             proc = _common.run_child(argv)
-            line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT ")), None)
+            line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
             if proc.returncode != 0 or line is None:
                 print(proc.stdout[-3000:], proc.stderr[-3000:])
                 raise SystemExit(f"{backend} run failed ({proc.returncode})")
@@ -235,7 +235,7 @@ def parent(args) -> None:
         if len(all_results) == 2:
             print("\n[import_speed] PostgreSQL / SQLite time ratio: " + ", ".join(
                 f"{a['label']} {b['seconds'] / a['seconds']:.2f}"
-                for a, b in zip(all_results[0]["runs"], all_results[1]["runs"])))
+                for a, b in zip(all_results[0]["runs"], all_results[1]["runs"], strict=True)))
         print(f"[import_speed] goal: >= 20,000 text items/s; load average at end: {os.getloadavg()}")
         if args.json:
             Path(args.json).write_text(json.dumps({"machine": _common.machine(), "results": all_results}, indent=2))

@@ -94,10 +94,10 @@ def overhead(args) -> dict:
             run = services.start_judge_run(config=config, item_ids=item_ids, chunk_size=args.chunk)
             while True:
                 run.refresh_from_db()
-                if run.state in JudgeRun.TERMINAL:
+                if run.status in JudgeRun.TERMINAL:
                     break
                 time.sleep(0.02)
-            assert run.state == "done", run.message
+            assert run.status == "done", run.message
             return time.perf_counter() - t0
 
         run_and_wait(warm_ids)  # worker started, model loaded

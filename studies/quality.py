@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.cache import cache
@@ -52,7 +53,9 @@ def qc_enabled(project: Project) -> bool:
     return bool(project.options.get("qc"))
 
 
-def set_qc_settings(*, project: Project, values: dict[str, Any]) -> Project:
+def clean_qc_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The QC settings ``values`` give, checked and typed (keys of :data:`DEFAULTS`; unknown keys
+    and empty values are left out). Raises DomainError on a bad value; writes nothing."""
     clean: dict[str, Any] = {}
     for key, default in DEFAULTS.items():
         if key not in values or values[key] in (None, ""):
@@ -73,6 +76,11 @@ def set_qc_settings(*, project: Project, values: dict[str, Any]) -> Project:
                     raise DomainError(f"{key.replace('_', ' ')} cannot be negative")
         except ValueError:
             raise DomainError(f"{key.replace('_', ' ')}: {raw!r} is not a number") from None
+    return clean
+
+
+def set_qc_settings(*, project: Project, values: dict[str, Any]) -> Project:
+    clean = clean_qc_settings(values)
     options = dict(project.options)
     options["qc"] = {k: v for k, v in clean.items() if v != DEFAULTS[k] or k == "gold_threshold"}
     if not any(v for k, v in options["qc"].items() if k != "gold_threshold"):

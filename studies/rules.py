@@ -12,7 +12,7 @@ attribute pairs (:func:`rater_requirement_keys`)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +106,11 @@ def parse_balance_text(attribute: str, text: str) -> dict[str, Any]:
         except ValueError:
             raise DomainError(f"balance count {n.strip()!r} is not a whole number") from None
     return {"attribute": attribute.strip(), "quota": quota} if quota else {}
+
+
+def format_balance_text(balance: Mapping[str, Any] | None) -> str:
+    """The quota of a balance rule as :func:`parse_balance_text` reads it: "China:2, Germany:2"."""
+    return ", ".join(f"{value}:{n}" for value, n in ((balance or {}).get("quota") or {}).items())
 
 
 def slot_requirements(rules: Rules, item_values: dict[str, str]) -> tuple[list[str], str | None]:

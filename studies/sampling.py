@@ -25,10 +25,9 @@ from django.db import transaction
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from benchmarks.base import STRATA_KEYS
-
 from annotation.bulk import insert_rows
 from annotation.models import Item, Project, Sample, SampleItem
+from benchmarks.base import STRATA_KEYS
 from core.errors import DomainError
 
 BLANK = "(blank)"

@@ -22,12 +22,12 @@ from annotation.access import as_id, managed_project_or_403
 from annotation.models import Assignment, AssignmentPlan, CrowdStudy, Item, Project, Rater, Sample
 from annotation.projects import rater_for_user
 from annotation.selectors import project_progress
-from benchmarks.base import STRATA_KEYS
+from benchmarks.base import STRATA_KEYS, StudyDesign
 from core.errors import DomainError
 from core.pages import form_error, form_problems, refused
 
 from . import crowd, dashboard, plans, pool, quality, sampling
-from .rules import parse_balance_text
+from .rules import format_balance_text, parse_balance_text
 
 
 class SampleForm(forms.Form):
@@ -116,12 +116,79 @@ def meta_keys(project: Project) -> list[str]:
     return sorted({k for m in first for k in (m or {}) if not k.startswith("expected.") and k != "qc"})
 
 
+# --------------------------------------------------------------------------- the paper's design
+def study_design(project: Project) -> StudyDesign | None:
+    """The preset's study design (the paper's), offered as initial form values, never applied."""
+    return project.preset.study_design
+
+
+def suggestion(project: Project) -> dict:
+    """Template context of the "Suggested by <paper>" lines: ``suggested`` and ``summary``."""
+    design = study_design(project)
+    return {"suggested": design, "summary": design_summary(design) if design else {}}
+
+
+def design_summary(design: StudyDesign) -> dict[str, str]:
+    """The paper's design in words, per form (``sample``, ``plan``, ``qc``; "" = nothing given) and
+    ``all`` of it."""
+    sample = []
+    if design.sample_size:
+        sample.append(f"{design.sample_size} items")
+    if design.sample_strata:
+        sample.append("stratified by " + " × ".join(design.sample_strata))
+    if design.sample_allocation:
+        sample.append(f"{design.sample_allocation} allocation")
+    plan = [f"k = {design.k}"] if design.k else []
+    plan += [f"eligibility {r['attribute']} = item {r['item_key']}" for r in design.eligibility]
+    if design.balance:
+        plan.append(f"balance {design.balance['attribute']} {format_balance_text(design.balance)}")
+    if design.cap_per_annotator:
+        plan.append(f"at most {design.cap_per_annotator} items per annotator")
+    qc = [f"{k.replace('_', ' ')} = {v}" for k, v in design.qc.items()]
+    parts = {"sample": ", ".join(sample), "plan": ", ".join(plan), "qc": ", ".join(qc)}
+    labels = {"sample": "sample", "plan": "assignment", "qc": "quality control"}
+    parts["all"] = "; ".join(f"{labels[k]} {v}" for k, v in parts.items() if v)
+    return parts
+
+
+def sample_initial(design: StudyDesign | None) -> dict:
+    initial: dict = {"allocation": "equal", "seed": 1}
+    if design is None:
+        return initial
+    initial["strata"] = [k for k in design.sample_strata if k in STRATA_KEYS]
+    extra = [k for k in design.sample_strata if k not in STRATA_KEYS]
+    if extra:
+        initial["meta_keys"] = ", ".join(extra)
+    if design.sample_size:
+        initial["total_size"] = design.sample_size
+    if design.sample_allocation:
+        initial["allocation"] = design.sample_allocation
+    return initial
+
+
+def plan_initial(project: Project, design: StudyDesign | None) -> dict:
+    initial: dict = {"k": project.k_per_item, "take_over": True}
+    if design is None:
+        return initial
+    if design.k:
+        initial["k"] = design.k
+    if design.eligibility:  # the form takes one rule
+        initial["eligibility_attribute"] = design.eligibility[0]["attribute"]
+        initial["eligibility_item_key"] = design.eligibility[0]["item_key"]
+    if design.balance:
+        initial["balance_attribute"] = design.balance["attribute"]
+        initial["balance_quota"] = format_balance_text(design.balance)
+    if design.cap_per_annotator:
+        initial["cap_per_annotator"] = design.cap_per_annotator
+    return initial
+
+
 # --------------------------------------------------------------------------- samples
 def render_design(request: HttpRequest, project: Project, form: SampleForm, preview: dict | None = None) -> HttpResponse:
     return render(request, "studies/design.html", {
         "project": project, "form": form, "preview": preview,
         "samples": project.samples.all()[:50], "plans": project.plans.select_related("sample")[:50],
-        "meta_keys": meta_keys(project),
+        "meta_keys": meta_keys(project), **suggestion(project),
     }, status=400 if form.is_bound and form.errors else 200)
 
 
@@ -129,7 +196,7 @@ def render_design(request: HttpRequest, project: Project, form: SampleForm, prev
 @require_GET
 def design(request: HttpRequest, project_id: int) -> HttpResponse:
     project = managed_project_or_403(request.user, project_id)
-    return render_design(request, project, SampleForm(initial={"allocation": "equal", "seed": 1}))
+    return render_design(request, project, SampleForm(initial=sample_initial(study_design(project))))
 
 
 @login_required
@@ -169,7 +236,7 @@ def sample_detail(request: HttpRequest, project_id: int, sample_id: int) -> Http
     """The sample's items, and the form that assigns it (a plan)."""
     project = managed_project_or_403(request.user, project_id)
     sample = get_object_or_404(Sample, pk=as_id(sample_id), project=project)
-    form = PlanForm(request.POST or None, initial={"k": project.k_per_item, "take_over": True})
+    form = PlanForm(request.POST or None, initial=plan_initial(project, study_design(project)))
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         try:
@@ -191,7 +258,7 @@ def sample_detail(request: HttpRequest, project_id: int, sample_id: int) -> Http
             messages.success(request, f"plan created: {plan.report.get('slots', 0)} places")
             return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
     return render(request, "studies/sample_detail.html", {
-        "project": project, "sample": sample, "form": form,
+        "project": project, "sample": sample, "form": form, **suggestion(project),
         "items": sample.members.select_related("item").order_by("stratum", "item__external_id")[:500],
     }, status=400 if request.method == "POST" and form.errors else 200)
 
@@ -288,13 +355,19 @@ def plan_expire_leases(request: HttpRequest, project_id: int, plan_id: int) -> H
 @require_GET
 def dashboard_page(request: HttpRequest, project_id: int) -> HttpResponse:
     project = managed_project_or_403(request.user, project_id)
+    qc_initial = quality.qc_settings(project)
+    suggested = study_design(project)
+    qc_suggested = suggested if suggested and suggested.qc and not quality.qc_enabled(project) else None
+    if qc_suggested:  # the paper's QC as the form's initial values until the project has its own
+        qc_initial = {**qc_initial, **qc_suggested.qc}
     return render(request, "studies/dashboard.html", {
         "project": project,
         "progress": project_progress(project),
         "plans": [(p, dashboard.progress_by_stratum(p)) for p in project.plans.select_related("sample")],
         "annotators": dashboard.progress_by_annotator(project),
         "throughput": dashboard.throughput(project),
-        "qc_form": QCForm(initial=quality.qc_settings(project)), "qc_on": quality.qc_enabled(project),
+        "qc_form": QCForm(initial=qc_initial), "qc_on": quality.qc_enabled(project), "qc_suggested": qc_suggested,
+        "qc_summary": design_summary(qc_suggested)["qc"] if qc_suggested else "",
         "studies": [(s, request.build_absolute_uri(reverse("crowd_entry", args=[s.token])))
                     for s in project.studies.all()],
         "study_form": StudyForm(),
@@ -394,15 +467,6 @@ def dashboard_csv(request: HttpRequest, project_id: int, table: str) -> HttpResp
     else:
         return HttpResponse("unknown table", status=404)
     return response
-
-
-def csv_safe(value):
-    """Spreadsheet formula injection: text starting with = + - @ is prefixed with '."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    if value is None:
-        return ""
-    return value
 
 
 def csv_safe(value: object) -> object:

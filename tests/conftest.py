@@ -29,7 +29,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from tests import services
+from tests import services  # noqa: E402 - after the repository root is on sys.path
 
 # Playwright's sync API runs an event loop in the test thread; Django's async-safety check
 # would then refuse ORM calls made by tests and by live_server fixtures.

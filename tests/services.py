@@ -139,7 +139,7 @@ class CeleryWorker:
                     )
                 try:
                     replies = probe.control.ping(destination=[self.hostname], timeout=1.0)
-                except Exception:  # noqa: BLE001 - broker not reachable yet: retry
+                except Exception:
                     replies = []
                     time.sleep(0.5)
                 if any(self.hostname in r for r in replies or []):

@@ -67,7 +67,7 @@ def test_judge_run_fails_with_the_reason(refused, project, django_capture_on_com
     with django_capture_on_commit_callbacks(execute=True):
         run = judge_services.start_judge_run(config=config, user=owner)
     run = JudgeRun.objects.get(pk=run.pk)
-    assert run.state == JudgeRun.State.FAILED
+    assert run.status == JudgeRun.Status.FAILED
     _why(run.message)
 
 

@@ -9,6 +9,13 @@ Public API::
 
 Matrices are items x raters with NaN for a missing rating.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
 from .analysis import analyse_matrix, judge_vs_humans, leave_one_rater_out, split_half
 from .binary import binary_report, confusion, restricted_agreement
 from .bootstrap import bootstrap_statistic, compress_rows, percentile_ci
@@ -22,16 +29,22 @@ from .result import MetricResult, to_jsonable, undefined
 from .turing import turing_accuracy
 
 
-def pairwise_matrix(data, metric: str = "cohen_kappa", raters=None, level: str = "interval",
-                    n_boot: int = 0, seed: int = 0) -> dict:
+def pairwise_matrix(data: np.ndarray, metric: str = "cohen_kappa", raters: Sequence[str] | None = None,
+                    level: str = "interval", n_boot: int = 0, seed: int = 0) -> dict[str, Any]:
     """Pairwise rater matrix of ``metric`` (any two-rater metric or krippendorff_alpha) for an
     items x raters matrix: ``{"raters", "matrix", "pairs"}``."""
-    import numpy as np
     X = np.asarray(data, dtype=float)
     names = list(raters) if raters is not None else [f"r{i}" for i in range(X.shape[1])]
     r = analyse_matrix(X, names, names, [], level, [metric], n_boot, np.random.default_rng(seed), seed=seed)
-    return to_jsonable(r["humans_vs_humans"]["pairwise"].get(metric, {"raters": names, "matrix": None,
-                                                                       "reason": f"undefined: {metric} not applicable"}))
+    missing = {"raters": names, "matrix": None, "reason": f"undefined: {metric} not applicable"}
+    return to_jsonable(r["humans_vs_humans"]["pairwise"].get(metric, missing))
 
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+__all__ = [
+    "MetricResult", "RatingTableError", "agreement_report", "analyse_matrix", "binary_report",
+    "bootstrap_statistic", "cohen_kappa", "compress_rows", "confusion", "correlation", "flag_rates",
+    "fleiss_kappa", "gwet_ac", "infer_level", "judge_vs_humans", "kendall", "krippendorff_alpha",
+    "leave_one_rater_out", "majority_vote", "pairwise_matrix", "pearson", "percent_agreement",
+    "percentile_ci", "rate", "restricted_agreement", "spearman", "split_half", "to_frame", "to_jsonable",
+    "turing_accuracy", "undefined",
+]

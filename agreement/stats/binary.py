@@ -9,6 +9,7 @@ model against the human reference).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,8 +17,11 @@ import numpy as np
 from .kappa import cohen_kappa
 from .result import MetricResult, undefined
 
+#: a vector of decisions: any labels, None / NaN = missing
+Labels = Sequence[Any] | np.ndarray
 
-def _binarise(v: np.ndarray, positive: Any) -> np.ndarray:
+
+def _binarise(v: Labels, positive: Any) -> np.ndarray:
     v = np.asarray(v, dtype=object)
     out = np.full(len(v), np.nan)
     for i, a in enumerate(v):
@@ -27,7 +31,7 @@ def _binarise(v: np.ndarray, positive: Any) -> np.ndarray:
     return out
 
 
-def confusion(pred, ref, positive: Any = 1) -> dict[str, Any]:
+def confusion(pred: Labels, ref: Labels, positive: Any = 1) -> dict[str, Any]:
     """Confusion counts and rates of ``pred`` against the reference ``ref``."""
     p = _binarise(pred, positive)
     r = _binarise(ref, positive)
@@ -39,7 +43,7 @@ def confusion(pred, ref, positive: Any = 1) -> dict[str, Any]:
     tn = int(((p == 0) & (r == 0)).sum())
     n = tp + fp + fn + tn
 
-    def ratio(a, b):
+    def ratio(a: float, b: float) -> float | None:
         return a / b if b else None
     prec = ratio(tp, tp + fp)
     rec = ratio(tp, tp + fn)
@@ -49,7 +53,7 @@ def confusion(pred, ref, positive: Any = 1) -> dict[str, Any]:
             "pred_positive_rate": ratio(tp + fp, n), "ref_positive_rate": ratio(tp + fn, n)}
 
 
-def restricted_agreement(pred, ref, given: str = "pred", side: str = "positive",
+def restricted_agreement(pred: Labels, ref: Labels, given: str = "pred", side: str = "positive",
                          positive: Any = 1) -> MetricResult:
     """Agreement among items where ``given`` ("pred" or "ref") says ``side``
     ("positive"/"negative").  given=pred, side=positive = precision; given=ref,
@@ -67,7 +71,7 @@ def restricted_agreement(pred, ref, given: str = "pred", side: str = "positive",
     return MetricResult(name, num / den, None, None, den, 2, None, {"agree": num})
 
 
-def binary_report(pred, ref, positive: Any = 1) -> dict[str, Any]:
+def binary_report(pred: Labels, ref: Labels, positive: Any = 1) -> dict[str, Any]:
     """Confusion matrix, accuracy/precision/recall/F1, kappa and all restricted agreements."""
     c = confusion(pred, ref, positive)
     p = _binarise(pred, positive)

@@ -12,13 +12,15 @@ Randomness: ``numpy.random.Generator`` (PCG64) seeded by the caller.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-Finalizer = Callable[[np.ndarray], "dict[str, np.ndarray] | np.ndarray"]
+#: a statistic (or a feature set) of a :class:`Block`: any hashable key (strings, typed tuples)
+Key = Hashable
+Finalizer = Callable[[np.ndarray], "dict[Key, np.ndarray] | np.ndarray"]
 
 
 def compress_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -45,7 +47,7 @@ def compress_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         P = Y[first]
     else:
         P, inv, cnt = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
-    P = np.where(P == sentinel, np.nan, P)
+    P = np.where(P == sentinel, np.nan, P)  # noqa: SIM300 (P is a matrix, not a constant)
     return P, cnt.astype(float), inv.reshape(-1)
 
 
@@ -105,7 +107,7 @@ class PatternSampler:
         idx = rng.integers(0, self.NL, size=int(ML.sum()))
         g = self.item_pattern[idx]
         g *= b  # key = pattern * b + resample: the counts come out as (PL, b)
-        if b and (ML == ML[0]).all():
+        if b and (ML == ML[0]).all():  # noqa: SIM300 (ML is an array)
             g = g.reshape(b, -1)
             g += np.arange(b)[:, None]
             g = g.reshape(-1)
@@ -163,12 +165,12 @@ def percentile_ci(values: np.ndarray, level: float = 0.95) -> tuple[tuple[float,
     return (float(lo), float(hi)), bad
 
 
-def percentile_cis(boot: dict[str, np.ndarray], level: float = 0.95) -> dict[str, tuple]:
+def percentile_cis(boot: dict[Key, np.ndarray], level: float = 0.95) -> dict[Key, tuple]:
     """:func:`percentile_ci` of every array in ``boot`` (all of one length B): one
     vectorised quantile over the arrays without undefined resamples (the same numbers as
     row-by-row calls), the others one by one."""
     keys = list(boot)
-    out: dict[str, tuple] = {}
+    out: dict[Key, tuple] = {}
     if not keys:
         return out
     M = np.vstack([np.asarray(boot[k], dtype=float).reshape(-1) for k in keys])
@@ -176,9 +178,10 @@ def percentile_cis(boot: dict[str, np.ndarray], level: float = 0.95) -> dict[str
     if full.any():
         a = (1 - level) / 2
         lo, hi = np.quantile(M[full], [a, 1 - a], axis=1)
-        for k, l, h in zip([k for k, f in zip(keys, full) if f], lo.tolist(), hi.tolist()):
-            out[k] = ((l, h), 0)
-    for k, f in zip(keys, full):
+        done = [k for k, f in zip(keys, full, strict=True) if f]
+        for k, low, high in zip(done, lo.tolist(), hi.tolist(), strict=True):
+            out[k] = ((low, high), 0)
+    for k, f in zip(keys, full, strict=True):
         if not f:
             out[k] = percentile_ci(boot[k], level)
     return out
@@ -200,13 +203,13 @@ class Block:
     _derived: list = field(default_factory=list)
     max_cells: int = 20_000_000
 
-    def add(self, key: str, F, finalize: Finalizer) -> None:
+    def add(self, key: Key, F: np.ndarray | sp.spmatrix, finalize: Finalizer) -> None:
         self._feats.append((key, F, finalize))
 
-    def add_derived(self, key: str, source: str, M: np.ndarray, finalize: Finalizer) -> None:
+    def add_derived(self, key: Key, source: Key, M: np.ndarray | sp.spmatrix, finalize: Finalizer) -> None:
         if source not in {k for k, _, _ in self._feats}:
             raise KeyError(f"unknown source feature set {source!r}")
-        self._derived.append((key, source, np.asarray(M, dtype=float), finalize))
+        self._derived.append((key, source, M if sp.issparse(M) else np.asarray(M, dtype=float), finalize))
 
     @staticmethod
     def _apply(W: np.ndarray, F) -> np.ndarray:
@@ -218,17 +221,17 @@ class Block:
     def _as_dict(key, out):
         return out if isinstance(out, dict) else {key: out}
 
-    def run(self, n_boot: int, rng: np.random.Generator) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    def run(self, n_boot: int, rng: np.random.Generator) -> tuple[dict[Key, np.ndarray], dict[Key, np.ndarray]]:
         """Return ``(point, boot)``: ``{name: scalar array (1,)}`` and ``{name: (B,)}``."""
-        point: dict[str, np.ndarray] = {}
+        point: dict[Key, np.ndarray] = {}
         c = self.counts[None, :]
-        sums: dict[str, np.ndarray] = {}
+        sums: dict[Key, np.ndarray] = {}
         for key, F, fin in self._feats:
             sums[key] = self._apply(c, F)
             point.update(self._as_dict(key, fin(sums[key])))
         for key, src, M, fin in self._derived:
-            point.update(self._as_dict(key, fin(sums[src] @ M)))
-        boot: dict[str, np.ndarray] = {}
+            point.update(self._as_dict(key, fin(self._apply(sums[src], M))))
+        boot: dict[Key, np.ndarray] = {}
         if n_boot and self._feats and self.counts.sum() > 0:
             # stack all dense and all sparse features: two products per chunk of resamples
             dense = [(i, F) for i, (_, F, _) in enumerate(self._feats) if not sp.issparse(F)]
@@ -245,7 +248,7 @@ class Block:
                     dparts.append(Wt.T @ D)  # (b, d)
                 if S is not None:
                     sparts.append(np.asarray(S @ Wt))  # (g, b): rows of S are contiguous
-            cols: dict[str, np.ndarray] = {}
+            cols: dict[Key, np.ndarray] = {}
             for group, full in ((dense, np.vstack(dparts) if dense else None),
                                 (sparse, np.hstack(sparts).T if sparse else None)):
                 off = 0
@@ -253,10 +256,10 @@ class Block:
                     k = F.shape[1]
                     cols[self._feats[i][0]] = np.ascontiguousarray(full[:, off:off + k])
                     off += k
-            for key, F, fin in self._feats:
+            for key, _, fin in self._feats:
                 boot.update(self._as_dict(key, fin(cols[key])))
             for key, src, M, fin in self._derived:
-                boot.update(self._as_dict(key, fin(cols[src] @ M)))
+                boot.update(self._as_dict(key, fin(self._apply(cols[src], M))))
         return point, boot
 
 

@@ -16,7 +16,7 @@ CORRELATIONS = ("pearson", "spearman", "kendall")
 
 def pair_result(table: PairTable, metric: str, value: float, n_raters: int = 2) -> MetricResult:
     """Wrap a computed pair coefficient in a MetricResult with guards and p-value."""
-    n = int(round(table.n))
+    n = round(table.n)
     if n < 3:
         return undefined(metric, "fewer than three items rated by both", n, n_raters)
     if table.kx < 2 or table.ky < 2:
@@ -40,13 +40,13 @@ def correlation(x: np.ndarray, y: np.ndarray, metric: str = "pearson") -> Metric
     return pair_result(t, metric, v)
 
 
-def pearson(x, y) -> MetricResult:
+def pearson(x: np.ndarray, y: np.ndarray) -> MetricResult:
     return correlation(x, y, "pearson")
 
 
-def spearman(x, y) -> MetricResult:
+def spearman(x: np.ndarray, y: np.ndarray) -> MetricResult:
     return correlation(x, y, "spearman")
 
 
-def kendall(x, y) -> MetricResult:
+def kendall(x: np.ndarray, y: np.ndarray) -> MetricResult:
     return correlation(x, y, "kendall")

@@ -6,7 +6,8 @@ Columns: ``item``, ``rater``, ``value`` (required); ``field`` (default ``"value"
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -68,9 +69,10 @@ def numeric_values(df: pd.DataFrame, level: str, row_offset: int = 1) -> tuple[n
         miss = miss | raw.map(lambda v: isinstance(v, str) and v.strip() == "").to_numpy(dtype=bool)
     if level == "nominal":
         lab = raw.astype(object).where(~miss, None)
-        as_str = lab.map(lambda v: None if v is None else (str(v) if not isinstance(v, (int, float, np.number)) or isinstance(v, bool) else v))
+        as_str = lab.map(lambda v: None if v is None else (
+            str(v) if not isinstance(v, (int, float, np.number)) or isinstance(v, bool) else v))
         keys = as_str.map(lambda v: None if v is None else str(v))
-        uniq = sorted(set(k for k in keys if k is not None), key=_natural)
+        uniq = sorted({k for k in keys if k is not None}, key=_natural)
         index = {k: i for i, k in enumerate(uniq)}
         codes = np.array([np.nan if k is None else index[k] for k in keys], dtype=float)
         return codes, np.array(uniq, dtype=object)
@@ -103,7 +105,7 @@ def pivot(df: pd.DataFrame, values: np.ndarray, raters: list[str]) -> tuple[np.n
     keep = ~pd.isna(rr)
     ii, rr, v = ii[keep], rr[keep].astype(np.int64), values[keep]
     key = ii.astype(np.int64) * len(raters) + rr
-    uk, first, cnt = np.unique(key, return_index=True, return_counts=True)
+    uk, _first, cnt = np.unique(key, return_index=True, return_counts=True)
     if (cnt > 1).any():
         k = uk[np.argmax(cnt > 1)]
         it, ra = items[k // len(raters)], raters[k % len(raters)]

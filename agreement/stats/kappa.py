@@ -22,7 +22,7 @@ Input: ``data`` items x raters (NaN = missing); values are category codes or num
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -52,14 +52,13 @@ def category_counts(data: np.ndarray, cats: np.ndarray | None = None) -> tuple[n
 
 def fleiss_features(data: np.ndarray, cats: np.ndarray | None = None) -> Features:
     nuc, cats = category_counts(data, cats)
-    K = nuc.shape[1]
     m = nuc.sum(1)
     two = m >= 2
     mm = np.where(two, m, 2.0)
     Pi = np.where(two, ((nuc * nuc).sum(1) - mm) / (mm * (mm - 1)), 0.0)
     F = np.column_stack([two.astype(float), Pi, nuc * two[:, None]])
 
-    def fin(S):
+    def fin(S: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             pbar = S[:, 1] / S[:, 0]
             p = S[:, 2:] / S[:, 2:].sum(1, keepdims=True)
@@ -78,7 +77,7 @@ def percent_agreement_features(data: np.ndarray, cats: np.ndarray | None = None)
     Pi = np.where(two, (nuc * (nuc - 1)).sum(1) / (mm * (mm - 1)), 0.0)
     F = np.column_stack([two.astype(float), Pi])
 
-    def fin(S):
+    def fin(S: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             v = S[:, 1] / S[:, 0]
         v[~(S[:, 0] >= 1)] = np.nan
@@ -113,7 +112,7 @@ def gwet_features(data: np.ndarray, weights: str | None = None, cats: np.ndarray
     F = np.column_stack([two.astype(float), pa_i, one.astype(float), share])
     tw = W.sum()
 
-    def fin(S):
+    def fin(S: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             pa = S[:, 1] / S[:, 0]
             pi = S[:, 3:] / S[:, 2:3]
@@ -138,7 +137,7 @@ def _multi(metric: str, data: np.ndarray, builder, min_categories: int = 2, **kw
     K = len(np.unique(X[mask]))
     if K > MAX_CATEGORIES:
         return undefined(metric, f"more than {MAX_CATEGORIES} distinct values: not categorical data", n_items, n_raters)
-    if K < min_categories:
+    if K < min_categories:  # noqa: SIM300 (K is a count, not a constant)
         return undefined(metric, "a single category: chance agreement is 1", n_items, n_raters)
     F, fin = builder(X, **kw)
     v = float(fin(F.sum(0)[None, :])[0])

@@ -3,7 +3,8 @@ ValueGround acceptance rule, Cultural Counterfactuals failure-flag rates).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def rate(flags: Iterable[Any], n_boot: int = 0, seed: int = 0, metric: str = "ra
     return MetricResult(metric, float(v.mean()), ci, None, len(v), 0, None, {"count": int(v.sum())})
 
 
-def flag_rates(table, flags: list[str] | None = None, by: list[str] | None = None,
+def flag_rates(table: Any, flags: list[str] | None = None, by: list[str] | None = None,
                unit: str = "judgement", n_boot: int = 0, seed: int = 0) -> dict[str, Any]:
     """Rate of each binary flag field, overall and per stratum.
 
@@ -63,7 +64,7 @@ def flag_rates(table, flags: list[str] | None = None, by: list[str] | None = Non
         df = df.assign(field="value")
     flags = flags or sorted(df["field"].astype(str).unique())
 
-    def one(d):
+    def one(d: pd.DataFrame) -> dict[str, Any]:
         res = {}
         for f in flags:
             s = d[d["field"].astype(str) == f]

@@ -19,7 +19,7 @@ Formulas:
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,18 +73,6 @@ class PairTable:
         self._cx = float(np.dot(self.counts, self.xg) / self.n) if self.n else 0.0
         self._cy = float(np.dot(self.counts, self.yg) / self.n) if self.n else 0.0
 
-    # sparse maps group -> x value index, group -> y value index (built on first use)
-    @property
-    def _Ax(self) -> sp.csr_matrix:
-        return self._dense("sAx", lambda: self._group_map(self.ix, self.kx))
-
-    @property
-    def _Ay(self) -> sp.csr_matrix:
-        return self._dense("sAy", lambda: self._group_map(self.iy, self.ky))
-
-    def _group_map(self, idx: np.ndarray, k: int) -> sp.csr_matrix:
-        return sp.csr_matrix((np.ones(self.G), idx, np.arange(self.G + 1)), shape=(self.G, max(k, 1)))
-
     # -- features for the bootstrap: rows -> group one-hot ------------------------------
     def onehot(self) -> sp.csr_matrix:
         """(n_rows x G) sparse indicator of each row's group (zero row where missing)."""
@@ -106,26 +94,6 @@ class PairTable:
 
     def _onehot_y(self) -> np.ndarray:
         return self._dense("Ay", lambda: np.eye(max(self.ky, 1))[self.iy])
-
-    def _marg(self, T: np.ndarray, A: sp.csr_matrix) -> np.ndarray:
-        return np.asarray((A.T @ np.asarray(T).T).T)
-
-    @staticmethod
-    def _wpearson(T: np.ndarray, a: np.ndarray, b: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        """Weighted Pearson r of a, b (each (G,) or (B,G)) with weights T (B,G)."""
-        n = T.sum(1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ma = (T * a).sum(1) / n
-            mb = (T * b).sum(1) / n
-            ac = a - ma[:, None]
-            bc = b - mb[:, None]
-            va = (T * ac * ac).sum(1)
-            vb = (T * bc * bc).sum(1)
-            cov = (T * ac * bc).sum(1)
-            r = cov / np.sqrt(va * vb)
-        r = np.clip(r, -1.0, 1.0)
-        r[~ok] = np.nan
-        return r
 
     def _pearson(self, T: np.ndarray, n: np.ndarray, ok: np.ndarray) -> np.ndarray:
         """Pearson r from the weighted moments ``T @ [a, b, a^2, b^2, ab]`` (a, b centred

@@ -1,8 +1,9 @@
 """``agreement_report``: the full JSON-serialisable agreement report of a long table."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -58,56 +59,63 @@ def _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits
     for f in fields:
         if f not in all_fields:
             raise ValueError(f"unknown field {f!r}; fields present: {all_fields}")
-    ss = np.random.SeedSequence(seed)
     out: dict[str, Any] = {"settings": {"fields": fields, "metrics": list(metrics) if metrics else None,
                                         "by": list(by), "bootstrap": bootstrap, "seed": seed,
                                         "ci_level": 0.95 if bootstrap else None}, "fields": {}}
     for fi, f in enumerate(fields):
         sub = df[df["field"] == f].reset_index(drop=True)
-        lv = level or infer_level(sub["value"].tolist())
-        vals, labels = numeric_values(sub, lv)
-        kinds = sub.groupby("rater")["rater_kind"].first()
-        raters = sorted(kinds.index.tolist())
-        if judges:
-            jl = [r for r in raters if r in set(judges)]
-            hl = [r for r in raters if r not in set(judges) and kinds[r] == "human"]
-        else:
-            jl = [r for r in raters if kinds[r] == "model"]
-            hl = [r for r in raters if kinds[r] == "human"]
-        cols = hl + jl
-        seeds = ss.spawn(1 + len(by))[0:1 + len(by)]  # noqa: F841 (deterministic per field below)
-        fseed = np.random.SeedSequence([seed, fi])
-        # integer codes once per field; every stratum's matrix is then built from them
-        item_codes, item_ids = pd.factorize(sub["item"], sort=False)
-        rater_codes, rater_ids = pd.factorize(sub["rater"], sort=False)
-        colpos = {r: k for k, r in enumerate(cols)}
-        rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
-
-        def run(rows, sseq):
-            if rows is None:
-                X = _matrix(item_codes, len(item_ids), rcol, vals, cols, item_ids, f)
-            else:
-                X = _matrix(item_codes[rows], None, rcol[rows], vals[rows], cols, item_ids, f)
-            return analyse_matrix(X, cols, hl, jl, lv, metrics, bootstrap, np.random.default_rng(sseq),
-                                  n_splits=n_splits, seed=seed, positive=positive)
-        fo = run(None, fseed)
-        if labels is not None:
-            fo["labels"] = list(labels)
-        strata: dict[str, Any] = {}
-        for ci, col in enumerate(by):
-            groups = sub.groupby(sub[col].astype(str), sort=True).indices
-            cs: dict[str, Any] = {}
-            for gi, (g, rows) in enumerate(groups.items()):
-                n_g = len(np.unique(item_codes[rows]))
-                if n_g < STRATUM_MIN_ITEMS:
-                    cs[g] = {"reason": f"undefined: fewer than {STRATUM_MIN_ITEMS} items", "n_items": int(n_g)}
-                    continue
-                cs[g] = run(rows, np.random.SeedSequence([seed, fi, ci + 1, gi]))
-            strata[col] = cs
-        if by:
-            fo["strata"] = strata
-        out["fields"][f] = fo
+        out["fields"][f] = _field_report(sub, f, fi, level, by, judges, metrics, bootstrap, seed, n_splits,
+                                         positive)
     return to_jsonable(out)
+
+
+def _field_report(sub: pd.DataFrame, f: str, fi: int, level: str | None, by: Sequence[str],
+                  judges: Sequence[str] | None, metrics: Sequence[str] | None, bootstrap: int, seed: int,
+                  n_splits: int, positive: float | None) -> dict[str, Any]:
+    """Report of field ``f`` (the ``fi``-th; its rows ``sub``): the whole field and every
+    stratum of every ``by`` column.  Seeds: ``[seed, fi]`` for the field, ``[seed, fi, column
+    + 1, group]`` for a stratum."""
+    lv = level or infer_level(sub["value"].tolist())
+    vals, labels = numeric_values(sub, lv)
+    kinds = sub.groupby("rater")["rater_kind"].first()
+    raters = sorted(kinds.index.tolist())
+    if judges:
+        jl = [r for r in raters if r in set(judges)]
+        hl = [r for r in raters if r not in set(judges) and kinds[r] == "human"]
+    else:
+        jl = [r for r in raters if kinds[r] == "model"]
+        hl = [r for r in raters if kinds[r] == "human"]
+    cols = hl + jl
+    # integer codes once per field; every stratum's matrix is then built from them
+    item_codes, item_ids = pd.factorize(sub["item"], sort=False)
+    rater_codes, rater_ids = pd.factorize(sub["rater"], sort=False)
+    colpos = {r: k for k, r in enumerate(cols)}
+    rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
+
+    def run(rows: np.ndarray | None, sseq: np.random.SeedSequence) -> dict[str, Any]:
+        if rows is None:
+            X = _matrix(item_codes, len(item_ids), rcol, vals, cols, item_ids, f)
+        else:
+            X = _matrix(item_codes[rows], None, rcol[rows], vals[rows], cols, item_ids, f)
+        return analyse_matrix(X, cols, hl, jl, lv, metrics, bootstrap, np.random.default_rng(sseq),
+                              n_splits=n_splits, seed=seed, positive=positive)
+    fo = run(None, np.random.SeedSequence([seed, fi]))
+    if labels is not None:
+        fo["labels"] = list(labels)
+    strata: dict[str, Any] = {}
+    for ci, col in enumerate(by):
+        groups = sub.groupby(sub[col].astype(str), sort=True).indices
+        cs: dict[str, Any] = {}
+        for gi, (g, rows) in enumerate(groups.items()):
+            n_g = len(np.unique(item_codes[rows]))
+            if n_g < STRATUM_MIN_ITEMS:
+                cs[g] = {"reason": f"undefined: fewer than {STRATUM_MIN_ITEMS} items", "n_items": int(n_g)}
+                continue
+            cs[g] = run(rows, np.random.SeedSequence([seed, fi, ci + 1, gi]))
+        strata[col] = cs
+    if by:
+        fo["strata"] = strata
+    return fo
 
 
 def _matrix(item_codes: np.ndarray, n_items: int | None, rater_col: np.ndarray, values: np.ndarray,

@@ -10,7 +10,8 @@ Results per rater, pooled over all answers, and the macro mean of per-rater accu
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import binomtest

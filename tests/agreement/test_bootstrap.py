@@ -24,7 +24,7 @@ def test_sampler_is_multinomial(counts):
     B = 20_000
     W = np.vstack(list(resample_counts(counts, B, np.random.default_rng(7))))
     assert W.shape == (B, len(counts))
-    assert (W.sum(1) == N).all() and (W >= 0).all() and (W == np.round(W)).all()
+    assert (W.sum(1) == N).all() and (W >= 0).all() and (np.round(W) == W).all()
     assert (W[:, counts == 0] == 0).all()
     # mean N p, variance N p (1 - p), covariance -N p_i p_j (multinomial moments)
     se_mean = np.sqrt(N * p * (1 - p) / B)

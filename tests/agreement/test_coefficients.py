@@ -1,12 +1,13 @@
 import numpy as np
 import pytest
 import scipy.stats as ss
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa as sm_fleiss
+from statsmodels.stats.inter_rater import aggregate_raters
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from agreement.stats import (cohen_kappa, correlation, fleiss_kappa, gwet_ac, pairwise_matrix,
-                             percent_agreement)
+from agreement.stats import cohen_kappa, correlation, fleiss_kappa, gwet_ac, pairwise_matrix, percent_agreement
 from agreement.stats.pairs import PairTable
 
 nan = np.nan

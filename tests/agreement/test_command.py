@@ -58,3 +58,33 @@ def test_command_errors(django_ready, tmp_path, csv_file):
         _call(j)
     with pytest.raises(CommandError, match="stratum"):
         _call(csv_file, "--by", "nowhere")
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_command_krippendorff_worked_example(django_ready, tmp_path, level):
+    """``agreement FILE --metric krippendorff_alpha --level L`` on Krippendorff's 2011 worked
+    example: the published value (3 decimals) and the ``krippendorff`` package (the pair A-B
+    does not use category 5; this used to raise IndexError)."""
+    import krippendorff
+
+    from tests.agreement.kripp2011 import KRIPP, PUBLISHED, write_csv
+    p = write_csv(tmp_path / "kripp2011.csv")
+    ref = krippendorff.alpha(reliability_data=KRIPP.T, level_of_measurement=level)
+    rep = json.loads(_call(p, "--metric", "krippendorff_alpha", "--level", level, "--bootstrap", "100"))
+    a = rep["fields"]["value"]["humans_vs_humans"]["krippendorff_alpha"]
+    assert round(a["value"], 3) == PUBLISHED[level]
+    assert a["value"] == pytest.approx(ref, abs=1e-12)
+    assert a["n_items"] == 11 and a["ci"] is not None
+    txt = _call(p, "--metric", "krippendorff_alpha", "--level", level, "--format", "table", "--bootstrap", "0")
+    assert f"krippendorff_alpha       {PUBLISHED[level]:.3f}" in txt
+
+
+def test_command_alpha_only_with_a_judge(django_ready, csv_file):
+    """Only alpha asked for, a judge present, numeric level: no ceiling metrics are
+    reported (this used to raise KeyError looking up the judge's correlation table)."""
+    for level in ("ordinal", "interval", "ratio", "nominal"):
+        rep = json.loads(_call(csv_file, "--metric", "krippendorff_alpha", "--level", level, "--bootstrap", "20"))
+        f = rep["fields"]["Total"]
+        assert f["humans_vs_humans"]["krippendorff_alpha"]["value"] is not None
+        assert f["humans_vs_humans"]["leave_one_rater_out"] == {}
+        assert f["judges_vs_humans"]["judge"] == {}

@@ -40,10 +40,10 @@ from agreement.stats import (
     turing_accuracy,
 )
 from annotation import annotating, importing, projects
-from studies import plans, sampling
 from annotation.models import Annotation, Assignment, Item, Rater
 from judges.combine import combine
 from judges.services import judge_derived
+from studies import plans, sampling
 from tests.annotation.design_helpers import annotator
 from tests.annotation.factories import jsonl, make_project, make_user, png_bytes
 
@@ -263,7 +263,7 @@ def test_valueground_table4_two_judge_ensemble_mean(valueground):
 def test_valueground_ensemble_stores_valid_options_and_keeps_the_exact_mean(valueground):
     """The stored answer of the ensemble is a valid rubric option (the mean rounded, ties up);
     the exact means and the Total of them are kept beside it for the statistics."""
-    project, ids, humans, judges, pos = valueground
+    project, ids, _humans, judges, pos = valueground
     ens = _store_ensemble(project, ids, pos, judges)
     for ann in Annotation.objects.filter(rater=ens).select_related("item"):
         i = pos[ann.item.external_id]

@@ -17,6 +17,7 @@ from agreement.services import ReportParams
 from agreement.stats import agreement_report
 from annotation import annotating, importing, presentation
 from annotation.models import Annotation, Assignment, Item, Rater
+from core.errors import DomainError
 from tests.annotation.factories import jsonl, make_project, make_user, turing_records
 
 pytestmark = pytest.mark.django_db
@@ -194,11 +195,11 @@ def test_drilldown_lists_items_where_judge_and_humans_disagree_most(story_projec
 
 
 def test_unknown_field_or_stratum_is_a_clear_error(story_project):
-    with pytest.raises(services.AgreementError, match="unknown field"):
+    with pytest.raises(DomainError, match="unknown field"):
         services.compute_report(project=story_project, params=ReportParams(field="nope"))
-    with pytest.raises(services.AgreementError, match="unknown stratum"):
+    with pytest.raises(DomainError, match="unknown stratum"):
         services.compute_report(project=story_project, params=ReportParams(by="nope"))
-    with pytest.raises(services.AgreementError, match="bootstrap"):
+    with pytest.raises(DomainError, match="bootstrap"):
         ReportParams.parse(bootstrap="many")
 
 

@@ -5,9 +5,17 @@ import pandas as pd
 import pytest
 import scipy.stats as ss
 
-from agreement.stats import (agreement_report, binary_report, flag_rates, judge_vs_humans,
-                             leave_one_rater_out, majority_vote, restricted_agreement, split_half,
-                             turing_accuracy)
+from agreement.stats import (
+    agreement_report,
+    binary_report,
+    flag_rates,
+    judge_vs_humans,
+    leave_one_rater_out,
+    majority_vote,
+    restricted_agreement,
+    split_half,
+    turing_accuracy,
+)
 
 
 def _long(U=120, R=4, seed=0, judge=True, countries=("CN", "DE")):

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from annotation import annotating, importing
-from annotation.models import Annotation, Assignment, Asset, ImportJob, Item
+from annotation.models import Annotation, Asset, Assignment, ImportJob, Item
 
 from .factories import jsonl, make_project, make_user, turing_records, valueground_records
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from studies import crowd, plans, sampling
 from annotation.models import CrowdParticipant, Rater
+from studies import crowd, plans, sampling
 
 from .design_helpers import strata_project
 

@@ -9,6 +9,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django import forms
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
@@ -89,6 +90,96 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
     csv_text = c.get(f"/projects/{project.id}/dashboard/strata.csv").content.decode()
     assert csv_text.splitlines()[0].startswith("plan,stratum,items,places")
     assert sum(int(line.split(",")[6]) for line in csv_text.splitlines()[1:]) == 36 * 4
+
+
+def prefilled(form) -> dict:
+    """What a browser submits for an untouched form: every field's initial value."""
+    data = {}
+    for name, field in form.fields.items():
+        value = form[name].initial
+        if isinstance(field, forms.BooleanField):
+            if value:
+                data[name] = "on"
+        elif value is not None:
+            data[name] = value
+    return data
+
+
+def test_the_valueground_design_page_suggests_the_papers_design(demo):
+    """Sec. 4.2 / App. B.2: a stratified 36-pair subset, 4 annotators, 2 from China and 2 from
+    Germany. The pages pre-fill it (GETs write nothing) and the untouched forms build it."""
+    project = demo["valueground.pair_quality"]
+    options = dict(project.options)
+    c = client_for("researcher")
+    page = c.get(f"/projects/{project.id}/design/")
+    assert page.status_code == 200
+    assert b"Suggested by ValueGround (valueground.txt), Sec. 4.2 and App. B.2" in page.content
+    sample_form = page.context["form"]
+    assert sample_form["total_size"].initial == 36 and sample_form["strata"].initial == ["generator"]
+    assert b'name="total_size" value="36"' in page.content
+    assert not Sample.objects.exists()
+    r = c.post(f"/projects/{project.id}/samples/new/", prefilled(sample_form))
+    assert r.status_code == 302, r.content[:2000]
+    sample = Sample.objects.get()
+    assert sample.report["total_drawn"] == 36 and sample.strata_keys == ["generator"]
+    assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]
+
+    page = c.get(r["Location"])
+    plan_form = page.context["form"]
+    assert plan_form["k"].initial == 4
+    assert plan_form["balance_attribute"].initial == "nationality"
+    assert plan_form["balance_quota"].initial == "China:2, Germany:2"
+    assert b'value="China:2, Germany:2"' in page.content and b'name="k" value="4"' in page.content
+    assert b"Suggested by ValueGround" in page.content and b"k = 4" in page.content
+    assert not AssignmentPlan.objects.exists()
+    project.refresh_from_db()
+    assert project.options == options  # the GETs wrote nothing
+
+    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", prefilled(plan_form))
+    assert r.status_code == 302, r.content[:2000]
+    plan = AssignmentPlan.objects.get()
+    assert plan.k == 4 and plan.balance == {"attribute": "nationality", "quota": {"China": 2, "Germany": 2}}
+    slots: dict[int, Counter] = {}
+    for item_id, requires in PoolSlot.objects.filter(plan=plan).values_list("item_id", "requires"):
+        slots.setdefault(item_id, Counter())[requires] += 1
+    assert len(slots) == 36
+    assert all(v == {"nationality=china": 2, "nationality=germany": 2} for v in slots.values())
+    for username in ("annotator3", "annotator4"):
+        assert c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
+    for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
+        assert len(work_through(project, username, VG_ANSWERS)) == 36
+    per_item: dict[int, Counter] = {}
+    for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
+            "item_id", "rater__attributes__nationality"):
+        per_item.setdefault(item_id, Counter())[nat] += 1
+    assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
+
+
+def test_the_cultivate_pages_suggest_nationality_matching_and_the_papers_qc(demo):
+    """Sec. 4.2: two annotators of the image's country per image; a required rationale. The QC form
+    is pre-filled until the project has QC settings of its own."""
+    project = demo["cultivate.faithfulness"]
+    c = client_for("researcher")
+    page = c.get(f"/projects/{project.id}/design/")
+    assert b"Suggested by CULTIVate" in page.content and b"attention checks" in page.content
+    form = page.context["form"]
+    assert form["strata"].initial == ["country", "category", "generator"] and form["total_size"].initial == 398
+    r = c.post(f"/projects/{project.id}/samples/new/", prefilled(form))
+    assert r.status_code == 302, r.content[:2000]
+    plan_form = c.get(r["Location"]).context["form"]
+    assert (plan_form["k"].initial, plan_form["eligibility_attribute"].initial,
+            plan_form["eligibility_item_key"].initial) == (2, "nationality", "country")
+
+    dash = c.get(f"/projects/{project.id}/dashboard/")
+    assert b'id="suggested-qc"' in dash.content
+    qc_form = dash.context["qc_form"]
+    assert qc_form["rationale_question"].initial == "rationale"
+    project.refresh_from_db()
+    assert not quality.qc_enabled(project)  # a GET writes nothing
+    assert c.post(f"/projects/{project.id}/qc/", prefilled(qc_form)).status_code == 302
+    project.refresh_from_db()
+    assert quality.qc_settings(project)["rationale_question"] == "rationale"
+    assert b'id="suggested-qc"' not in c.get(f"/projects/{project.id}/dashboard/").content
 
 
 def test_researcher_builds_the_cultivate_nationality_matched_design(demo):

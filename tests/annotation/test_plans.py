@@ -10,10 +10,9 @@ import pytest
 from django.utils import timezone
 
 from annotation import annotating, projects
-
-from studies import next_item, plans, pool, rules, sampling
 from annotation.models import Assignment, Item, PoolSlot, Rater
 from core.errors import DomainError
+from studies import next_item, plans, pool, rules, sampling
 
 from .design_helpers import annotator, strata_project
 

@@ -17,10 +17,9 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from annotation import annotating, projects
-
-from studies import next_item, plans, pool, sampling
 from annotation.models import Annotation, Assignment, PoolSlot
 from core.errors import DomainError
+from studies import next_item, plans, pool, sampling
 from tests import services as test_services
 
 from .design_helpers import strata_project
@@ -60,7 +59,7 @@ def _run_threads(n_threads: int, target) -> list[BaseException]:
         try:
             barrier.wait()
             target(idx)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:
             errors.append(exc)
         finally:
             connections.close_all()

@@ -9,11 +9,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation import annotating, projects, selectors
-
-from studies import dashboard, next_item, plans, quality, sampling
+from annotation import annotating, projects
 from annotation.models import Assignment, Membership
 from core.errors import DomainError
+from studies import dashboard, next_item, plans, quality, sampling
 
 from .design_helpers import annotator, strata_project
 

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from studies import sampling
 from annotation.models import Item, Sample, SampleItem
 from core.errors import DomainError
+from studies import sampling
 
 from .design_helpers import strata_project
 

@@ -24,7 +24,7 @@ from judges.models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 pytestmark = [pytest.mark.browser, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 PRESET = "cqbench.story"
-JUDGE = seed_demo.DEMO_JUDGES[PRESET][0][0]
+JUDGE = PRESETS[PRESET].demo_judges[0].name
 RUN_URL = re.compile(r"/projects/(\d+)/judges/runs/(\d+)/$")
 WAIT_S = 120
 
@@ -81,7 +81,7 @@ def test_researcher_runs_the_embedding_judge_and_sees_it_next_to_the_humans(
     deadline = time.monotonic() + WAIT_S
     seen = set()
     while True:
-        state = progress.get_attribute("data-state")
+        state = progress.get_attribute("data-status")
         seen.add(state)
         if state in JudgeRun.TERMINAL:
             break
@@ -89,12 +89,12 @@ def test_researcher_runs_the_embedding_judge_and_sees_it_next_to_the_humans(
             pytest.fail(f"worker died; log:\n{celery_worker_process.log_tail()}", pytrace=False)
         if time.monotonic() > deadline:
             run.refresh_from_db()
-            pytest.fail(f"run still {run.state} in the database, {state} on the page after {WAIT_S} s; "
+            pytest.fail(f"run still {run.status} in the database, {state} on the page after {WAIT_S} s; "
                         f"worker log:\n{celery_worker_process.log_tail()}", pytrace=False)
         page.wait_for_timeout(250)
     page.wait_for_load_state()  # the ended run reloads its page (HX-Refresh) with the answers
     run.refresh_from_db()
-    assert state == run.state == "done", (state, run.message, page.inner_text("#judge-progress"))
+    assert state == run.status == "done", (state, run.message, page.inner_text("#judge-progress"))
     counts = page.inner_text("[data-testid=run-counts]")
     assert re.search(r"done 6 · failed 0 · remaining 0 of 6", counts), counts
     assert page.locator("table[data-testid=outputs] tbody tr").count() == 6  # raw answer per item

@@ -8,9 +8,8 @@ import re
 import pytest
 
 from annotation import importing, projects
-
-from studies import crowd, plans, sampling
 from annotation.models import Annotation, CrowdParticipant
+from studies import crowd, plans, sampling
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Item
+from core.errors import DomainError
 from curation import selectors, services
 from curation.models import DecisionEvent, ItemDecision
-from curation.services import CurationError
 
 from .helpers import FAIL, PASS, REJECT, judge_rates, submit_all, valueground_project
 
@@ -70,18 +70,18 @@ def test_preview_counts_by_stratum_without_writing(project):
     assert preview["strata"]["gemini"] == {"accepted": 1, "rejected": 1, "needs_revision": 0, "pending": 0, "total": 2}
     assert preview["strata"]["gpt"]["total"] == 2
     assert not ItemDecision.objects.exists()
-    with pytest.raises(CurationError, match="unknown stratum"):
+    with pytest.raises(DomainError, match="unknown stratum"):
         services.preview_policy(project=project, by="colour")
-    with pytest.raises(CurationError, match="unknown field"):
+    with pytest.raises(DomainError, match="unknown field"):
         services.preview_policy(project=project, raw={"rule": "q7 == 1"})
 
 
 def test_manual_override_is_audited_and_survives_reapplying(project, researcher):
     services.apply_policy(project=project, user=researcher)
     item = project.items_in_order[2]
-    with pytest.raises(CurationError, match="note"):
+    with pytest.raises(DomainError, match="note"):
         services.override_decision(item=item, user=researcher, status="accepted", note="  ")
-    with pytest.raises(CurationError, match="unknown status"):
+    with pytest.raises(DomainError, match="unknown status"):
         services.override_decision(item=item, user=researcher, status="maybe", note="x")
     d = services.override_decision(item=item, user=researcher, status="accepted", note="second look: fine")
     assert (d.status, d.source, d.decided_by, d.note) == ("accepted", "manual", researcher, "second look: fine")

@@ -15,18 +15,17 @@ from annotation import importing
 from annotation.models import Item
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
+from core.errors import DomainError
 from curation import services
-from curation.exporting import export_root, run_export_job
+from curation.exports import export_root, run_export_job
 from curation.models import AcceptancePolicy, Export, ItemDecision
 from curation.policy import (
-    SUGGESTED,
     PolicyError,
     PolicySpec,
     Rating,
     compile_policy,
     decide,
 )
-from curation.services import CurationError
 from tests.annotation.factories import jsonl, make_project
 
 from .helpers import submit_all
@@ -109,13 +108,14 @@ def test_no_human_rating_means_no_elements_and_the_filter_is_recorded_anyway():
 
 
 def test_cqbench_default_policy_removes_values():
-    ef = SUGGESTED["cqbench.story"]["element_filter"]
+    ef = get_preset("cqbench.story").suggested_policy["element_filter"]
     assert ef["over"] == "values" and {"reflection", "consistency"} <= set(ef["keep_if"].replace("==", " ").split())
 
 
 @pytest.mark.parametrize("ef, message", [
     ({"over": "stories", "keep_if": "reflection == 1"}, "no question of this rubric is repeated over 'stories'"),
-    ({"over": "values", "keep_if": "naturalness >= 4"}, "unknown field(s) naturalness; questions repeated over 'values'"),
+    ({"over": "values", "keep_if": "naturalness >= 4"},
+     "unknown field(s) naturalness; questions repeated over 'values'"),
     ({"over": "values", "keep_if": "rewrite_improvement > 2"}, "unknown field(s) rewrite_improvement"),
     ({"over": "values", "keep_if": "reflection =="}, "element_filter keep_if: cannot parse"),
     ({"over": "values"}, "needs 'keep_if'"),
@@ -240,7 +240,7 @@ def test_bad_filters_are_a_400_over_the_api_and_a_curation_error(stories, resear
     r = c.put(f"/api/projects/{project.id}/acceptance-policy/",
               {"element_filter": {**FILTER, "tie": "keep"}}, content_type="application/json")
     assert r.status_code == 200 and r.json()["element_filter"]["tie"] == "keep"
-    with pytest.raises(CurationError, match="no question of this rubric is repeated over 'characters'"):
+    with pytest.raises(DomainError, match="no question of this rubric is repeated over 'characters'"):
         services.preview_policy(project=project, raw={"element_filter": {"over": "characters", "keep_if": "x == 1"}})
 
 

@@ -13,13 +13,11 @@ from datetime import datetime
 import pytest
 
 from annotation.models import Item
-from curation import exporting, services
-from curation.exporting import (
-    ANNOTATION_SCHEMA,
-    Pseudonyms,
-    export_root,
-    run_export_job,
-)
+from curation import services
+from curation.exports import annotations as annotation_exports
+from curation.exports import export_root, run_export_job
+from curation.exports.annotations import ANNOTATION_SCHEMA
+from curation.exports.common import Pseudonyms
 from curation.models import Export
 
 from .helpers import PASS, REJECT, judge_rates, submit_all, valueground_project
@@ -40,8 +38,8 @@ def project(researcher, annotators, tmp_path, monkeypatch):
     judge.parameters = {"temperature": 0.7, "note": "caf\u00e9 \"x\"", "stop": ["\n"]}
     judge.save()
     services.apply_policy(project=project, user=researcher)
-    monkeypatch.setattr(exporting, "Pseudonyms", lambda: Pseudonyms(SALT))
-    monkeypatch.setattr(exporting, "ANNOTATION_BATCH", 7)  # several batches
+    monkeypatch.setattr(annotation_exports, "Pseudonyms", lambda: Pseudonyms(SALT))
+    monkeypatch.setattr(annotation_exports, "ANNOTATION_BATCH", 7)  # several batches
     return project
 
 
@@ -52,11 +50,11 @@ def reference(export, fmt: str) -> bytes:
     w = csv.writer(out, lineterminator="\n")
     if fmt == "csv":
         w.writerow(names)
-    for batch in exporting.annotation_rows(export, Pseudonyms(SALT)):
+    for batch in annotation_exports.annotation_rows(export, Pseudonyms(SALT)):
         for row in batch:
             if fmt == "jsonl":
                 out.write(json.dumps({n: v.isoformat() if isinstance(v, datetime) else v
-                                      for n, v in zip(names, row)}, ensure_ascii=False) + "\n")
+                                      for n, v in zip(names, row, strict=True)}, ensure_ascii=False) + "\n")
             else:
                 w.writerow(["" if v is None else v.isoformat() if isinstance(v, datetime)
                             else json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, (dict, list))

@@ -16,7 +16,7 @@ from django.conf import settings
 from agreement.selectors import submitted_annotations
 from annotation.models import Annotation, Asset, Item
 from curation import services
-from curation.exporting import export_root, run_export_job
+from curation.exports import export_root, run_export_job
 from curation.models import Export
 
 from .helpers import FAIL, PASS, REJECT, judge_rates, submit_all, valueground_project
@@ -55,11 +55,12 @@ def check_listing(export):
         path = root / f["name"]
         assert path.stat().st_size == f["size"]
         assert hashlib.sha256(path.read_bytes()).hexdigest() == f["sha256"]
-    assert not [p for p in root.rglob(".tmp-*")], "temporary files left behind"
+    assert not list(root.rglob(".tmp-*")), "temporary files left behind"
 
 
 def accepted_ids(project):
-    return sorted(Item.objects.filter(project=project, decision__status="accepted").values_list("external_id", flat=True))
+    accepted = Item.objects.filter(project=project, decision__status="accepted")
+    return sorted(accepted.values_list("external_id", flat=True))
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
@@ -110,7 +111,7 @@ def test_annotations_long_format_round_trip(project, researcher, fmt):
     # compare every q1 with the database, through the pseudonyms
     q1 = df[df["field"] == "q1"]
     db = sorted((a.item.external_id, a.answers["q1"]) for a in Annotation.objects.filter(item__project=project))
-    assert sorted(zip(q1["item"], q1["value"].astype(int))) == db
+    assert sorted(zip(q1["item"], q1["value"].astype(int), strict=True)) == db
     # pseudonyms: consistent within the export, no user names, 4 raters
     assert df["rater"].nunique() == 4 and df["rater"].str.match(r"^r_[0-9a-f]{12}$").all()
     names = {"ann1", "ann2", "ann3", "gpt-judge"}
@@ -179,12 +180,12 @@ def test_hugging_face_folder_loads_with_datasets(project, researcher):
 
 
 def test_a_failing_export_records_why(project, researcher, monkeypatch):
-    from curation import exporting
+    from curation.exports import runner
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(exporting, "export_items", boom)
+    monkeypatch.setattr(runner, "export_items", boom)
     export = Export.objects.create(project=project, created_by=researcher, content="items", format="jsonl")
     export = run_export_job(export=export)
     assert export.status == "failed" and "disk full" in export.message

@@ -8,13 +8,15 @@ import pytest
 from annotation.rubric import Rubric
 from benchmarks.registry import PRESETS, get_preset
 from curation.policy import (
-    SUGGESTED,
     PolicyError,
     PolicySpec,
     Rating,
     compile_policy,
     decide,
 )
+
+# the policy each preset suggests (Preset.suggested_policy), by preset key
+SUGGESTED = {k: dict(p.suggested_policy) for k, p in PRESETS.items() if p.suggested_policy}
 
 
 def policy(preset: str, **overrides):
@@ -159,7 +161,9 @@ def test_counterfactuals_majority_of_raters_without_failure_flags():
 
 
 def test_cqbench_story_majority_on_natural_and_mean_on_naturalness():
-    answers = lambda n: {"rewrite_improvement": [3], "consistency": [1, 1], "reflection": [1, 0], "naturalness": n}
+    def answers(n):
+        return {"rewrite_improvement": [3], "consistency": [1, 1], "reflection": [1, 0], "naturalness": n}
+
     p = policy("cqbench.story", min_human_ratings=2)
     assert decide(p, [human(answers(4), "a"), human(answers(5), "b")]).status == "accepted"
     assert decide(p, [human(answers(4), "a"), human(answers(3), "b")]).status == "rejected"  # 1-1 tie

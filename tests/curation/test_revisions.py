@@ -10,7 +10,7 @@ import pytest
 
 from annotation.models import Assignment, Item
 from curation import services
-from curation.exporting import export_root, run_export_job
+from curation.exports import export_root, run_export_job
 from curation.models import Export, ItemDecision
 from tests.annotation.factories import png_bytes, zip_of
 
@@ -88,3 +88,30 @@ def test_bad_revision_files_import_nothing(project, record, message):
     report = services.import_revisions(project=project, data=json.dumps(record) + "\n")
     assert not report.ok and any(message in e for e in report.errors), report.errors
     assert Item.objects.filter(project=project).count() == 3
+
+
+def test_revisions_follow_the_projects_assignment_rules(project, researcher):
+    """Revision re-import goes through the item importer: once assignment plans manage the
+    project, a revised item is not handed to every annotator (the plan decides), exactly as a
+    first import (this was a bug: revisions were assigned unconditionally)."""
+    rec = revision_export(project, researcher)[0]
+    project.options = {**project.options, "assignment": "plans"}
+    project.save(update_fields=["options"])
+    report = services.import_revisions(project=project, data=json.dumps(rec) + "\n")
+    assert report.ok, report.errors
+    assert report.items_created == 1 and report.assignments_created == 0
+    v2 = Item.objects.get(project=project, external_id=rec["id"], version=2)
+    assert not Assignment.objects.filter(item=v2).exists()
+
+
+def test_revised_quality_control_items_are_never_handed_out(project, researcher):
+    """An attention or gold item (``meta.qc``) is injected by quality control, never assigned,
+    whether it arrives in a first import or as a revision."""
+    rec = revision_export(project, researcher)[0]
+    rec["meta"] = {"qc": "gold", "expected.q4": 1}
+    report = services.import_revisions(project=project, data=json.dumps(rec) + "\n")
+    assert report.ok, report.errors
+    assert report.items_created == 1 and report.assignments_created == 0
+    v2 = Item.objects.get(project=project, external_id=rec["id"], version=2)
+    assert v2.meta["qc"] == "gold"
+    assert not Assignment.objects.filter(item=v2).exists()

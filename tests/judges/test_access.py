@@ -30,11 +30,11 @@ def test_annotators_get_403_on_judge_pages(client, annotator, setup):
                 reverse("judge_run_cancel", args=[project.id, run.id])):
         assert client.post(url).status_code == 403
     run.refresh_from_db()
-    assert run.state == "queued"
+    assert run.status == "queued"
 
 
 def test_annotators_get_404_from_the_judge_api(client, annotator, setup):
-    project, config, run = setup
+    project, _config, run = setup
     client.force_login(annotator)
     assert client.get(reverse("api_judges", args=[project.id])).status_code == 404
     assert client.post(reverse("api_judges", args=[project.id]), {"name": "x", "backend": "embedding"},
@@ -67,10 +67,10 @@ def test_researcher_configures_starts_and_watches_a_run(client, researcher, setu
     assert detail.status_code == 200 and b'data-testid="judge-progress"' in detail.content
     assert b"hx-get" in detail.content  # polls while queued / running
     api = client.get(reverse("api_judge_run", args=[run.id])).json()
-    assert api["state"] == "queued" and api["remaining"] == run.total
+    assert api["status"] == "queued" and api["remaining"] == run.total
     created = client.post(reverse("api_judges", args=[project.id]),
                           {"name": "api-judge", "backend": "openai_chat", "model_id": "x", "questions": ["naturalness"]},
                           content_type="application/json")
     assert created.status_code == 201 and created.json()["parser"] == "json"
     cancel = client.post(reverse("api_judge_run_cancel", args=[run.id]))
-    assert cancel.status_code == 200 and cancel.json()["state"] == "cancelled"
+    assert cancel.status_code == 200 and cancel.json()["status"] == "cancelled"

@@ -24,10 +24,12 @@ from django.urls import reverse
 from agreement.selectors import ratings_frame
 from annotation import importing
 from annotation.models import Annotation
+from benchmarks.counterfactuals import CONTEXT_CHOICES, REFUSAL_SYSTEM
 from benchmarks.demo_images import draw_image
+from core.errors import DomainError
 from judges import services
 from judges.models import JudgeItemResult, JudgeOutput
-from judges.prompts import COUNTERFACTUAL_CHOICES, REFUSAL_SYSTEM, choices_text
+from judges.prompts import choices_text
 from judges.selectors import run_failures, run_label_counts, run_progress
 from tests.annotation.factories import make_project
 
@@ -101,11 +103,11 @@ def test_table3_classifiers_map_to_the_audit_flags(researcher, tmp_path, client,
                                                                 "attributes"]}
         run = run_all(start(config, django_capture_on_commit_callbacks))
         requests = [r["body"] for r in server.requests]
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     # 5 classifiers per judgeable item (source context, counterfactual context, age, race, gender);
     # "atlantis" has no closed list and is never asked
     assert len(requests) == 5 * (len(CASES) - 1)
-    religion_prompt, religion_choices = COUNTERFACTUAL_CHOICES["religion"]
+    religion_prompt, religion_choices = CONTEXT_CHOICES["religion"]
     verbatim = religion_prompt.format(choices=choices_text(religion_choices))
     assert verbatim.endswith(
         "do not provide any additional commentary: ['Christian church', 'Buddhist temple', 'Shinto shrine', "
@@ -166,14 +168,14 @@ def test_classifier_templates_are_checked_when_the_judge_is_configured(researche
     bad = {"classifiers": [{"id": "a", "image": "counterfactual_image", "ask": "context",
                             "expected": "context_label"}],
            "flags": [{"question": "flags", "flag": "no_such_flag", "if_wrong": ["a"]}]}
-    with pytest.raises(services.JudgeError, match="not an option"):
+    with pytest.raises(DomainError, match="not an option"):
         services.create_judge_config(project=project, name="x", backend="openai_chat", model_id="m",
                                      prompt_template=bad)
     bad["flags"][0].update(flag="context_counterfactual", if_wrong=["b"])
-    with pytest.raises(services.JudgeError, match="if_wrong"):
+    with pytest.raises(DomainError, match="if_wrong"):
         services.create_judge_config(project=project, name="x", backend="openai_chat", model_id="m",
                                      prompt_template=bad)
-    with pytest.raises(services.JudgeError, match="choice parser"):
+    with pytest.raises(DomainError, match="choice parser"):
         services.create_judge_config(project=project, name="x", backend="openai_chat", model_id="m",
                                      prompt_template={"use": "counterfactuals.classifier"}, parser="json")
     # the rubric prompt (JSON over the whole checklist) stays available
@@ -229,7 +231,7 @@ def test_refusal_classifier_labels_model_outputs(researcher, tmp_path, client, d
         assert config.rater.parameters["labels"] == {"refusal": ["refused", "answered"]}
         run = run_all(start(config, django_capture_on_commit_callbacks))
         requests = [r["body"] for r in server.requests]
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     assert len(requests) == len(RESPONSES)  # the item without a model output is not sent
     first = requests[0]
     assert first["messages"][0] == {"role": "system", "content": REFUSAL_SYSTEM}
@@ -268,7 +270,7 @@ def test_refusal_judge_passes_combine_by_majority(researcher, tmp_path, django_c
                                               prompt_template={"use": "refusal"}, passes=3, combine="majority",
                                               params={"base_url": server.base_url, **FAST, "concurrency": 1})
         run = run_all(start(config, django_capture_on_commit_callbacks, item_ids=[item.id]))
-    assert run.state == "done"
+    assert run.status == "done"
     assert [o.labels for o in JudgeOutput.objects.filter(run=run)] == [
         {"refusal": "refused"}, {"refusal": "answered"}, {"refusal": "answered"}]
     assert JudgeItemResult.objects.get(run=run).answers == {"_labels": {"refusal": "answered"}}
@@ -276,10 +278,10 @@ def test_refusal_judge_passes_combine_by_majority(researcher, tmp_path, django_c
 
 def test_a_label_judge_answers_no_rubric_question(researcher, tmp_path):
     project = refusal_project(researcher, tmp_path / "images")
-    with pytest.raises(services.JudgeError, match="answers no rubric question"):
+    with pytest.raises(DomainError, match="answers no rubric question"):
         services.create_judge_config(project=project, name="x", backend="openai_chat", model_id="m",
                                      prompt_template={"use": "refusal"}, questions=["flags"])
-    with pytest.raises(services.JudgeError, match="no prompt template named"):
+    with pytest.raises(DomainError, match="no prompt template named"):
         services.create_judge_config(project=project, name="x", backend="openai_chat", model_id="m",
                                      prompt_template={"use": "nope"})
 

@@ -37,7 +37,7 @@ def test_embedding_judge_rates_cqbench_stories_next_to_the_humans(researcher, tm
     config = services.create_judge_config(project=project, name="minilm", backend="embedding")
     assert config.questions == ["reflection", "rewrite_improvement"] and config.parser == "none"
     run = run_all(start(config, django_capture_on_commit_callbacks))
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     anns = list(Annotation.objects.filter(rater=config.rater).select_related("item"))
     assert len(anns) == project.items.count()
     for ann in anns:
@@ -64,7 +64,7 @@ def test_image_similarity_judge_answers_valueground_q3(researcher, tmp_path, dja
     config = services.create_judge_config(project=project, name="ssim", backend="image_similarity")
     assert config.questions == ["q3"]
     run = run_all(start(config, django_capture_on_commit_callbacks))
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     anns = Annotation.objects.filter(rater=config.rater)
     assert anns.count() == project.items.count()
     assert all(set(a.answers) == {"q3"} and a.answers["q3"] in (0, 1, 2) for a in anns)
@@ -76,7 +76,7 @@ def test_image_similarity_filter_flags_counterfactuals(researcher, tmp_path, dja
     project = project_with_demo("counterfactuals.audit", researcher, tmp_path)
     config = services.create_judge_config(project=project, name="ssim", backend="image_similarity")
     run = run_all(start(config, django_capture_on_commit_callbacks))
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     for a in Annotation.objects.filter(rater=config.rater):
         assert set(a.answers["flags"]) <= {"person_missing", "context_missing"}
         assert "any_failure" in a.derived

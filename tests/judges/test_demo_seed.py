@@ -53,7 +53,7 @@ def test_demo_judges_are_configured_not_run(seeded):
 
 def test_demo_humans_rate_part_of_the_story_project(seeded):
     project = seeded["cqbench.story"]
-    table = seed_demo.DEMO_ANSWERS["cqbench.story"]
+    table = PRESETS["cqbench.story"].demo_answers
     anns = Annotation.objects.filter(item__project=project).select_related("rater", "item", "assignment")
     got = {(a.rater.name, a.item.external_id): a for a in anns}
     assert set(got) == {(u, ext) for u in ("annotator1", "annotator2") for ext in table}

@@ -6,6 +6,7 @@ import pytest
 
 from agreement.selectors import ratings_frame
 from annotation.models import Annotation, Assignment, Rater
+from core.errors import DomainError
 from judges import services
 from judges.backends.base import BackendUnavailable
 from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
@@ -40,9 +41,9 @@ def test_a_cultivate_judge_run_stores_scores_as_the_model_raters_annotations(
         )
         assert config.parser == "score_is" and config.questions == ["faith", "hal", "exag"]
         run = start(config, django_capture_on_commit_callbacks, chunk_size=4)
-        assert run.queue == "api" and run.state == "queued"
+        assert run.queue == "api" and run.status == "queued"
         run = run_all(run)
-    assert run.state == "done" and run.finished_at is not None
+    assert run.status == "done" and run.finished_at is not None
     n = project.items.count()
     p = run_progress(run)
     assert (p["done"], p["failed"], p["remaining"], p["total"]) == (n, 0, 0, n)
@@ -73,7 +74,7 @@ def test_parse_failures_are_listed_and_only_failed_items_are_rerun(researcher, t
         # the first item's first question gets a reply outside the contract
         server.script.append(("content", "I cannot tell."))
         run = run_all(start(config, django_capture_on_commit_callbacks, chunk_size=n))
-        assert run.state == "done"
+        assert run.status == "done"
         p = run_progress(run)
         assert (p["done"], p["failed"]) == (n - 1, 1)
         [failure] = JudgeItemResult.objects.filter(run=run, status="failed")
@@ -85,7 +86,7 @@ def test_parse_failures_are_listed_and_only_failed_items_are_rerun(researcher, t
             rerun = services.rerun_failed_items(run=run)
         assert rerun.item_ids == [failure.item_id] and rerun.parent_id == run.id
         rerun = run_all(rerun)
-    assert rerun.state == "done"
+    assert rerun.status == "done"
     assert Annotation.objects.filter(rater=config.rater).count() == n
 
 
@@ -100,7 +101,7 @@ def test_passes_combine_by_mean_and_ensembles_average_their_members(researcher, 
                                          params={"base_url": high.base_url, **FAST})
         ens = services.create_judge_config(project=project, name="ensemble", backend="ensemble", members=[a, b])
         run = run_all(start(ens, django_capture_on_commit_callbacks, item_ids=item_ids))
-    assert run.state == "done"
+    assert run.status == "done"
     ann = Annotation.objects.get(rater=ens.rater, item_id=item_ids[0])
     # mean of 2 and 5 = 3.5: the nearest option, ties to the higher one, and the exact mean kept
     assert ann.answers == {"faith": 4, "hal": 4, "exag": 4}
@@ -118,9 +119,9 @@ def test_cancel_stops_the_run_and_later_chunks_do_nothing(researcher, tmp_path, 
         services.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[:2])
         services.cancel_judge_run(run=run)
         run = run_all(run)
-    assert run.state == "cancelled"
+    assert run.status == "cancelled"
     assert JudgeItemResult.objects.filter(run=run).count() == 2
-    with pytest.raises(services.JudgeError, match="already cancelled"):
+    with pytest.raises(DomainError, match="already cancelled"):
         services.cancel_judge_run(run=run)
 
 
@@ -130,7 +131,7 @@ def test_a_backend_that_cannot_run_fails_the_run_with_the_reason(researcher, tmp
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     config = services.create_judge_config(project=project, name="nowhere", backend="openai_chat", model_id="m")
     run = run_all(start(config, django_capture_on_commit_callbacks))
-    assert run.state == "failed" and "no endpoint" in run.message
+    assert run.status == "failed" and "no endpoint" in run.message
     assert not Annotation.objects.filter(rater=config.rater).exists()
 
 
@@ -139,10 +140,10 @@ def test_a_sample_of_items_and_configuration_errors(researcher, tmp_path, django
     config = services.create_judge_config(project=project, name="j", backend="openai_chat", model_id="m")
     run = start(config, django_capture_on_commit_callbacks, sample_size=3, seed=1)
     assert run.total == 3 and len(set(run.item_ids)) == 3
-    with pytest.raises(services.JudgeError, match="already has a judge"):
+    with pytest.raises(DomainError, match="already has a judge"):
         services.create_judge_config(project=project, name="j", backend="openai_chat")
-    with pytest.raises(services.JudgeError, match="unknown"):
+    with pytest.raises(DomainError, match="unknown"):
         services.create_judge_config(project=project, name="k", backend="openai_chat", questions=["nope"])
-    with pytest.raises(services.JudgeError, match="two member"):
+    with pytest.raises(DomainError, match="two member"):
         services.create_judge_config(project=project, name="e", backend="ensemble", members=[config])
     assert BackendUnavailable

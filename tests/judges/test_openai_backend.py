@@ -7,7 +7,7 @@ import base64
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from judges.backends import ChatRequest, JudgeItem, JudgeSpec, backend_for
-from judges.prompts import PRESET_PROMPTS, preset_defaults
+from judges.prompts import preset_defaults
 
 from .chat_server import ChatServer
 
@@ -17,7 +17,7 @@ FAST = {"backoff_s": 0.01, "max_backoff_s": 0.05, "timeout_s": 2, "max_retries":
 def spec(preset: str, base_url: str, **params) -> JudgeSpec:
     p = get_preset(preset)
     rubric = Rubric.from_schema(p.rubric)
-    d = preset_defaults(preset, rubric)
+    d = preset_defaults(p, rubric)
     return JudgeSpec(backend="openai_chat", model_id="judge-model", prompt_template=d["prompt_template"],
                      parser=d["parser"], questions=tuple(d["questions"]), params={"base_url": base_url, **FAST, **params},
                      rubric=rubric, item_fields=p.item_fields, preset_key=preset)
@@ -113,4 +113,4 @@ def test_api_key_comes_from_the_environment(monkeypatch):
         backend = backend_for(spec("cultivate.faithfulness", server.base_url))
         backend.generate([ChatRequest(system="", user="score is?", images=[])])
     assert server.requests[0]["auth"] == "Bearer sk-test"
-    assert "cqbench.story" in PRESET_PROMPTS
+    assert get_preset("cqbench.story").judge_prompt is not None

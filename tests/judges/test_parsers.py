@@ -4,6 +4,7 @@ CQ-Bench), a label from a closed list (Cultural Counterfactuals Table 3)."""
 import pytest
 
 from annotation.rubric import Rubric
+from benchmarks.counterfactuals import CONTEXT_CHOICES
 from benchmarks.registry import get_preset
 from judges.parsers import (
     ParseError,
@@ -12,7 +13,6 @@ from judges.parsers import (
     parse_question_choice,
     parse_score_is,
 )
-from judges.prompts import COUNTERFACTUAL_CHOICES
 
 FAITH = Rubric.from_schema(get_preset("cultivate.faithfulness").rubric)
 VG = Rubric.from_schema(get_preset("valueground.pair_quality").rubric)
@@ -51,11 +51,11 @@ def test_json_failures_say_why(text, why):
 
 
 def test_closed_choice_picks_one_label_from_the_paper_list():
-    choices = COUNTERFACTUAL_CHOICES["socioeconomic"][1]
+    choices = CONTEXT_CHOICES["socioeconomic"][1]
     assert parse_choice("middle income", choices) == "middle income"
     assert parse_choice("'High income'.", choices) == "high income"
     assert parse_choice("The area looks like a middle income area.", choices) == "middle income"
-    religions = COUNTERFACTUAL_CHOICES["religion"][1]
+    religions = CONTEXT_CHOICES["religion"][1]
     assert parse_choice("Mosque", religions) == "Mosque"
     with pytest.raises(ParseError, match="several"):
         parse_choice("Mosque or Synagogue", religions)

@@ -78,4 +78,4 @@ def test_a_judge_run_with_the_tiny_model_keeps_raw_outputs_and_lists_failures(
     # a random model does not follow the JSON contract: every failure is kept with its raw text
     for o in JudgeOutput.objects.filter(run=run):
         assert o.error.startswith(("parse failed", "invalid answer")) or o.parsed is not None
-    assert run.state in ("done", "failed")
+    assert run.status in ("done", "failed")

@@ -13,12 +13,12 @@ from PIL import Image
 from annotation.assets import media_path
 from annotation.models import Asset
 from annotation.rubric import Rubric
+from benchmarks.counterfactuals import CLASSIFIER as COUNTERFACTUALS_CLASSIFIER
 from benchmarks.registry import get_preset
 from judges import services
 from judges.backends import ChatRequest, JudgeSpec, backend_for
 from judges.backends.local_transformers import TransformersBackend, loaded_models
 from judges.models import JudgeItemResult, JudgeOutput
-from judges.prompts import COUNTERFACTUALS_CLASSIFIER
 
 from .helpers import project_with_demo
 from .test_judge_runs import run_all, start
@@ -119,7 +119,7 @@ def test_a_vlm_judge_run_over_counterfactual_items_uses_their_asset_images(
     assert run.queue == "gpu"
     run = run_all(run)
     items = list(project.items.order_by("id"))
-    assert run.state in ("done", "failed"), run.message
+    assert run.status in ("done", "failed"), run.message
     assert len(seen) == 5 * len(items)  # five Table 3 classifiers per item, one image each
     files = {str(media_path(a.relative_path())) for a in Asset.objects.filter(
         sha256__in=[it.data[f] for it in items for f in ("context_image", "counterfactual_image")])}

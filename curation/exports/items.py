@@ -1,0 +1,152 @@
+"""Items (accepted or all) as one row each, in JSONL / CSV / Parquet: the item's fields, strata,
+meta, decision, the means of its human ratings (``mean_*``), and, under a policy with an
+element filter, only the kept elements of the filtered list plus a ``_removed`` column.
+(The Hugging Face folder reuses these rows: :mod:`curation.exports.huggingface`.)"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from agreement.selectors import submitted_annotations
+from annotation.answers import flatten_answers
+from annotation.models import Item, Project, Rater
+from annotation.rubric import Rubric
+from benchmarks.base import STRATA_KEYS
+
+from .. import selectors
+from ..models import Export
+from ..services import current_policy
+from .common import TableWriter, json_field
+
+ITEM_BATCH = 1_000
+HF_ITEM_BATCH = 200  # rows per row group when images are embedded
+
+
+def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
+    preset = project.preset
+    rubric = project.rubric_version.parsed()
+    fields: list[pa.Field] = [pa.field("id", pa.string()), pa.field("version", pa.int64()),
+                              pa.field("parent_version", pa.int64())]
+    images: list[str] = []
+    for spec in preset.item_fields:
+        t = spec["type"]
+        if t == "image":
+            images.append(spec["name"])
+            fields.append(pa.field(spec["name"], pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
+                          if hf else pa.field(spec["name"], pa.string()))
+        elif t == "number":
+            fields.append(pa.field(spec["name"], pa.float64()))
+        elif t in ("list", "object"):
+            fields.append(json_field(spec["name"]))
+        else:
+            fields.append(pa.field(spec["name"], pa.string()))
+    fields += [pa.field(c, pa.string()) for c in STRATA_KEYS]
+    fields += [json_field("meta"), pa.field("status", pa.string()), pa.field("status_reason", pa.string()),
+               pa.field("n_human_ratings", pa.int64())]
+    fields += [pa.field(f"mean_{n}", pa.float64()) for n in _mean_fields(rubric)]
+    if _element_filter(project):
+        fields.append(json_field("_removed"))
+    return pa.schema(fields), images
+
+
+def _element_filter(project: Project) -> dict[str, Any]:
+    """The current policy's element filter ({} when none)."""
+    return current_policy(project).get("element_filter") or {}
+
+
+def _apply_element_filter(over: str, elements: Any, details: dict | None) -> tuple[Any, list[dict] | None]:
+    """(kept elements, ``_removed`` records) of an item's list field under the element filter its
+    decision recorded; ``_removed`` is None when the decision has no filter record for this field
+    (not decided under the filter: re-apply the policy), and the list is then left whole."""
+    record = (details or {}).get("element_filter")
+    if not isinstance(record, dict) or record.get("over") != over or not isinstance(elements, list):
+        return elements, None
+    removed = {r["element"]: r.get("reason", "") for r in record.get("removed") or []}
+    kept = [e for n, e in enumerate(elements, start=1) if n not in removed]
+    return kept, [{"element": n, "value": elements[n - 1], "reason": why}
+                  for n, why in sorted(removed.items()) if 1 <= n <= len(elements)]
+
+
+def _mean_fields(rubric: Rubric) -> list[str]:
+    names = [q.id for q in rubric.questions if q.type in ("scale", "binary") and not q.repeat_over]
+    return names + [d.id for d in rubric.derived]
+
+
+def _human_means(project: Project, rubric: Rubric, item_ids: list[int],
+                 names: list[str]) -> dict[int, tuple[int, list[float | None]]]:
+    """Per item: (most ratings behind one mean, the mean of each field over its human ratings);
+    the stored (rounded) answers, read with the project's current rubric."""
+    sums: dict[int, list[list[float]]] = defaultdict(lambda: [[] for _ in names])
+    rows = (submitted_annotations(project).filter(item_id__in=item_ids, rater__kind=Rater.Kind.HUMAN)
+            .values_list("item_id", "answers", "derived"))
+    for item_id, answers, derived in rows:
+        acc = sums[item_id]
+        fields = {name: v for name, _, v, _ in flatten_answers(rubric, answers, derived, None,
+                                                               elements=False, text=False)}
+        for k, n in enumerate(names):
+            v = fields.get(n)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                acc[k].append(float(v))
+    return {i: (max((len(x) for x in acc), default=0), [sum(x) / len(x) if x else None for x in acc])
+            for i, acc in sums.items()}
+
+
+def item_rows(export: Export, schema: pa.Schema, images: list[str], *, hf: bool,
+              image_value: Callable[[str], Any]) -> Iterator[list[tuple]]:
+    """Rows (tuples in ``schema`` order) of the export's items, a keyset chunk at a time."""
+    project = export.project
+    rubric = project.rubric_version.parsed()
+    means = _mean_fields(rubric)
+    data_fields = [f["name"] for f in project.preset.item_fields]
+    over = _element_filter(project).get("over") if "_removed" in schema.names else None
+    qs = selectors.exported_items(project, export.scope)
+    parents = {}
+    batch = HF_ITEM_BATCH if hf else ITEM_BATCH
+    for rows in selectors.item_chunks(qs, "external_id", "version", "parent_id", "data", *STRATA_KEYS, "meta",
+                                      "decision__status", "decision__reason", "decision__details", chunk=batch):
+        ids = [r[0] for r in rows]
+        parent_ids = [r[3] for r in rows if r[3]]
+        parents = dict(Item.objects.filter(id__in=parent_ids).values_list("id", "version")) if parent_ids else {}
+        stats = _human_means(project, rubric, ids, means)
+        out = []
+        for r in rows:
+            data = r[4] or {}
+            n, mv = stats.get(r[0], (0, [None] * len(means)))
+            values: list[Any] = [r[1], r[2], parents.get(r[3])]
+            k = 5 + len(STRATA_KEYS)
+            removed = None
+            for name in data_fields:
+                v = data.get(name)
+                if name == over:
+                    v, removed = _apply_element_filter(over, v, r[k + 3])
+                values.append(image_value(v) if name in images and v else v)
+            values += [v or "" for v in r[5:5 + len(STRATA_KEYS)]]
+            values += [r[k] or {}, r[k + 1] or "pending", r[k + 2] or "", n, *mv]
+            if over is not None:
+                values.append(removed)
+            out.append(tuple(values))
+        yield out
+
+
+def export_items(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
+    """``items.<jsonl|csv|parquet>`` (the Hugging Face folder: :func:`curation.exports.huggingface.export_hf`)."""
+    fmt = export.format
+    schema, images = item_schema(export.project, hf=False)
+    total = max(selectors.exported_items(export.project, export.scope).count(), 1)
+    ext = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet"}
+    schema = schema.with_metadata({"hv_provenance": json.dumps(prov)})
+    writer = TableWriter(root / f"items.{ext[fmt]}", fmt, schema, row_group_size=ITEM_BATCH)
+    try:
+        for rows in item_rows(export, schema, images, hf=False, image_value=lambda sha: sha):
+            writer.write(rows)
+            progress(writer.rows / total)
+    except BaseException:
+        writer.abort()
+        raise
+    return [writer.close()]

@@ -1,0 +1,68 @@
+"""The export job: one :class:`~curation.models.Export` row -> its files under
+``MEDIA_ROOT/exports/<project>/<id>/``, written by the writer of its kind (items, the Hugging
+Face folder, long annotations, revisions), plus ``provenance.json``; and the lookups the
+download views use."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.utils import timezone
+
+from ..models import Export
+from .annotations import export_annotations
+from .common import export_root, provenance, write_json_atomic
+from .huggingface import export_hf
+from .items import export_items
+from .revisions import export_revisions
+
+logger = logging.getLogger(__name__)
+
+
+def run_export_job(*, export: Export) -> Export:
+    """Write the export's files under MEDIA_ROOT/exports/<project>/<id>/, recording progress,
+    the file list (name, size, rows, sha256) and the provenance on the row."""
+    Export.objects.filter(pk=export.pk).update(status=Export.Status.RUNNING, progress=0.0)
+    root = export_root(export)
+    root.mkdir(parents=True, exist_ok=True)
+    last = [0.0]
+
+    def progress(p: float) -> None:
+        p = round(min(max(p, 0.0), 1.0), 3)
+        if p - last[0] >= 0.01:
+            last[0] = p
+            Export.objects.filter(pk=export.pk).update(progress=p)
+
+    try:
+        prov = provenance(export)
+        if export.content == "items" and export.format == "hf":
+            run = export_hf
+        else:
+            run = {"items": export_items, "annotations": export_annotations,
+                   "revisions": export_revisions}[export.content]
+        files = run(export, root, prov, progress)
+        files.append({**write_json_atomic(root / "provenance.json", prov)})
+        export.files, export.provenance = files, prov
+        export.status, export.progress, export.message = Export.Status.DONE, 1.0, ""
+    except Exception as exc:
+        logger.exception("export %s failed", export.pk)
+        export.status, export.message = Export.Status.FAILED, f"{type(exc).__name__}: {exc}"
+    export.finished_at = timezone.now()
+    export.save(update_fields=["status", "progress", "message", "files", "provenance", "finished_at"])
+    return export
+
+
+def file_path(export: Export, name: str) -> Path | None:
+    """The path of one listed file of a finished export (None for anything not listed)."""
+    listed = {f["name"] for f in export.files if f.get("sha256")}
+    if name not in listed:
+        return None
+    path = (export_root(export) / name).resolve()
+    return path if path.is_relative_to(export_root(export).resolve()) and path.is_file() else None
+
+
+def main_file(export: Export) -> str | None:
+    files: Iterable[dict] = export.files or []
+    return next((f["name"] for f in files if f["name"] != "provenance.json" and f.get("sha256")), None)
