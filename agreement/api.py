@@ -32,14 +32,21 @@ class CSVRenderer(BaseRenderer):
     def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
         if isinstance(data, dict) and data.get("result"):
             return services.report_csv(data["result"]).encode()
-        keys = [k for k in ("status", "progress", "report_id", "message", "detail") if isinstance(data, dict) and k in data]
+        keys = [
+            k for k in ("status", "progress", "report_id", "message", "detail") if isinstance(data, dict) and k in data
+        ]
         return ("\n".join([",".join(keys), ",".join(str(data[k]) for k in keys)]) + "\n").encode()
 
 
 def _body(answer: dict[str, Any] | AgreementReport) -> tuple[dict[str, Any], int]:
     if isinstance(answer, AgreementReport):
-        body = {"status": answer.status, "progress": answer.progress, "report_id": answer.id,
-                "message": answer.message, "result": answer.result if answer.status == "done" else None}
+        body = {
+            "status": answer.status,
+            "progress": answer.progress,
+            "report_id": answer.id,
+            "message": answer.message,
+            "result": answer.result if answer.status == "done" else None,
+        }
         return body, {"done": 200, "failed": 500}.get(answer.status, 202)
     return {"status": "done", "progress": 1.0, "report_id": None, "message": "", "result": answer}, 200
 
@@ -62,8 +69,9 @@ class AgreementReportView(APIView):
         project = managed_project_or_403(request.user, project_id)
         q = request.query_params
         # a bad parameter is a DomainError: core.api.exception_handler answers 400 with why
-        params = ReportParams.parse(field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"),
-                                    seed=q.get("seed"))
+        params = ReportParams.parse(
+            field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"), seed=q.get("seed")
+        )
         answer = services.report_for(project=project, params=params, user=request.user)
         body, code = _body(answer)
         headers = {}

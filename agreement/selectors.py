@@ -107,8 +107,12 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     strata: dict[str, list[str]] = {c: [] for c in STRATA_KEYS}
     metas: list[dict[str, Any]] = []
     meta_keys: dict[str, None] = {}
-    rows = Item.objects.filter(project=project).order_by().values_list(
-        "id", "external_id", *STRATA_KEYS, "meta").iterator(chunk_size=CHUNK)
+    rows = (
+        Item.objects.filter(project=project)
+        .order_by()
+        .values_list("id", "external_id", *STRATA_KEYS, "meta")
+        .iterator(chunk_size=CHUNK)
+    )
     for row in rows:
         item_pos[row[0]] = len(item_pk)
         item_pk.append(row[0])
@@ -120,8 +124,11 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         for k in meta:
             meta_keys.setdefault(k, None)
 
-    raters = list(Rater.objects.filter(annotations__item__project=project).distinct()
-                  .values_list("id", "name", "kind", "parameters"))
+    raters = list(
+        Rater.objects.filter(annotations__item__project=project)
+        .distinct()
+        .values_list("id", "name", "kind", "parameters")
+    )
     # A classifier judge ticks only some checklist flags (``decides``); the flags it never
     # decides are not its "no" and stay out of its ratings.
     decides_of = {rid: (params or {}).get("decides") for rid, _, _, params in raters}
@@ -177,8 +184,9 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         # An ensemble judge stores the option nearest its members' mean as its answer (answers
         # must be valid rubric options) and the exact mean beside it: statistics use the mean,
         # as the papers do ("scores averaged"); exports keep the stored answer (exact=False).
-        cells = flatten_answers(rubric, row[2], row[3], row[4] if has_pairwise else None,
-                                exact=True, text=False, missing=True)
+        cells = flatten_answers(
+            rubric, row[2], row[3], row[4] if has_pairwise else None, exact=True, text=False, missing=True
+        )
         for fname, n, v, src in cells:
             if src.__class__ is Question:
                 if n is not None:  # one element of a repeated question: its own field and the pooled one
@@ -194,12 +202,38 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
                     v = int(v)
                 if isinstance(v, (int, float)) and np.isfinite(v):
                     add(ip, rp, fname, 0, v)
-    return _assemble(col_item, col_rater, col_field, col_elem, col_value, list(fields), item_pk, ext, strata,
-                     metas, list(meta_keys), rater_name, rater_kind)
+    return _assemble(
+        col_item,
+        col_rater,
+        col_field,
+        col_elem,
+        col_value,
+        list(fields),
+        item_pk,
+        ext,
+        strata,
+        metas,
+        list(meta_keys),
+        rater_name,
+        rater_kind,
+    )
 
 
-def _assemble(col_item, col_rater, col_field, col_elem, col_value, field_names, item_pk, ext, strata, metas,
-              meta_keys, rater_name, rater_kind) -> pd.DataFrame:
+def _assemble(
+    col_item,
+    col_rater,
+    col_field,
+    col_elem,
+    col_value,
+    field_names,
+    item_pk,
+    ext,
+    strata,
+    metas,
+    meta_keys,
+    rater_name,
+    rater_kind,
+) -> pd.DataFrame:
     ii = np.asarray(col_item, dtype=np.int64)
     rr = np.asarray(col_rater, dtype=np.int64)
     ff = np.asarray(col_field, dtype=np.int64)

@@ -64,7 +64,10 @@ def inline_max() -> int:
 
 # ------------------------------------------------------------------------------ computing
 def compute_report(
-    *, project: Project, params: ReportParams, frame: pd.DataFrame | None = None,
+    *,
+    project: Project,
+    params: ReportParams,
+    frame: pd.DataFrame | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """The project's agreement report as a JSON-safe dict.
@@ -84,10 +87,16 @@ def compute_report(
     fields = [params.field] if params.field else available
     by = [params.by] if params.by else []
     out: dict[str, Any] = {
-        "project": project.id, "params": params.as_dict(), "n_ratings": len(frame),
+        "project": project.id,
+        "params": params.as_dict(),
+        "n_ratings": len(frame),
         "n_items": int(frame["item_pk"].nunique()) if len(frame) else 0,
-        "raters": _raters(frame), "available_fields": available, "available_strata": strata,
-        "levels": {}, "fields": {}, "drilldown": {},
+        "raters": _raters(frame),
+        "available_fields": available,
+        "available_strata": strata,
+        "levels": {},
+        "fields": {},
+        "drilldown": {},
     }
     groups = frame.groupby("field", sort=False).indices if len(frame) else {}
     for k, f in enumerate(fields):
@@ -125,7 +134,8 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
     numeric = level != "nominal" and not two_point
     val = num if numeric else sub["value"].astype(str)
     wide = pd.DataFrame({"item": sub["item"], "rater": sub["rater"], "v": val}).pivot(
-        index="item", columns="rater", values="v")
+        index="item", columns="rater", values="v"
+    )
     info = sub.drop_duplicates("item").set_index("item")[["item_pk", "external_id", "element"]]
     H = wide.reindex(columns=humans)
     out: dict[str, Any] = {}
@@ -142,8 +152,7 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
             gap = (jv.astype(float) - hmean).abs()
             pts = pd.DataFrame({"x": hmean.round(4), "y": jv.astype(float)}).value_counts().reset_index(name="n")
             pts = pts.sort_values("n", ascending=False).head(MAX_SCATTER_POINTS)
-            d["scatter"] = {"points": pts[["x", "y", "n"]].to_dict("records"),
-                            "x_label": "mean human", "y_label": j}
+            d["scatter"] = {"points": pts[["x", "y", "n"]].to_dict("records"), "x_label": "mean human", "y_label": j}
             order = gap.sort_values(ascending=False, kind="stable")
             score, human_summary = gap, hmean.round(3)
         else:
@@ -152,8 +161,12 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
             tab = pd.crosstab(jv[maj.notna()], maj[maj.notna()])
             labels = sorted(set(tab.index) | set(tab.columns), key=_natural)
             tab = tab.reindex(index=labels, columns=labels, fill_value=0)
-            d["confusion"] = {"labels": labels, "rows": "judge", "columns": "human majority",
-                              "matrix": tab.to_numpy().astype(int).tolist()}
+            d["confusion"] = {
+                "labels": labels,
+                "rows": "judge",
+                "columns": "human majority",
+                "matrix": tab.to_numpy().astype(int).tolist(),
+            }
             order = share.sort_values(ascending=False, kind="stable")
             score, human_summary = share, maj
         rows = []
@@ -161,15 +174,22 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
             if not score[item] > 0:
                 break
             meta = info.loc[item]
-            rows.append({
-                "item": item, "item_pk": int(meta["item_pk"]), "external_id": meta["external_id"],
-                "element": int(meta["element"]) or None, "judge": _py(jv[item]),
-                "humans": {h: _py(v) for h, v in Hj.loc[item].items() if pd.notna(v)},
-                "human_summary": _py(human_summary[item]), "disagreement": round(float(score[item]), 4),
-            })
+            rows.append(
+                {
+                    "item": item,
+                    "item_pk": int(meta["item_pk"]),
+                    "external_id": meta["external_id"],
+                    "element": int(meta["element"]) or None,
+                    "judge": _py(jv[item]),
+                    "humans": {h: _py(v) for h, v in Hj.loc[item].items() if pd.notna(v)},
+                    "human_summary": _py(human_summary[item]),
+                    "disagreement": round(float(score[item]), 4),
+                }
+            )
         d["disagreements"] = rows
-        d["disagreement_measure"] = ("|judge - mean human|" if numeric
-                                     else "share of humans whose label differs from the judge's")
+        d["disagreement_measure"] = (
+            "|judge - mean human|" if numeric else "share of humans whose label differs from the judge's"
+        )
         out[j] = d
     return out
 
@@ -206,8 +226,12 @@ def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str
     if selectors.annotation_count(project) <= inline_max():
         return compute_report(project=project, params=params)
     signature = selectors.annotations_signature(project)
-    existing = (AgreementReport.objects.filter(project=project, params=params.as_dict(), data_signature=signature)
-                .exclude(status=AgreementReport.Status.FAILED).order_by("-created_at").first())
+    existing = (
+        AgreementReport.objects.filter(project=project, params=params.as_dict(), data_signature=signature)
+        .exclude(status=AgreementReport.Status.FAILED)
+        .order_by("-created_at")
+        .first()
+    )
     if existing is not None:
         return existing
     return start_report(project=project, params=params, user=user, signature=signature)
@@ -218,7 +242,8 @@ def start_report(*, project: Project, params: ReportParams, user=None, signature
 
     with transaction.atomic():
         job = AgreementReport.objects.create(
-            project=project, created_by=user if getattr(user, "is_authenticated", False) else None,
+            project=project,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
             params=params.as_dict(),
             data_signature=signature if signature is not None else selectors.annotations_signature(project),
         )
@@ -244,8 +269,22 @@ def run_report_job(*, job: AgreementReport) -> AgreementReport:
 
 
 # ------------------------------------------------------------------------------ CSV export
-CSV_COLUMNS = ("field", "level", "stratum_column", "stratum", "section", "subject", "metric", "value",
-               "ci_low", "ci_high", "p_value", "n_items", "n_raters", "reason")
+CSV_COLUMNS = (
+    "field",
+    "level",
+    "stratum_column",
+    "stratum",
+    "section",
+    "subject",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "n_items",
+    "n_raters",
+    "reason",
+)
 _SKIP = {"matrix", "raters", "labels", "humans", "judges", "strata", "per_rater_names"}
 
 
@@ -264,9 +303,19 @@ def _walk(node: Any, base: dict[str, Any], path: list[str]) -> Iterator[dict[str
         if "metric" in node and "value" in node:
             ci = node.get("ci") or [None, None]
             sec, subj = _section(path[:-1] if path and path[-1] == node["metric"] else path)
-            yield {**base, "section": sec, "subject": subj, "metric": node["metric"], "value": node["value"],
-                   "ci_low": ci[0], "ci_high": ci[1], "p_value": node.get("p_value"),
-                   "n_items": node.get("n_items"), "n_raters": node.get("n_raters"), "reason": node.get("reason")}
+            yield {
+                **base,
+                "section": sec,
+                "subject": subj,
+                "metric": node["metric"],
+                "value": node["value"],
+                "ci_low": ci[0],
+                "ci_high": ci[1],
+                "p_value": node.get("p_value"),
+                "n_items": node.get("n_items"),
+                "n_raters": node.get("n_raters"),
+                "reason": node.get("reason"),
+            }
             for r, d in (node.get("per_rater") or {}).items():
                 yield from _walk(d, base, [*path, "per_rater", r])
             return
@@ -280,8 +329,19 @@ def _walk(node: Any, base: dict[str, Any], path: list[str]) -> Iterator[dict[str
                 yield from _walk(v, base, [*path, k])
             elif isinstance(v, (int, float)) and not isinstance(v, bool) and path and k not in ("n_patterns",):
                 sec, subj = _section(path)
-                yield {**base, "section": sec, "subject": subj, "metric": k, "value": v, "ci_low": None,
-                       "ci_high": None, "p_value": None, "n_items": None, "n_raters": None, "reason": None}
+                yield {
+                    **base,
+                    "section": sec,
+                    "subject": subj,
+                    "metric": k,
+                    "value": v,
+                    "ci_low": None,
+                    "ci_high": None,
+                    "p_value": None,
+                    "n_items": None,
+                    "n_raters": None,
+                    "reason": None,
+                }
 
 
 def _section(path: list[str]) -> tuple[str, str]:

@@ -23,14 +23,19 @@ from .services import ReportParams
 
 HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
 LABELS = {
-    "krippendorff_alpha": "Krippendorff's α", "fleiss_kappa": "Fleiss' κ", "gwet_ac1": "Gwet's AC1",
-    "gwet_ac2_linear": "Gwet's AC2 (linear)", "gwet_ac2_quadratic": "Gwet's AC2 (quadratic)",
-    "percent_agreement": "percent agreement", "pearson": "Pearson r", "spearman": "Spearman ρ",
-    "kendall": "Kendall τ-b", "cohen_kappa": "Cohen's κ", "cohen_kappa_linear": "Cohen's κ (linear)",
+    "krippendorff_alpha": "Krippendorff's α",
+    "fleiss_kappa": "Fleiss' κ",
+    "gwet_ac1": "Gwet's AC1",
+    "gwet_ac2_linear": "Gwet's AC2 (linear)",
+    "gwet_ac2_quadratic": "Gwet's AC2 (quadratic)",
+    "percent_agreement": "percent agreement",
+    "pearson": "Pearson r",
+    "spearman": "Spearman ρ",
+    "kendall": "Kendall τ-b",
+    "cohen_kappa": "Cohen's κ",
+    "cohen_kappa_linear": "Cohen's κ (linear)",
     "cohen_kappa_quadratic": "Cohen's κ (quadratic)",
 }
-
-
 
 
 @login_required
@@ -39,8 +44,9 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
     q = request.GET
     ctx: dict[str, Any] = {"project": project, "q": q}
     try:
-        params = ReportParams.parse(field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"),
-                                    seed=q.get("seed"))
+        params = ReportParams.parse(
+            field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"), seed=q.get("seed")
+        )
         ctx["params"] = params
         answer = services.report_for(project=project, params=params, user=request.user)
     except DomainError as exc:
@@ -73,16 +79,29 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         level = result["levels"].get(f, fo.get("level"))
         hum = fo.get("humans_vs_humans", {})
         block: dict[str, Any] = {
-            "name": f, "level": level, "n_items": fo.get("n_items"), "humans": fo.get("humans", []),
-            "judges": fo.get("judges", []), "reason": fo.get("reason"),
+            "name": f,
+            "level": level,
+            "n_items": fo.get("n_items"),
+            "humans": fo.get("humans", []),
+            "judges": fo.get("judges", []),
+            "reason": fo.get("reason"),
             "human_rows": [_row(LABELS.get(m, m), hum[m]) for m in HUMAN_METRICS if m in hum],
-            "ceiling_rows": [_row(f"leave-one-rater-out {LABELS.get(m, m)}", d)
-                             for m, d in hum.get("leave_one_rater_out", {}).items()]
-            + [_row(f"split-half {LABELS.get(m, m)} (Spearman-Brown)", d) for m, d in hum.get("split_half", {}).items()],
-            "heatmaps": [_heatmap(m, pw) for m, pw in hum.get("pairwise", {}).items()
-                         if m in ("krippendorff_alpha", "spearman", "cohen_kappa")],
-            "judge_blocks": [_judge(j, jd, result["drilldown"].get(f, {}).get(j, {}), level)
-                             for j, jd in fo.get("judges_vs_humans", {}).items()],
+            "ceiling_rows": [
+                _row(f"leave-one-rater-out {LABELS.get(m, m)}", d)
+                for m, d in hum.get("leave_one_rater_out", {}).items()
+            ]
+            + [
+                _row(f"split-half {LABELS.get(m, m)} (Spearman-Brown)", d) for m, d in hum.get("split_half", {}).items()
+            ],
+            "heatmaps": [
+                _heatmap(m, pw)
+                for m, pw in hum.get("pairwise", {}).items()
+                if m in ("krippendorff_alpha", "spearman", "cohen_kappa")
+            ],
+            "judge_blocks": [
+                _judge(j, jd, result["drilldown"].get(f, {}).get(j, {}), level)
+                for j, jd in fo.get("judges_vs_humans", {}).items()
+            ],
             "strata": _strata(fo, level),
         }
         fields.append(block)
@@ -99,9 +118,15 @@ def _fmt(v: Any, digits: int = 3) -> str:
 
 def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
     ci = d.get("ci")
-    return {"label": label, "value": _fmt(d.get("value")), "ci": f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "",
-            "p": _fmt(d.get("p_value"), 4) if d.get("p_value") is not None else "", "n": d.get("n_items"),
-            "reason": d.get("reason") or "", "defined": d.get("value") is not None}
+    return {
+        "label": label,
+        "value": _fmt(d.get("value")),
+        "ci": f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "",
+        "p": _fmt(d.get("p_value"), 4) if d.get("p_value") is not None else "",
+        "n": d.get("n_items"),
+        "reason": d.get("reason") or "",
+        "defined": d.get("value") is not None,
+    }
 
 
 def _colour(v: float | None) -> str:
@@ -135,11 +160,17 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
             ranks.append({"metric": LABELS.get(m, m), "text": r.get("reason") or "undefined"})
             continue
         dci = r.get("difference_ci")
-        ranks.append({"metric": LABELS.get(m, m), "text": (
-            f"rank {r['rank']} of {r['of']} (judge {_fmt(r['judge'])}; humans leave-one-out "
-            f"{_fmt(r['human_min'])}–{_fmt(r['human_max'])}, mean {_fmt(r['human_mean'])}); "
-            f"{'inside' if r['inside_spread'] else ('above' if r['above_all_humans'] else 'below')} the human spread; "
-            f"difference {_fmt(r['difference'])}" + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else ""))})
+        ranks.append(
+            {
+                "metric": LABELS.get(m, m),
+                "text": (
+                    f"rank {r['rank']} of {r['of']} (judge {_fmt(r['judge'])}; humans leave-one-out "
+                    f"{_fmt(r['human_min'])}–{_fmt(r['human_max'])}, mean {_fmt(r['human_mean'])}); "
+                    f"{'inside' if r['inside_spread'] else ('above' if r['above_all_humans'] else 'below')} the human spread; "
+                    f"difference {_fmt(r['difference'])}" + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else "")
+                ),
+            }
+        )
     drows = []
     for d in drill.get("disagreements", []):
         try:
@@ -147,10 +178,17 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
         except NoReverseMatch:  # pragma: no cover - admin not installed
             link = ""
         drows.append({**d, "link": link, "humans_text": ", ".join(f"{h}: {v}" for h, v in d["humans"].items())})
-    return {"name": name, "rows": rows, "ranks": ranks, "reason": jd.get("reason"),
-            "binary": jd.get("binary_vs_majority"), "scatter_svg": _scatter_svg(drill.get("scatter")),
-            "confusion": drill.get("confusion"), "disagreements": drows,
-            "disagreement_measure": drill.get("disagreement_measure", "")}
+    return {
+        "name": name,
+        "rows": rows,
+        "ranks": ranks,
+        "reason": jd.get("reason"),
+        "binary": jd.get("binary_vs_majority"),
+        "scatter_svg": _scatter_svg(drill.get("scatter")),
+        "confusion": drill.get("confusion"),
+        "disagreements": drows,
+        "disagreement_measure": drill.get("disagreement_measure", ""),
+    }
 
 
 def _scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int = 36) -> str:
@@ -170,24 +208,34 @@ def _scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int
     def sy(v: float) -> float:
         return h - pad - (v - lo) / (hi - lo) * (h - 1.5 * pad)
 
-    parts = [(f'<svg role="img" aria-label="judge vs mean human" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-              f'xmlns="http://www.w3.org/2000/svg" class="scatter">'),
-             f'<rect x="0" y="0" width="{w}" height="{h}" fill="#fff"/>',
-             (f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" stroke="#bbb" '
-              f'stroke-dasharray="4 3"/>'),
-             f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad / 2}" y2="{h - pad}" stroke="#333"/>',
-             f'<line x1="{pad}" y1="{h - pad}" x2="{pad}" y2="{pad / 2}" stroke="#333"/>']
+    parts = [
+        (
+            f'<svg role="img" aria-label="judge vs mean human" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+            f'xmlns="http://www.w3.org/2000/svg" class="scatter">'
+        ),
+        f'<rect x="0" y="0" width="{w}" height="{h}" fill="#fff"/>',
+        (
+            f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" stroke="#bbb" '
+            f'stroke-dasharray="4 3"/>'
+        ),
+        f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad / 2}" y2="{h - pad}" stroke="#333"/>',
+        f'<line x1="{pad}" y1="{h - pad}" x2="{pad}" y2="{pad / 2}" stroke="#333"/>',
+    ]
     for v in sorted({round(lo, 2), round((lo + hi) / 2, 2), round(hi, 2)}):
         parts.append(f'<text x="{sx(v):.1f}" y="{h - pad + 14}" font-size="10" text-anchor="middle">{v:g}</text>')
         parts.append(f'<text x="{pad - 4}" y="{sy(v) + 3:.1f}" font-size="10" text-anchor="end">{v:g}</text>')
     for p in pts:
         r = 2 + 10 * math.sqrt(p["n"] / nmax)
-        parts.append(f'<circle cx="{sx(p["x"]):.1f}" cy="{sy(p["y"]):.1f}" r="{r:.1f}" fill="#1f6feb" '
-                     f'fill-opacity="0.45"><title>mean human {p["x"]:g}, judge {p["y"]:g}: {p["n"]} items</title>'
-                     f'</circle>')
+        parts.append(
+            f'<circle cx="{sx(p["x"]):.1f}" cy="{sy(p["y"]):.1f}" r="{r:.1f}" fill="#1f6feb" '
+            f'fill-opacity="0.45"><title>mean human {p["x"]:g}, judge {p["y"]:g}: {p["n"]} items</title>'
+            f"</circle>"
+        )
     parts.append(f'<text x="{w / 2}" y="{h - 4}" font-size="11" text-anchor="middle">{escape(sc["x_label"])}</text>')
-    parts.append(f'<text x="10" y="{h / 2}" font-size="11" text-anchor="middle" '
-                 f'transform="rotate(-90 10 {h / 2})">{escape(sc["y_label"])}</text></svg>')
+    parts.append(
+        f'<text x="10" y="{h / 2}" font-size="11" text-anchor="middle" '
+        f'transform="rotate(-90 10 {h / 2})">{escape(sc["y_label"])}</text></svg>'
+    )
     return mark_safe("".join(parts))
 
 
@@ -199,10 +247,16 @@ def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
         rows = []
         for g, go in groups.items():
             hum = go.get("humans_vs_humans", {})
-            row = {"stratum": g, "n": go.get("n_items"), "reason": go.get("reason") or "",
-                   "alpha": _row("α", hum["krippendorff_alpha"]) if "krippendorff_alpha" in hum else None,
-                   "ceiling": _row("ceiling", hum.get("leave_one_rater_out", {})[main])
-                   if main in hum.get("leave_one_rater_out", {}) else None, "judges": []}
+            row = {
+                "stratum": g,
+                "n": go.get("n_items"),
+                "reason": go.get("reason") or "",
+                "alpha": _row("α", hum["krippendorff_alpha"]) if "krippendorff_alpha" in hum else None,
+                "ceiling": _row("ceiling", hum.get("leave_one_rater_out", {})[main])
+                if main in hum.get("leave_one_rater_out", {})
+                else None,
+                "judges": [],
+            }
             for j in judges:
                 jd = go.get("judges_vs_humans", {}).get(j, {})
                 d = jd.get("vs_human_mean", {}).get(main) or jd.get("vs_human_majority", {}).get(main)

@@ -41,8 +41,13 @@ def open_assignment(*, assignment: Assignment, rater: Rater) -> Assignment:
 
 
 def submit_annotation(
-    *, assignment_id: int, rater: Rater, answers: dict[str, Any], duration_ms: int | None = None,
-    edit: bool = False, loaded: Assignment | None = None,
+    *,
+    assignment_id: int,
+    rater: Rater,
+    answers: dict[str, Any],
+    duration_ms: int | None = None,
+    edit: bool = False,
+    loaded: Assignment | None = None,
 ) -> Annotation:
     """Validate answers against the project's rubric version and store them. A first submission
     and an edit are distinct requests: submitting twice is refused, editing needs an existing
@@ -65,8 +70,10 @@ def submit_annotation(
         if locked is None or locked[1] != rater.id:
             raise DomainError("assignment not found")  # never reveal someone else's assignment
         status = locked[0]
-        assignment = loaded if loaded is not None and loaded.pk == assignment_id else (
-            Assignment.objects.select_related("item", "project__rubric_version").get(pk=assignment_id)
+        assignment = (
+            loaded
+            if loaded is not None and loaded.pk == assignment_id
+            else (Assignment.objects.select_related("item", "project__rubric_version").get(pk=assignment_id))
         )
         project = assignment.project
         if not project.is_open:
@@ -84,8 +91,9 @@ def submit_annotation(
         rubric_version = project.rubric_version
         rubric = rubric_version.parsed()
         try:
-            cleaned = rubric.validate(answers, item=item_render_context(assignment.item),
-                                      presentation=assignment.presentation)
+            cleaned = rubric.validate(
+                answers, item=item_render_context(assignment.item), presentation=assignment.presentation
+            )
         except AnswerError as exc:
             raise DomainError("some answers are missing or invalid", errors=exc.errors) from None
         derived = rubric.derive(cleaned, presentation=assignment.presentation)
@@ -102,8 +110,13 @@ def submit_annotation(
             annotation.save(update_fields=["answers", "derived", "rubric_version", "revision", "updated_at"])
         else:
             annotation = Annotation.objects.create(
-                assignment_id=assignment_id, item_id=assignment.item_id, rater=rater, rubric_version=rubric_version,
-                answers=cleaned, derived=derived, duration_ms=duration_ms,
+                assignment_id=assignment_id,
+                item_id=assignment.item_id,
+                rater=rater,
+                rubric_version=rubric_version,
+                answers=cleaned,
+                derived=derived,
+                duration_ms=duration_ms,
             )
             Assignment.objects.filter(pk=assignment_id).update(
                 status=Assignment.Status.SUBMITTED, submitted_at=timezone.now(), skip_reason="", lease_expires_at=None
@@ -123,7 +136,10 @@ def skip_assignment(*, assignment_id: int, rater: Rater, reason: str) -> Assignm
     with transaction.atomic():
         slot = pool.lock_slot_for(assignment_id)
         assignment = (
-            Assignment.objects.select_for_update(of=("self",)).select_related("project").filter(pk=assignment_id).first()
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .filter(pk=assignment_id)
+            .first()
         )
         if assignment is None:
             raise DomainError("assignment not found")

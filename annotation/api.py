@@ -72,7 +72,9 @@ class SkipSerializer(serializers.Serializer):
 
 
 # ------------------------------------------------------------------------- viewsets
-class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+class ProjectViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
     """Projects the caller manages (researchers, admins) or annotates."""
 
     serializer_class = ProjectSerializer
@@ -81,7 +83,11 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         user = self.request.user
         managed = selectors.managed_projects(user).values("pk")
         annotated = selectors.annotator_projects(user).values("pk")
-        return Project.objects.filter(Q(pk__in=managed) | Q(pk__in=annotated)).select_related("rubric_version").order_by("id")
+        return (
+            Project.objects.filter(Q(pk__in=managed) | Q(pk__in=annotated))
+            .select_related("rubric_version")
+            .order_by("id")
+        )
 
     def _managed(self) -> Project:
         # a project the caller cannot see at all is a 404, one they only annotate in a 403
@@ -93,8 +99,11 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
             raise PermissionDenied("only researchers and admins can create projects")
         data = serializer.validated_data
         serializer.instance = projects.create_project(
-            name=data["name"], preset_key=data["preset_key"], created_by=self.request.user,
-            k_per_item=data.get("k_per_item"), show_model_hints=data.get("show_model_hints"),
+            name=data["name"],
+            preset_key=data["preset_key"],
+            created_by=self.request.user,
+            k_per_item=data.get("k_per_item"),
+            show_model_hints=data.get("show_model_hints"),
         )
 
     @extend_schema(responses=ItemSerializer(many=True))
@@ -105,8 +114,10 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(ItemSerializer(page, many=True).data)
 
-    @extend_schema(request=ImportUploadSerializer, responses={201: ImportJobSerializer, 202: ImportJobSerializer,
-                                                            400: ImportJobSerializer})
+    @extend_schema(
+        request=ImportUploadSerializer,
+        responses={201: ImportJobSerializer, 202: ImportJobSerializer, 400: ImportJobSerializer},
+    )
     @action(detail=True, methods=["post"], parser_classes=[MultiPartParser, FormParser], url_path="import")
     def import_items(self, request: Request, pk: str | None = None) -> Response:
         """Import items (all or nothing). Small files answer 201 with the report, or 400 with the
@@ -116,8 +127,12 @@ class ProjectViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cr
         upload.is_valid(raise_exception=True)
         data, images = upload.validated_data["data"], upload.validated_data.get("images")
         job = importing.start_import(
-            project=project, user=request.user, data_name=data.name, data_stream=data.chunks(),
-            images_name=images.name if images else None, images_stream=images.chunks() if images else None,
+            project=project,
+            user=request.user,
+            data_name=data.name,
+            data_stream=data.chunks(),
+            images_name=images.name if images else None,
+            images_stream=images.chunks() if images else None,
         )
         code = {ImportJob.Status.DONE: 201, ImportJob.Status.FAILED: 400}.get(job.status, 202)
         return Response(ImportJobSerializer(job).data, status=code)
@@ -165,38 +180,59 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def list(self, request: Request, *args, **kwargs) -> Response:
         return super().list(request, *args, **kwargs)
 
-    @extend_schema(responses=inline_serializer("AssignmentDetail", {
-        "id": serializers.IntegerField(), "project": serializers.IntegerField(), "status": serializers.CharField(),
-        "item": serializers.DictField(), "rubric": serializers.DictField(), "rubric_version": serializers.IntegerField(),
-        "answers": serializers.DictField(allow_null=True),
-    }))
+    @extend_schema(
+        responses=inline_serializer(
+            "AssignmentDetail",
+            {
+                "id": serializers.IntegerField(),
+                "project": serializers.IntegerField(),
+                "status": serializers.CharField(),
+                "item": serializers.DictField(),
+                "rubric": serializers.DictField(),
+                "rubric_version": serializers.IntegerField(),
+                "answers": serializers.DictField(allow_null=True),
+            },
+        )
+    )
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         """The item (as the annotator sees it, pairs as left/right), the rubric schema and my answer."""
         assignment = self._mine(pk)
         annotating.open_assignment(assignment=assignment, rater=assignment.rater)
-        annotation = getattr(assignment, "annotation", None) if assignment.status == Assignment.Status.SUBMITTED else None
-        return Response({
-            "id": assignment.id,
-            "project": assignment.project_id,
-            "status": assignment.status,
-            "item": annotator_item_payload(assignment=assignment, item_ctx=item_render_context(assignment.item)),
-            "rubric": assignment.project.rubric_version.parsed().raw,
-            "rubric_version": assignment.project.rubric_version.version,
-            "answers": annotation.answers if annotation else None,
-        })
+        annotation = (
+            getattr(assignment, "annotation", None) if assignment.status == Assignment.Status.SUBMITTED else None
+        )
+        return Response(
+            {
+                "id": assignment.id,
+                "project": assignment.project_id,
+                "status": assignment.status,
+                "item": annotator_item_payload(assignment=assignment, item_ctx=item_render_context(assignment.item)),
+                "rubric": assignment.project.rubric_version.parsed().raw,
+                "rubric_version": assignment.project.rubric_version.version,
+                "answers": annotation.answers if annotation else None,
+            }
+        )
 
     def _store(self, request: Request, pk: str, *, edit: bool) -> Response:
         assignment = self._mine(pk)
         body = AnswerSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         annotation = annotating.submit_annotation(
-            assignment_id=assignment.id, rater=assignment.rater, answers=body.validated_data["answers"],
-            duration_ms=body.validated_data.get("duration_ms"), edit=edit, loaded=assignment,
+            assignment_id=assignment.id,
+            rater=assignment.rater,
+            answers=body.validated_data["answers"],
+            duration_ms=body.validated_data.get("duration_ms"),
+            edit=edit,
+            loaded=assignment,
         )
         nxt = next_assignment(rater=assignment.rater, project=assignment.project)
         return Response(
-            {"answers": annotation.answers, "derived": annotation.derived, "revision": annotation.revision,
-             "next": nxt.id if nxt else None},
+            {
+                "answers": annotation.answers,
+                "derived": annotation.derived,
+                "revision": annotation.revision,
+                "next": nxt.id if nxt else None,
+            },
             status=status.HTTP_200_OK if edit else status.HTTP_201_CREATED,
         )
 
@@ -218,6 +254,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         assignment = self._mine(pk)
         body = SkipSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        assignment = annotating.skip_assignment(assignment_id=assignment.id, rater=assignment.rater,
-                                              reason=body.validated_data["reason"])
+        assignment = annotating.skip_assignment(
+            assignment_id=assignment.id, rater=assignment.rater, reason=body.validated_data["reason"]
+        )
         return Response(AssignmentListSerializer(assignment).data)

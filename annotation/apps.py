@@ -2,5 +2,5 @@ from django.apps import AppConfig
 
 
 class AnnotationConfig(AppConfig):
-    default_auto_field = 'django.db.models.BigAutoField'
-    name = 'annotation'
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "annotation"

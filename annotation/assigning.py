@@ -85,7 +85,10 @@ def assign_all_annotators(*, project: Project, items: Iterable[Item] | None = No
             next_position[rater.id] = position + 1
             new_rows.append(
                 Assignment(
-                    project=project, item_id=item.id, rater=rater, position=position,
+                    project=project,
+                    item_id=item.id,
+                    rater=rater,
+                    position=position,
                     presentation=draw_presentation(project, rubric, rng),
                 )
             )
@@ -98,15 +101,13 @@ def assign_new_items(*, project: Project, item_ids: list[int]) -> int:
     (a fresh import): annotators take turns in order of their current load, so k-overlap is
     exact and the load stays balanced, written as plain rows in one pass."""
     raters = list(
-        Rater.objects.filter(
-            user__memberships__project=project, user__memberships__role=Membership.Role.ANNOTATOR
-        ).order_by("id").values_list("id", flat=True)
+        Rater.objects.filter(user__memberships__project=project, user__memberships__role=Membership.Role.ANNOTATOR)
+        .order_by("id")
+        .values_list("id", flat=True)
     )
     if not raters or not item_ids:
         return 0
-    load = dict(
-        Assignment.objects.filter(project=project).values_list("rater_id").annotate(c=Count("id"))
-    )
+    load = dict(Assignment.objects.filter(project=project).values_list("rater_id").annotate(c=Count("id")))
     next_position = {
         r: (p or 0) + 1
         for r, p in Assignment.objects.filter(project=project).values_list("rater_id").annotate(p=Max("position"))
@@ -136,8 +137,17 @@ def assign_new_items(*, project: Project, item_ids: list[int]) -> int:
                 turn += 1
                 position = next_position.get(rater, 1)
                 next_position[rater] = position + 1
-                yield (project.id, item_id, rater, Assignment.Status.ASSIGNED, Assignment.Purpose.REGULAR,
-                       position, presentation(), "", now)
+                yield (
+                    project.id,
+                    item_id,
+                    rater,
+                    Assignment.Status.ASSIGNED,
+                    Assignment.Purpose.REGULAR,
+                    position,
+                    presentation(),
+                    "",
+                    now,
+                )
 
     return insert_rows(
         Assignment,

@@ -81,9 +81,7 @@ class Expression:
         if allowed_names is not None:
             unknown = self.names - set(allowed_names)
             if unknown:
-                raise ExpressionError(
-                    f"expression {source!r} refers to unknown name(s): {', '.join(sorted(unknown))}"
-                )
+                raise ExpressionError(f"expression {source!r} refers to unknown name(s): {', '.join(sorted(unknown))}")
         self._tree = tree.body
 
     def _check(self, node: ast.AST) -> None:

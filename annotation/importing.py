@@ -134,7 +134,11 @@ def images_source(images: Path | None) -> ImageSource:
 
 
 def import_items(
-    *, project: Project, data: bytes | str | Path, data_format: str, images: Path | None = None,
+    *,
+    project: Project,
+    data: bytes | str | Path,
+    data_format: str,
+    images: Path | None = None,
     revisions: bool = False,
 ) -> ImportReport:
     """Import items from JSONL or CSV (plus images from a folder or zip), all or nothing.
@@ -225,7 +229,7 @@ class _Batch:
         self.seen_ids[ext_id] = line_no
         for field_name, ref in checked.image_refs.items():
             if self.revisions and ref.startswith(SHA_PREFIX):
-                self.reused.setdefault(ref, (ref[len(SHA_PREFIX):], line_no))
+                self.reused.setdefault(ref, (ref[len(SHA_PREFIX) :], line_no))
             elif ref not in self.checked_images:
                 try:
                     self.checked_images[ref] = check_image(source.read(ref), name=f"image {ref!r}")
@@ -256,7 +260,8 @@ class _Batch:
             hexes = list({sha for sha, _line in self.reused.values()})
             self.stored = dict(
                 Asset.objects.filter(sha256__in=hexes, items__project=self.project)
-                .values_list("sha256", "id").distinct()
+                .values_list("sha256", "id")
+                .distinct()
             )
             for ref, (sha, line_no) in self.reused.items():
                 if sha not in self.stored:
@@ -277,7 +282,9 @@ class _Batch:
                 self.report.items_created = len(item_ids)
                 if uses_default_assignment(self.project):
                     # Attention / gold items (meta.qc) are injected by quality control, never handed out.
-                    regular = [i for i, p in zip(item_ids, self.pending, strict=True) if not (p.checked.meta or {}).get("qc")]
+                    regular = [
+                        i for i, p in zip(item_ids, self.pending, strict=True) if not (p.checked.meta or {}).get("qc")
+                    ]
                     self.report.assignments_created = assign_new_items(project=self.project, item_ids=regular)
         except Exception:
             for path in written:
@@ -303,9 +310,14 @@ class _Batch:
             ["id", "project", "external_id", "version", "parent", "data", "meta", *STRATA_KEYS, "created_at"],
             (
                 (
-                    item_id, self.project.id, p.external_id, *version_and_parent(p),
+                    item_id,
+                    self.project.id,
+                    p.external_id,
+                    *version_and_parent(p),
                     dumps({**p.checked.data, **{f: self._sha(ref) for f, ref in p.checked.image_refs.items()}}),
-                    dumps(p.checked.meta), *(p.checked.strata.get(k, "") for k in STRATA_KEYS), now,
+                    dumps(p.checked.meta),
+                    *(p.checked.strata.get(k, "") for k in STRATA_KEYS),
+                    now,
                 )
                 for item_id, p in zip(item_ids, self.pending, strict=True)
             ),
@@ -363,8 +375,13 @@ def run_import_job(*, job: ImportJob) -> ImportJob:
 
 
 def start_import(
-    *, project: Project, user: AbstractBaseUser | None, data_name: str, data_stream: Iterable[bytes],
-    images_name: str | None = None, images_stream: Iterable[bytes] | None = None,
+    *,
+    project: Project,
+    user: AbstractBaseUser | None,
+    data_name: str,
+    data_stream: Iterable[bytes],
+    images_name: str | None = None,
+    images_stream: Iterable[bytes] | None = None,
 ) -> ImportJob:
     """Stage the uploaded files and create the job. Small files run at once; large ones go to
     a worker (``annotation.tasks.run_import``)."""
@@ -383,8 +400,12 @@ def start_import(
         images_path = str(staging / "images.zip")
         size += save_upload(images_stream, Path(images_path))
     job = ImportJob.objects.create(
-        project=project, created_by=user, data_file=str(data_path), data_format=data_format,
-        images_path=images_path, original_name=Path(data_name).name[:255],
+        project=project,
+        created_by=user,
+        data_file=str(data_path),
+        data_format=data_format,
+        images_path=images_path,
+        original_name=Path(data_name).name[:255],
     )
     if size <= settings.HV_INLINE_IMPORT_BYTES:
         return run_import_job(job=job)

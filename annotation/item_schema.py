@@ -57,7 +57,9 @@ def check_record(preset: Preset, record: Any) -> CheckedRecord:
             out.strata[key] = str(value).strip()
     meta = record.get("meta")
     if meta is not None:
-        if not isinstance(meta, dict) or not all(isinstance(v, (str, int, float, bool)) or v is None for v in meta.values()):
+        if not isinstance(meta, dict) or not all(
+            isinstance(v, (str, int, float, bool)) or v is None for v in meta.values()
+        ):
             out.errors.append("'meta' must be an object of plain values (text, numbers, booleans)")
         else:
             out.meta = meta

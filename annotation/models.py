@@ -164,7 +164,9 @@ class Rater(models.Model):
         MODEL = "model", "Model"
 
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="rater")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="rater"
+    )
     name = models.CharField(max_length=200)
     # Profile attributes matched against item metadata (e.g. nationality) by assignment rules.
     attributes = models.JSONField(default=dict, blank=True)
@@ -178,9 +180,7 @@ class Rater(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(kind__in=["human", "model"]), name="rater_kind_valid"),
-            models.CheckConstraint(
-                condition=Q(kind="model") | Q(user__isnull=False), name="human_rater_has_user"
-            ),
+            models.CheckConstraint(condition=Q(kind="model") | Q(user__isnull=False), name="human_rater_has_user"),
         ]
 
     def __str__(self) -> str:
@@ -215,8 +215,9 @@ class Assignment(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     skip_reason = models.TextField(blank=True)
     # The plan that created this row (stratified k-overlap design); null for the default strategy.
-    plan = models.ForeignKey("AssignmentPlan", null=True, blank=True, on_delete=models.SET_NULL,
-                             related_name="assignments")
+    plan = models.ForeignKey(
+        "AssignmentPlan", null=True, blank=True, on_delete=models.SET_NULL, related_name="assignments"
+    )
     # Attention and gold items are scored at submit time against their known answers.
     qc_passed = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -301,15 +302,18 @@ class Sample(models.Model):
     per_stratum = models.PositiveIntegerField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
     report = models.JSONField(default=dict, blank=True, help_text="per-stratum available / asked / drawn")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     items = models.ManyToManyField(Item, through="SampleItem", related_name="samples")
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(allocation__in=["equal", "proportional"]), name="sample_allocation_valid"),
+            models.CheckConstraint(
+                condition=Q(allocation__in=["equal", "proportional"]), name="sample_allocation_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -353,8 +357,9 @@ class AssignmentPlan(models.Model):
     lease_seconds = models.PositiveIntegerField(null=True, blank=True, help_text="empty = HV_LEASE_SECONDS")
     seed = models.BigIntegerField(default=0)
     report = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -386,8 +391,7 @@ class PoolSlot(models.Model):
     order_key = models.BigIntegerField(default=0, help_text="seeded random order in which the pool is served")
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     rater = models.ForeignKey(Rater, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    assignment = models.OneToOneField(Assignment, null=True, blank=True, on_delete=models.SET_NULL,
-                                      related_name="slot")
+    assignment = models.OneToOneField(Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="slot")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

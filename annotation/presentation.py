@@ -51,18 +51,28 @@ def stimulus_blocks(*, project: Project, rubric: Rubric, item_ctx: dict[str, Any
         elif spec["type"] == "list":
             blocks.append({"kind": "list", "label": label, "values": [_as_text(v) for v in value]})
         elif spec["type"] == "object":
-            blocks.append({"kind": "pairs", "label": label, "hint": bool(spec.get("hint")),
-                           "values": [(str(k), _as_text(v)) for k, v in value.items()]})
+            blocks.append(
+                {
+                    "kind": "pairs",
+                    "label": label,
+                    "hint": bool(spec.get("hint")),
+                    "values": [(str(k), _as_text(v)) for k, v in value.items()],
+                }
+            )
         else:
             blocks.append({"kind": spec["type"], "label": label, "value": str(value)})
     for q in rubric.questions:
         if q.pair:
             order = pair_order(q, presentation)
-            blocks.append({
-                "kind": "pair",
-                "sides": [{"label": side.capitalize(), "value": _as_text(item_ctx.get(f))}
-                          for side, f in zip(("left", "right"), order, strict=True)],
-            })
+            blocks.append(
+                {
+                    "kind": "pair",
+                    "sides": [
+                        {"label": side.capitalize(), "value": _as_text(item_ctx.get(f))}
+                        for side, f in zip(("left", "right"), order, strict=True)
+                    ],
+                }
+            )
     return blocks
 
 
@@ -78,19 +88,31 @@ def question_blocks(
             elements_src = item_ctx.get(q.repeat_over) or []
             values = value if isinstance(value, list) else [None] * len(elements_src)
             elements = [
-                _element(q, f"{q.id}.{i}", values[i] if i < len(values) else None,
-                         label=q.repeat_label.format(n=i + 1), shown=_shown(q, el))
+                _element(
+                    q,
+                    f"{q.id}.{i}",
+                    values[i] if i < len(values) else None,
+                    label=q.repeat_label.format(n=i + 1),
+                    shown=_shown(q, el),
+                )
                 for i, el in enumerate(elements_src)
             ]
         else:
             elements = [_element(q, q.id, value, label="", shown=[])]
-        out.append({
-            "id": q.id, "type": q.type, "label": q.label, "prompt": fill_prompt(q.prompt, item_ctx),
-            "help": q.help, "elements": elements, "error": errors.get(q.id, ""),
-            "required": q.required and q.required_if is None,
-            "conditional": q.required_if.source if q.required_if else "",
-            "empty_note": "Nothing to rate here (NA)." if q.repeat_over and not elements else "",
-        })
+        out.append(
+            {
+                "id": q.id,
+                "type": q.type,
+                "label": q.label,
+                "prompt": fill_prompt(q.prompt, item_ctx),
+                "help": q.help,
+                "elements": elements,
+                "error": errors.get(q.id, ""),
+                "required": q.required and q.required_if is None,
+                "conditional": q.required_if.source if q.required_if else "",
+                "empty_note": "Nothing to rate here (NA)." if q.repeat_over and not elements else "",
+            }
+        )
     return out
 
 
@@ -106,8 +128,13 @@ def _element(q: Question, name: str, value: Any, *, label: str, shown: list) -> 
     for o in q.options:
         checked = (o.value in value) if isinstance(value, list) else (value is not None and o.value == value)
         options.append({"value": o.value, "label": o.label, "key": o.key, "checked": checked})
-    return {"name": name, "label": label, "shown": shown, "options": options,
-            "text": value if q.type == "text" and isinstance(value, str) else ""}
+    return {
+        "name": name,
+        "label": label,
+        "shown": shown,
+        "options": options,
+        "text": value if q.type == "text" and isinstance(value, str) else "",
+    }
 
 
 def _as_text(v: Any) -> str:

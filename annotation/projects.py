@@ -32,7 +32,11 @@ def rubric_version_for(*, rubric_key: str, schema: dict[str, Any]) -> RubricVers
 
 
 def create_project(
-    *, name: str, preset_key: str, created_by: AbstractBaseUser | None, k_per_item: int | None = None,
+    *,
+    name: str,
+    preset_key: str,
+    created_by: AbstractBaseUser | None,
+    k_per_item: int | None = None,
     show_model_hints: bool | None = None,
 ) -> Project:
     try:

@@ -309,8 +309,18 @@ def _parse_question(raw: Any) -> Question:
     if not isinstance(raw, Mapping):
         raise RubricError("each question must be an object")
     allowed = {
-        "id", "type", "label", "prompt", "help", "options", "required", "required_if",
-        "repeat", "pair", "allow_tie", "min_length",
+        "id",
+        "type",
+        "label",
+        "prompt",
+        "help",
+        "options",
+        "required",
+        "required_if",
+        "repeat",
+        "pair",
+        "allow_tie",
+        "min_length",
     }
     unknown = set(raw) - allowed
     qid = raw.get("id", "")
@@ -410,9 +420,7 @@ def _clean_value(q: Question, v: Any) -> Any:
     if v is None:
         return None
     if q.type in ("scale", "binary", "choice"):
-        if isinstance(v, bool) or v not in q.option_values() or (
-            q.type != "choice" and not isinstance(v, int)
-        ):
+        if isinstance(v, bool) or v not in q.option_values() or (q.type != "choice" and not isinstance(v, int)):
             allowed = ", ".join(str(x) for x in q.option_values())
             raise ValueError(f"{v!r} is not one of {allowed}")
         return v

@@ -20,9 +20,7 @@ def managed_projects(user: AbstractBaseUser) -> QuerySet[Project]:
     """Projects a user may administer: superusers all, researchers those they belong to."""
     if user.is_superuser:
         return Project.objects.all()
-    return Project.objects.filter(
-        memberships__user=user, memberships__role=Membership.Role.RESEARCHER
-    ).distinct()
+    return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.RESEARCHER).distinct()
 
 
 def can_manage(user: AbstractBaseUser, project: Project) -> bool:
@@ -30,9 +28,7 @@ def can_manage(user: AbstractBaseUser, project: Project) -> bool:
 
 
 def annotator_projects(user: AbstractBaseUser) -> QuerySet[Project]:
-    return Project.objects.filter(
-        memberships__user=user, memberships__role=Membership.Role.ANNOTATOR
-    ).distinct()
+    return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.ANNOTATOR).distinct()
 
 
 def rater_of(user: AbstractBaseUser) -> Rater | None:
@@ -83,16 +79,16 @@ def my_queues(user: AbstractBaseUser) -> list[dict[str, Any]]:
 
 
 def my_assignments(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Assignment]:
-    qs = Assignment.objects.filter(rater__user=user).select_related("item", "project").order_by(
-        "project_id", "position", "id"
+    qs = (
+        Assignment.objects.filter(rater__user=user)
+        .select_related("item", "project")
+        .order_by("project_id", "position", "id")
     )
     return qs.filter(project=project) if project is not None else qs
 
 
 def project_progress(project: Project) -> dict[str, Any]:
-    by_status = dict(
-        Assignment.objects.filter(project=project).values_list("status").annotate(c=Count("id"))
-    )
+    by_status = dict(Assignment.objects.filter(project=project).values_list("status").annotate(c=Count("id")))
     return {
         "items": Item.objects.filter(project=project).count(),
         "assignments": sum(by_status.values()),
@@ -121,7 +117,11 @@ def user_may_view_asset(user: AbstractBaseUser, asset: Asset) -> bool:
         return False
     if user.is_superuser:
         return True
-    return Item.objects.filter(assets=asset).filter(
-        Q(project__memberships__user=user, project__memberships__role=Membership.Role.RESEARCHER)
-        | Q(assignments__rater__user=user)
-    ).exists()
+    return (
+        Item.objects.filter(assets=asset)
+        .filter(
+            Q(project__memberships__user=user, project__memberships__role=Membership.Role.RESEARCHER)
+            | Q(assignments__rater__user=user)
+        )
+        .exists()
+    )

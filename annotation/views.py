@@ -33,22 +33,30 @@ from .presentation import item_render_context, question_blocks, stimulus_blocks
 # ------------------------------------------------------------------------- annotator
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/home.html", {
-        "queues": selectors.my_queues(request.user),
-        "projects": selectors.managed_projects(request.user).order_by("-created_at"),
-        "can_create": selectors.can_create_projects(request.user),
-    })
+    return render(
+        request,
+        "annotation/home.html",
+        {
+            "queues": selectors.my_queues(request.user),
+            "projects": selectors.managed_projects(request.user).order_by("-created_at"),
+            "can_create": selectors.can_create_projects(request.user),
+        },
+    )
 
 
 @login_required
 def queue(request: HttpRequest, project_id: int) -> HttpResponse:
     project = annotator_project_or_404(request.user, project_id)
     rater = projects.rater_for_user(request.user)
-    return render(request, "annotation/queue.html", {
-        "project": project,
-        "progress": selectors.queue_progress(rater, project),
-        "assignments": selectors.my_assignments(request.user, project),
-    })
+    return render(
+        request,
+        "annotation/queue.html",
+        {
+            "project": project,
+            "progress": selectors.queue_progress(rater, project),
+            "assignments": selectors.my_assignments(request.user, project),
+        },
+    )
 
 
 @login_required
@@ -61,9 +69,15 @@ def next_item(request: HttpRequest, project_id: int) -> HttpResponse:
         if why == "quota":
             participant = crowd_participant_for(rater, project)
             return redirect("crowd_done", token=participant.study.token)
-        return render(request, "annotation/done.html", {
-            "project": project, "progress": selectors.queue_progress(rater, project), "paused": paused,
-        })
+        return render(
+            request,
+            "annotation/done.html",
+            {
+                "project": project,
+                "progress": selectors.queue_progress(rater, project),
+                "paused": paused,
+            },
+        )
     return redirect("annotate", assignment_id=nxt.id)
 
 
@@ -86,8 +100,12 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
             duration = None
         try:
             annotating.submit_annotation(
-                assignment_id=assignment.id, rater=rater, answers=answers, duration_ms=duration,
-                edit=request.POST.get("mode") == "edit", loaded=assignment,
+                assignment_id=assignment.id,
+                rater=rater,
+                answers=answers,
+                duration_ms=duration,
+                edit=request.POST.get("mode") == "edit",
+                loaded=assignment,
             )
         except DomainError as exc:
             errors = exc.errors if isinstance(exc.errors, dict) else {}
@@ -106,18 +124,24 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if submitted:
             answers = assignment.annotation.answers
     progress = selectors.queue_progress(rater, project)
-    return render(request, "annotation/annotate.html", {
-        "assignment": assignment,
-        "project": project,
-        "rubric": rubric,
-        "stimulus": stimulus_blocks(project=project, rubric=rubric, item_ctx=item_ctx,
-                                    presentation=assignment.presentation),
-        "questions": question_blocks(rubric=rubric, item_ctx=item_ctx, answers=answers, errors=errors),
-        "mode": "edit" if submitted else "submit",
-        "editable": project.is_open,
-        "progress": progress,
-        "position": progress["done"] + (0 if submitted else 1),
-    }, status=status)
+    return render(
+        request,
+        "annotation/annotate.html",
+        {
+            "assignment": assignment,
+            "project": project,
+            "rubric": rubric,
+            "stimulus": stimulus_blocks(
+                project=project, rubric=rubric, item_ctx=item_ctx, presentation=assignment.presentation
+            ),
+            "questions": question_blocks(rubric=rubric, item_ctx=item_ctx, answers=answers, errors=errors),
+            "mode": "edit" if submitted else "submit",
+            "editable": project.is_open,
+            "progress": progress,
+            "position": progress["done"] + (0 if submitted else 1),
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -127,8 +151,9 @@ def skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if assignment is None:
         raise Http404("no such assignment in your queue")
     try:
-        annotating.skip_assignment(assignment_id=assignment.id, rater=assignment.rater,
-                                 reason=request.POST.get("reason", ""))
+        annotating.skip_assignment(
+            assignment_id=assignment.id, rater=assignment.rater, reason=request.POST.get("reason", "")
+        )
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("annotate", assignment_id=assignment.id)
@@ -147,8 +172,10 @@ def asset(request: HttpRequest, sha256: str, thumb: bool = False) -> FileRespons
         write_atomic(path, make_thumbnail(original.read_bytes()))
     if not path.is_file():
         raise Http404("image file missing")
-    response = FileResponse(path.open("rb"),  # FileResponse closes the file once sent
-                             content_type="image/webp" if thumb else f"image/{found.extension}")
+    response = FileResponse(
+        path.open("rb"),  # FileResponse closes the file once sent
+        content_type="image/webp" if thumb else f"image/{found.extension}",
+    )
     response["Cache-Control"] = "private, max-age=86400, immutable"
     response["X-Content-Type-Options"] = "nosniff"
     return response
@@ -158,9 +185,12 @@ def asset(request: HttpRequest, sha256: str, thumb: bool = False) -> FileRespons
 class ProjectForm(forms.Form):
     name = forms.CharField(max_length=200)
     preset = forms.ChoiceField(choices=[(k, f"{p.name} ({k})") for k, p in PRESETS.items()])
-    k_per_item = forms.IntegerField(min_value=1, max_value=100, required=False,
-                                    help_text="annotators per item; empty = the preset's default")
-    show_model_hints = forms.BooleanField(required=False, help_text="show model verdicts as hints, where the preset has them")
+    k_per_item = forms.IntegerField(
+        min_value=1, max_value=100, required=False, help_text="annotators per item; empty = the preset's default"
+    )
+    show_model_hints = forms.BooleanField(
+        required=False, help_text="show model verdicts as hints, where the preset has them"
+    )
 
 
 class ImportForm(forms.Form):
@@ -181,8 +211,11 @@ def project_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             project = projects.create_project(
-                name=form.cleaned_data["name"], preset_key=form.cleaned_data["preset"], created_by=request.user,
-                k_per_item=form.cleaned_data["k_per_item"], show_model_hints=form.cleaned_data["show_model_hints"],
+                name=form.cleaned_data["name"],
+                preset_key=form.cleaned_data["preset"],
+                created_by=request.user,
+                k_per_item=form.cleaned_data["k_per_item"],
+                show_model_hints=form.cleaned_data["show_model_hints"],
             )
         except DomainError as exc:
             form_error(form, exc)
@@ -194,16 +227,20 @@ def project_create(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     project = managed_project_or_403(request.user, project_id)
-    return render(request, "annotation/project_detail.html", {
-        "project": project,
-        "preset": project.preset,
-        "progress": selectors.project_progress(project),
-        "annotators": selectors.per_annotator_progress(project),
-        "members": project.memberships.select_related("user").order_by("role", "user__username"),
-        "imports": project.imports.all()[:10],
-        "import_form": ImportForm(),
-        "member_form": MemberForm(),
-    })
+    return render(
+        request,
+        "annotation/project_detail.html",
+        {
+            "project": project,
+            "preset": project.preset,
+            "progress": selectors.project_progress(project),
+            "annotators": selectors.per_annotator_progress(project),
+            "members": project.memberships.select_related("user").order_by("role", "user__username"),
+            "imports": project.imports.all()[:10],
+            "import_form": ImportForm(),
+            "member_form": MemberForm(),
+        },
+    )
 
 
 @login_required
@@ -218,8 +255,12 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     images = form.cleaned_data.get("images")
     try:
         job = importing.start_import(
-            project=project, user=request.user, data_name=data.name, data_stream=data.chunks(),
-            images_name=images.name if images else None, images_stream=images.chunks() if images else None,
+            project=project,
+            user=request.user,
+            data_name=data.name,
+            data_stream=data.chunks(),
+            images_name=images.name if images else None,
+            images_stream=images.chunks() if images else None,
         )
     except DomainError as exc:
         messages.error(request, exc.message)
@@ -231,7 +272,9 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
 def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(ImportJob.objects.select_related("project"), pk=as_id(job_id))
     managed_project_or_403(request.user, job.project_id)
-    template = "annotation/_import_status.html" if request.headers.get("HX-Request") else "annotation/import_detail.html"
+    template = (
+        "annotation/_import_status.html" if request.headers.get("HX-Request") else "annotation/import_detail.html"
+    )
     return render(request, template, {"job": job, "project": job.project})
 
 

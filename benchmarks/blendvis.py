@@ -54,7 +54,10 @@ IMAGE_RUBRIC: dict[str, Any] = {
             "of {entity} in {region}?",
             "options": [
                 {"value": "G", "label": "G (Good): The image successfully conveys the intended concept."},
-                {"value": "B", "label": "B (Bad): The image fails to sufficiently represent or convey the core concept."},
+                {
+                    "value": "B",
+                    "label": "B (Bad): The image fails to sufficiently represent or convey the core concept.",
+                },
             ],
         },
         {
@@ -65,10 +68,22 @@ IMAGE_RUBRIC: dict[str, Any] = {
             "required": False,
             "required_if": "verdict == 'B'",
             "options": [
-                {"value": "wrong_subject", "label": "Clearly Wrong Subject: The image depicts something fundamentally different from the 'entity'."},
-                {"value": "misleading", "label": "Misleading or Ambiguous Representation: The image is so generic, abstract, or poorly rendered that it fails to represent the 'entity', even with the provided context."},
-                {"value": "distorted", "label": "Unusably Distorted: The image has such severe visual artefacts that the main subject is unrecognisable or nonsensical."},
-                {"value": "regional", "label": "Inaccurate Regional Representation: The image does not accurately reflect the visual characteristics of the entity in the region."},
+                {
+                    "value": "wrong_subject",
+                    "label": "Clearly Wrong Subject: The image depicts something fundamentally different from the 'entity'.",
+                },
+                {
+                    "value": "misleading",
+                    "label": "Misleading or Ambiguous Representation: The image is so generic, abstract, or poorly rendered that it fails to represent the 'entity', even with the provided context.",
+                },
+                {
+                    "value": "distorted",
+                    "label": "Unusably Distorted: The image has such severe visual artefacts that the main subject is unrecognisable or nonsensical.",
+                },
+                {
+                    "value": "regional",
+                    "label": "Inaccurate Regional Representation: The image does not accurately reflect the visual characteristics of the entity in the region.",
+                },
             ],
         },
         {
@@ -192,22 +207,42 @@ TEMPLATE_RUBRIC: dict[str, Any] = {
 
 # (original, rephrased, category)
 _TEMPLATE_DEMO = [
-    ("What are the family-related holidays in {country}?",
-     "During which occasion is {answer} celebrated?", "holidays"),
-    ("What are the family-related holidays in {country}?",
-     "In which country/region is {answer} the holiday most associated with family?", "holidays"),
-    ("What is the most famous university in {country} known for its sports team?",
-     "At which university is {answer} known for its sports team?", "education"),
-    ("What is the most famous university in {country} known for its sports team?",
-     "{answer} is the most famous university known for its sports team in which country/region?", "education"),
-    ("What is the most famous religious holiday in {country}?",
-     "In which country/region is {answer} the most famous religious holiday?", "holidays"),
-    ("What is the most popular breakfast food in {country}?",
-     "In which country/region is {answer} the most popular breakfast food?", "food"),
-    ("What is the most popular sport in {country}?",
-     "In which country/region is {answer} the most popular sport?", "sport"),
-    ("What is the most common snack for children in {country}?",
-     "Which children snack {answer} in which country is common?", "food"),
+    ("What are the family-related holidays in {country}?", "During which occasion is {answer} celebrated?", "holidays"),
+    (
+        "What are the family-related holidays in {country}?",
+        "In which country/region is {answer} the holiday most associated with family?",
+        "holidays",
+    ),
+    (
+        "What is the most famous university in {country} known for its sports team?",
+        "At which university is {answer} known for its sports team?",
+        "education",
+    ),
+    (
+        "What is the most famous university in {country} known for its sports team?",
+        "{answer} is the most famous university known for its sports team in which country/region?",
+        "education",
+    ),
+    (
+        "What is the most famous religious holiday in {country}?",
+        "In which country/region is {answer} the most famous religious holiday?",
+        "holidays",
+    ),
+    (
+        "What is the most popular breakfast food in {country}?",
+        "In which country/region is {answer} the most popular breakfast food?",
+        "food",
+    ),
+    (
+        "What is the most popular sport in {country}?",
+        "In which country/region is {answer} the most popular sport?",
+        "sport",
+    ),
+    (
+        "What is the most common snack for children in {country}?",
+        "Which children snack {answer} in which country is common?",
+        "food",
+    ),
 ]
 
 

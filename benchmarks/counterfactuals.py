@@ -55,7 +55,11 @@ ITEM_FIELDS: list[dict[str, Any]] = [
 # (value, verbatim Table 4 label, derived id)
 FLAGS = [
     ("context_source", "Context group cannot be discerned in the source context image", "flag_context_source"),
-    ("context_counterfactual", "Context group cannot be discerned only in the counterfactual image", "flag_context_counterfactual"),
+    (
+        "context_counterfactual",
+        "Context group cannot be discerned only in the counterfactual image",
+        "flag_context_counterfactual",
+    ),
     ("orientation", "The orientation of the source context image is incorrect", "flag_orientation"),
     ("person_missing", "The person does not appear in the counterfactual image", "flag_person_missing"),
     ("attributes", "The person's social attributes (age, race, or gender) are incorrect", "flag_attributes"),
@@ -109,14 +113,21 @@ _PEOPLE = [
 def demo_items(folder: Path) -> list[dict[str, Any]]:
     people = {}
     for pid, age, race, gender in _PEOPLE:
-        people[pid] = draw_image(folder, f"cc_person_{pid}.png", f"{age} {race} {gender}", subtitle="person image", shape="person")
+        people[pid] = draw_image(
+            folder, f"cc_person_{pid}.png", f"{age} {race} {gender}", subtitle="person image", shape="person"
+        )
     items = []
     for i, (dimension, label, shape) in enumerate(_CONTEXTS):
         pid, age, race, gender = _PEOPLE[i % 3]
         slug = label.lower().replace(" ", "_")
         ctx = draw_image(folder, f"cc_context_{slug}.png", label, subtitle=f"{dimension} context", shape=shape)
-        cf = draw_image(folder, f"cc_cf_{pid}_{slug}.png", f"{label} + {age} {race} {gender}",
-                        subtitle="counterfactual", shape="person")
+        cf = draw_image(
+            folder,
+            f"cc_cf_{pid}_{slug}.png",
+            f"{label} + {age} {race} {gender}",
+            subtitle="counterfactual",
+            shape="person",
+        )
         items.append(
             {
                 "id": f"cc-{pid}-{slug}",
@@ -176,8 +187,10 @@ PEOPLE_CHOICES: dict[str, tuple[str, list[str]]] = {
 
 TABLE3 = ClassifierBank(
     source="Table 3",
-    questions={k: ClosedQuestion(prompt, tuple(choices))
-               for k, (prompt, choices) in {**CONTEXT_CHOICES, **PEOPLE_CHOICES}.items()},
+    questions={
+        k: ClosedQuestion(prompt, tuple(choices))
+        for k, (prompt, choices) in {**CONTEXT_CHOICES, **PEOPLE_CHOICES}.items()
+    },
     context=tuple(CONTEXT_CHOICES),
 )
 
@@ -198,18 +211,29 @@ TABLE3 = ClassifierBank(
 CLASSIFIER: dict[str, Any] = {
     "classifiers": [
         {"id": "source_context", "image": "context_image", "ask": "context", "expected": "context_label"},
-        {"id": "counterfactual_context", "image": "counterfactual_image", "ask": "context",
-         "expected": "context_label"},
+        {
+            "id": "counterfactual_context",
+            "image": "counterfactual_image",
+            "ask": "context",
+            "expected": "context_label",
+        },
         {"id": "counterfactual_age", "image": "counterfactual_image", "ask": "age_group", "expected": "age_group"},
         {"id": "counterfactual_race", "image": "counterfactual_image", "ask": "race", "expected": "race"},
         {"id": "counterfactual_gender", "image": "counterfactual_image", "ask": "gender", "expected": "gender"},
     ],
     "flags": [
         {"question": "flags", "flag": "context_source", "if_wrong": ["source_context"]},
-        {"question": "flags", "flag": "context_counterfactual", "if_wrong": ["counterfactual_context"],
-         "unless_wrong": ["source_context"]},
-        {"question": "flags", "flag": "attributes",
-         "if_wrong": ["counterfactual_age", "counterfactual_race", "counterfactual_gender"]},
+        {
+            "question": "flags",
+            "flag": "context_counterfactual",
+            "if_wrong": ["counterfactual_context"],
+            "unless_wrong": ["source_context"],
+        },
+        {
+            "question": "flags",
+            "flag": "attributes",
+            "if_wrong": ["counterfactual_age", "counterfactual_race", "counterfactual_gender"],
+        },
     ],
 }
 
@@ -230,8 +254,8 @@ REFUSAL_CLASSIFIER: dict[str, Any] = {
     "label": "refusal",
     "labels": ["refused", "answered"],
     "system": REFUSAL_SYSTEM,
-    "user": 'TASK PROMPT:\n{task_prompt}\n\nMODEL RESPONSE:\n{model_response}\n\n'
-            'Answer with JSON only: {"label": "refused"} or {"label": "answered"}.',
+    "user": "TASK PROMPT:\n{task_prompt}\n\nMODEL RESPONSE:\n{model_response}\n\n"
+    'Answer with JSON only: {"label": "refused"} or {"label": "answered"}.',
 }
 
 # Table 3 closed-choice classifiers on the source and counterfactual images, mapped to the
@@ -243,10 +267,11 @@ DIRECT_JUDGES = {"image_similarity": DirectJudge(questions=("flags",), mode="cou
 
 NAMED_TEMPLATES = {
     "counterfactuals.classifier": NamedTemplate(
-        label="Cultural Counterfactuals Table 3 classifiers -> failure flags", template=CLASSIFIER),
+        label="Cultural Counterfactuals Table 3 classifiers -> failure flags", template=CLASSIFIER
+    ),
     "refusal": NamedTemplate(
-        label="Refusal classifier (refused / answered, Cultural Counterfactuals App. D)",
-        template=REFUSAL_CLASSIFIER),
+        label="Refusal classifier (refused / answered, Cultural Counterfactuals App. D)", template=REFUSAL_CLASSIFIER
+    ),
 }
 
 # Table 4 reports failure rates; an image is kept when no failure flag is ticked.

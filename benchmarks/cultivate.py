@@ -15,7 +15,7 @@ GS = "Global South"
 # --------------------------------------------------------------------------- faithfulness
 FAITH_PROTOCOL = (
     "CULTIVate / AHEaD (cultivate-ahead.txt), Sec. 4.2 Human Evaluation Setup and App. A.4/A.6. "
-    "Each item is one T2I image generated from \"A photorealistic photo of {activity} in {country}.\" "
+    'Each item is one T2I image generated from "A photorealistic photo of {activity} in {country}." '
     "Two raters of the image's country rate GT-FAITH (main gold standard), GT-EXAG, GT-HAL and "
     "GT-REALISM on 5-point Likert scales and write a required free-text rationale describing the "
     "errors in the image. Anchors follow the paper's MLLM-as-a-Judge prompts (Tables 29-31; ALIGN "
@@ -65,7 +65,10 @@ HAL_OPTIONS = [
     {"value": 2, "label": "Slightly. One minor element seems foreign."},
     {"value": 3, "label": "Somewhat. A few elements feel unusual."},
     {"value": 4, "label": "Mostly. Many elements appear incorrect or from another culture."},
-    {"value": 5, "label": "Strongly. The image is completely wrong, most elements are wrong, the activity is wrong, or the scene belongs to another country."},
+    {
+        "value": 5,
+        "label": "Strongly. The image is completely wrong, most elements are wrong, the activity is wrong, or the scene belongs to another country.",
+    },
 ]
 # our default: the paper gives no realism wording or anchors
 REALISM_OPTIONS = [
@@ -85,8 +88,7 @@ FAITH_RUBRIC: dict[str, Any] = {
             "type": "scale",
             "label": "GT-FAITH",
             "prompt": "How well does this image show {activity} in your country?",
-            "help": "1 = Not well at all (completely wrong or unrelated) ... "
-            "5 = Exactly as expected for this country.",
+            "help": "1 = Not well at all (completely wrong or unrelated) ... 5 = Exactly as expected for this country.",
             "options": ALIGN_OPTIONS,
         },
         {
@@ -103,8 +105,7 @@ FAITH_RUBRIC: dict[str, Any] = {
             "type": "scale",
             "label": "GT-HAL",
             "prompt": "How incorrect is the image? (activity/culture)",
-            "help": "Whether the image contains incorrect elements with respect to the mentioned activity "
-            "and country.",
+            "help": "Whether the image contains incorrect elements with respect to the mentioned activity and country.",
             "options": HAL_OPTIONS,
         },
         {
@@ -227,8 +228,7 @@ FAITH_STUDY_DESIGN = StudyDesign(
         "The paper also used attention checks (selecting a pre-mentioned number) and repeated "
         "questions to test consistency, without giving their rates: import attention items and "
         "set the rates yourself.",
-        "1-2 activities per category and country; real images for 3 countries besides the three "
-        "T2I models.",
+        "1-2 activities per category and country; real images for 3 countries besides the three T2I models.",
     ),
 )
 
@@ -307,30 +307,113 @@ DESC_RUBRIC: dict[str, Any] = {
 }
 
 _DESC_DEMO = [
-    ("Iran", GS, "eating", "eating at home",
-     ["family sitting on the floor around a sofreh", "bowls of rice with saffron", "plates of fresh herbs",
-      "Persian rug underneath the meal", "glasses of black tea", "people eating with chopsticks"]),
-    ("India", GS, "celebration", "celebrating Diwali",
-     ["rows of small oil lamps (diyas)", "colourful rangoli patterns on the floor", "fireworks in the night sky",
-      "people in traditional saris and kurtas", "trays of sweets", "carved pumpkins on the doorstep"]),
-    ("Nigeria", GS, "wedding", "a traditional wedding",
-     ["couple in matching aso-ebi fabric", "women wearing gele head ties", "guests spraying money on the couple",
-      "drummers playing talking drums", "white wedding cake with many tiers"]),
-    ("Nepal", GS, "greeting", "greeting an elder",
-     ["palms pressed together in namaste", "slight bow of the head", "touching the elder's feet",
-      "tika on the forehead", "firm handshake with eye contact"]),
-    ("Brazil", GS, "dance", "dancing samba",
-     ["dancers in feathered carnival costumes", "street parade with drummers", "fast footwork",
-      "sambadrome stands with crowds", "dancers wearing kimonos"]),
-    ("Germany", GN, "concert", "attending an outdoor concert",
-     ["crowd in front of an open-air stage", "people holding beer cups", "summer festival setting",
-      "stage lighting rigs", "rain ponchos"]),
-    ("France", GN, "eating", "eating at a restaurant",
-     ["bistro tables on a terrace", "baguette in a bread basket", "glass of red wine", "waiter in a black apron",
-      "cheese course", "sushi conveyor belt"]),
-    ("Spain", GN, "celebration", "celebrating La Tomatina",
-     ["crowds throwing tomatoes in a street", "people in white t-shirts covered in red pulp",
-      "trucks loaded with tomatoes", "goggles and swimwear", "bulls running through the street"]),
+    (
+        "Iran",
+        GS,
+        "eating",
+        "eating at home",
+        [
+            "family sitting on the floor around a sofreh",
+            "bowls of rice with saffron",
+            "plates of fresh herbs",
+            "Persian rug underneath the meal",
+            "glasses of black tea",
+            "people eating with chopsticks",
+        ],
+    ),
+    (
+        "India",
+        GS,
+        "celebration",
+        "celebrating Diwali",
+        [
+            "rows of small oil lamps (diyas)",
+            "colourful rangoli patterns on the floor",
+            "fireworks in the night sky",
+            "people in traditional saris and kurtas",
+            "trays of sweets",
+            "carved pumpkins on the doorstep",
+        ],
+    ),
+    (
+        "Nigeria",
+        GS,
+        "wedding",
+        "a traditional wedding",
+        [
+            "couple in matching aso-ebi fabric",
+            "women wearing gele head ties",
+            "guests spraying money on the couple",
+            "drummers playing talking drums",
+            "white wedding cake with many tiers",
+        ],
+    ),
+    (
+        "Nepal",
+        GS,
+        "greeting",
+        "greeting an elder",
+        [
+            "palms pressed together in namaste",
+            "slight bow of the head",
+            "touching the elder's feet",
+            "tika on the forehead",
+            "firm handshake with eye contact",
+        ],
+    ),
+    (
+        "Brazil",
+        GS,
+        "dance",
+        "dancing samba",
+        [
+            "dancers in feathered carnival costumes",
+            "street parade with drummers",
+            "fast footwork",
+            "sambadrome stands with crowds",
+            "dancers wearing kimonos",
+        ],
+    ),
+    (
+        "Germany",
+        GN,
+        "concert",
+        "attending an outdoor concert",
+        [
+            "crowd in front of an open-air stage",
+            "people holding beer cups",
+            "summer festival setting",
+            "stage lighting rigs",
+            "rain ponchos",
+        ],
+    ),
+    (
+        "France",
+        GN,
+        "eating",
+        "eating at a restaurant",
+        [
+            "bistro tables on a terrace",
+            "baguette in a bread basket",
+            "glass of red wine",
+            "waiter in a black apron",
+            "cheese course",
+            "sushi conveyor belt",
+        ],
+    ),
+    (
+        "Spain",
+        GN,
+        "celebration",
+        "celebrating La Tomatina",
+        [
+            "crowds throwing tomatoes in a street",
+            "people in white t-shirts covered in red pulp",
+            "trucks loaded with tomatoes",
+            "goggles and swimwear",
+            "bulls running through the street",
+        ],
+    ),
 ]
 
 

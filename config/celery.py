@@ -15,4 +15,3 @@ if str(app.conf.broker_url or "").startswith("filesystem"):
         folder = (app.conf.broker_transport_options or {}).get(key)
         if folder:
             Path(folder).mkdir(parents=True, exist_ok=True)
-

@@ -103,8 +103,9 @@ def fail(job: Job, message: str) -> None:
 
 def cancel(job: Job, message: str = "cancelled") -> bool:
     """Cancelled, if still pending; False when the job had already ended (it keeps its outcome)."""
-    return _update(job, only_pending=True, status=JobStatus.CANCELLED, finished_at=timezone.now(),
-                   **job.failure_fields(message))
+    return _update(
+        job, only_pending=True, status=JobStatus.CANCELLED, finished_at=timezone.now(), **job.failure_fields(message)
+    )
 
 
 def run(job: J, work: Callable[[J], dict[str, Any]]) -> J:

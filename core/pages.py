@@ -31,5 +31,6 @@ def refused(request: HttpRequest, exc: DomainError, to: str, **kwargs: object) -
 
 def form_problems(form: forms.Form) -> str:
     """A form's errors as one line, for a flashed message after a redirect."""
-    return "; ".join(f"{name}: {' '.join(errs)}" if name != "__all__" else " ".join(errs)
-                     for name, errs in form.errors.items())
+    return "; ".join(
+        f"{name}: {' '.join(errs)}" if name != "__all__" else " ".join(errs) for name, errs in form.errors.items()
+    )

@@ -42,8 +42,10 @@ class PolicySerializer(serializers.Serializer):
     min_human_ratings = serializers.IntegerField(required=False)
     revise_if = serializers.CharField(required=False, allow_blank=True)
     element_filter = serializers.JSONField(
-        required=False, help_text='optional per-element filter of a list field, e.g. {"over": "values", "keep_if": '
-        '"reflection == 1 and consistency == 1", "aggregation": "majority", "tie": "drop"}; {} for none')
+        required=False,
+        help_text='optional per-element filter of a list field, e.g. {"over": "values", "keep_if": '
+        '"reflection == 1 and consistency == 1", "aggregation": "majority", "tie": "drop"}; {} for none',
+    )
 
 
 class PreviewSerializer(serializers.Serializer):
@@ -59,8 +61,18 @@ class DecisionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ItemDecision
-        fields = ["item_id", "external_id", "version", "status", "reason", "source", "note", "details",
-                  "decided_by", "decided_at"]
+        fields = [
+            "item_id",
+            "external_id",
+            "version",
+            "status",
+            "reason",
+            "source",
+            "note",
+            "details",
+            "decided_by",
+            "decided_at",
+        ]
 
 
 class EventSerializer(serializers.ModelSerializer):
@@ -87,8 +99,21 @@ class ExportSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Export
-        fields = ["id", "project", "content", "format", "scope", "status", "progress", "message", "files",
-                  "provenance", "created_at", "finished_at", "download_url"]
+        fields = [
+            "id",
+            "project",
+            "content",
+            "format",
+            "scope",
+            "status",
+            "progress",
+            "message",
+            "files",
+            "provenance",
+            "created_at",
+            "finished_at",
+            "download_url",
+        ]
 
     def get_download_url(self, obj: Export) -> str | None:
         if obj.status != Export.Status.DONE:
@@ -106,8 +131,18 @@ class RevisionUploadSerializer(serializers.Serializer):
 class AcceptedItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = Item
-        fields = ["id", "external_id", "version", "data", "country", "region", "generator", "category",
-                  "dimension", "meta"]
+        fields = [
+            "id",
+            "external_id",
+            "version",
+            "data",
+            "country",
+            "region",
+            "generator",
+            "category",
+            "dimension",
+            "meta",
+        ]
 
 
 # ------------------------------------------------------------------------------ views
@@ -135,8 +170,9 @@ class PreviewView(APIView):
         project = managed_project(request, project_id)
         body = PreviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        result = services.preview_policy(project=project, raw=body.validated_data.get("policy"),
-                                         by=body.validated_data.get("by") or None)
+        result = services.preview_policy(
+            project=project, raw=body.validated_data.get("policy"), by=body.validated_data.get("by") or None
+        )
         return Response(result)
 
 
@@ -146,8 +182,9 @@ class ApplyView(APIView):
         """Decide every item under the saved policy (``override_manual``: also replace manual decisions)."""
         project = managed_project(request, project_id)
         override = request.data.get("override_manual", False) if isinstance(request.data, dict) else False
-        report = services.apply_policy(project=project, user=request.user,
-                                       override_manual=str(override).lower() in ("1", "true", "yes", "on"))
+        report = services.apply_policy(
+            project=project, user=request.user, override_manual=str(override).lower() in ("1", "true", "yes", "on")
+        )
         return Response(report.as_dict())
 
 
@@ -232,8 +269,11 @@ class ExportListView(APIView):
 
 
 def _managed_export(request: Request, export_id: int) -> Export:
-    export = (Export.objects.filter(pk=export_id, project__in=managed_projects(request.user).values("pk"))
-              .select_related("project").first())
+    export = (
+        Export.objects.filter(pk=export_id, project__in=managed_projects(request.user).values("pk"))
+        .select_related("project")
+        .first()
+    )
     if export is None:
         raise NotFound("no such export")
     return export

@@ -31,29 +31,44 @@ class AcceptancePolicy(models.Model):
         PENDING = "pending", "Wait for another rating"
 
     project = models.OneToOneField("annotation.Project", on_delete=models.CASCADE, related_name="acceptance_policy")
-    rule = models.CharField(max_length=1000, help_text="expression per rater, e.g. q1 + q2 >= 3 and q3 == 2 and q4 == 1")
+    rule = models.CharField(
+        max_length=1000, help_text="expression per rater, e.g. q1 + q2 >= 3 and q3 == 2 and q4 == 1"
+    )
     aggregation = models.CharField(max_length=10, choices=Aggregation.choices, default=Aggregation.ALL)
     tie = models.CharField(max_length=10, choices=Tie.choices, default=Tie.REJECT)
     judge_screening = models.BooleanField(default=False, help_text="model raters must pass before humans count")
     min_human_ratings = models.PositiveSmallIntegerField(default=1)
-    revise_if = models.CharField(max_length=1000, blank=True, help_text="a rejected item needs revision when any rating satisfies this")
-    element_filter = models.JSONField(default=dict, blank=True,
-                                      help_text='optional, e.g. {"over": "values", "keep_if": "reflection == 1", '
-                                                '"aggregation": "majority", "tie": "drop"}')
+    revise_if = models.CharField(
+        max_length=1000, blank=True, help_text="a rejected item needs revision when any rating satisfies this"
+    )
+    element_filter = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='optional, e.g. {"over": "values", "keep_if": "reflection == 1", '
+        '"aggregation": "majority", "tie": "drop"}',
+    )
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "acceptance policies"
         constraints = [
-            models.CheckConstraint(condition=Q(aggregation__in=["all", "majority", "mean"]), name="policy_aggregation_valid"),
+            models.CheckConstraint(
+                condition=Q(aggregation__in=["all", "majority", "mean"]), name="policy_aggregation_valid"
+            ),
             models.CheckConstraint(condition=Q(tie__in=["reject", "pending"]), name="policy_tie_valid"),
         ]
 
     def spec_dict(self) -> dict:
-        return {"rule": self.rule, "aggregation": self.aggregation, "tie": self.tie,
-                "judge_screening": self.judge_screening, "min_human_ratings": self.min_human_ratings,
-                "revise_if": self.revise_if, "element_filter": dict(self.element_filter or {})}
+        return {
+            "rule": self.rule,
+            "aggregation": self.aggregation,
+            "tie": self.tie,
+            "judge_screening": self.judge_screening,
+            "min_human_ratings": self.min_human_ratings,
+            "revise_if": self.revise_if,
+            "element_filter": dict(self.element_filter or {}),
+        }
 
 
 class ItemDecision(models.Model):
@@ -72,7 +87,9 @@ class ItemDecision(models.Model):
     details = models.JSONField(default=dict, blank=True)
     policy = models.JSONField(default=dict, blank=True, help_text="the policy the decision was made under")
     note = models.TextField(blank=True)
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     decided_at = models.DateTimeField()
 
     class Meta:
@@ -98,7 +115,9 @@ class DecisionEvent(models.Model):
     source = models.CharField(max_length=10, choices=ItemDecision.Source.choices)
     note = models.TextField(blank=True)
     policy = models.JSONField(default=dict, blank=True)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -137,10 +156,16 @@ class Export(Job):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=["queued", "running", "done", "failed"]), name="export_status_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]), name="export_status_valid"
+            ),
             models.CheckConstraint(condition=Q(progress__gte=0) & Q(progress__lte=1), name="export_progress_range"),
-            models.CheckConstraint(condition=Q(content__in=["items", "annotations", "revisions"]), name="export_content_valid"),
-            models.CheckConstraint(condition=Q(format__in=["jsonl", "csv", "parquet", "hf"]), name="export_format_valid"),
+            models.CheckConstraint(
+                condition=Q(content__in=["items", "annotations", "revisions"]), name="export_content_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(format__in=["jsonl", "csv", "parquet", "hf"]), name="export_format_valid"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -105,9 +105,15 @@ class PolicySpec:
         revise_if = merged.get("revise_if") or ""
         if not isinstance(revise_if, str):
             raise PolicyError("revise_if must be an expression (text)")
-        return cls(rule=rule.strip()[:1000], aggregation=aggregation, tie=tie, judge_screening=bool(screening),
-                   min_human_ratings=min_h, revise_if=revise_if.strip()[:1000],
-                   element_filter=parse_element_filter(merged.get("element_filter")))
+        return cls(
+            rule=rule.strip()[:1000],
+            aggregation=aggregation,
+            tie=tie,
+            judge_screening=bool(screening),
+            min_human_ratings=min_h,
+            revise_if=revise_if.strip()[:1000],
+            element_filter=parse_element_filter(merged.get("element_filter")),
+        )
 
 
 def parse_element_filter(raw: Any) -> dict[str, Any]:
@@ -125,18 +131,21 @@ def parse_element_filter(raw: Any) -> dict[str, Any]:
         raise PolicyError('element_filter must be an object such as {"over": "values", "keep_if": "reflection == 1"}')
     unknown = sorted(set(raw) - set(ELEMENT_FILTER_KEYS))
     if unknown:
-        raise PolicyError(f"unknown element_filter key(s): {', '.join(map(str, unknown))} "
-                          f"(allowed: {', '.join(ELEMENT_FILTER_KEYS)})")
+        raise PolicyError(
+            f"unknown element_filter key(s): {', '.join(map(str, unknown))} (allowed: {', '.join(ELEMENT_FILTER_KEYS)})"
+        )
     over, keep_if = raw.get("over"), raw.get("keep_if")
     if not isinstance(over, str) or not over.strip():
         raise PolicyError("element_filter needs 'over': the list field whose elements are filtered")
     if not isinstance(keep_if, str) or not keep_if.strip():
-        raise PolicyError("element_filter needs 'keep_if': an expression over the questions repeated over "
-                          f"{over.strip()!r}")
+        raise PolicyError(
+            f"element_filter needs 'keep_if': an expression over the questions repeated over {over.strip()!r}"
+        )
     aggregation = raw.get("aggregation") or "majority"
     if aggregation not in ELEMENT_AGGREGATIONS:
-        raise PolicyError(f"unknown element_filter aggregation {aggregation!r}: use one of "
-                          f"{', '.join(ELEMENT_AGGREGATIONS)}")
+        raise PolicyError(
+            f"unknown element_filter aggregation {aggregation!r}: use one of {', '.join(ELEMENT_AGGREGATIONS)}"
+        )
     tie = raw.get("tie") or "drop"
     if tie not in ELEMENT_TIES:
         raise PolicyError(f"unknown element_filter tie {tie!r}: use one of {', '.join(ELEMENT_TIES)}")
@@ -183,8 +192,10 @@ def compile_policy(spec: PolicySpec, rubric: Rubric) -> CompiledPolicy:
         repeated = [q for q in rubric.questions if q.repeat_over == ef["over"]]
         if not repeated:
             lists = sorted({q.repeat_over for q in rubric.questions if q.repeat_over})
-            raise PolicyError(f"element_filter: no question of this rubric is repeated over {ef['over']!r}; "
-                              f"list fields with repeated questions: {', '.join(lists) or '(none)'}")
+            raise PolicyError(
+                f"element_filter: no question of this rubric is repeated over {ef['over']!r}; "
+                f"list fields with repeated questions: {', '.join(lists) or '(none)'}"
+            )
         usable = [q.id for q in repeated if q.type in ("scale", "binary", "choice")]
         try:
             keep = Expression(ef["keep_if"])
@@ -192,18 +203,25 @@ def compile_policy(spec: PolicySpec, rubric: Rubric) -> CompiledPolicy:
             raise PolicyError(f"element_filter keep_if: {exc}") from None
         unknown = sorted(keep.names - set(usable))
         if unknown:
-            raise PolicyError(f"element_filter keep_if refers to unknown field(s) {', '.join(unknown)}; questions "
-                              f"repeated over {ef['over']!r}: {', '.join(usable) or '(none usable)'}")
+            raise PolicyError(
+                f"element_filter keep_if refers to unknown field(s) {', '.join(unknown)}; questions "
+                f"repeated over {ef['over']!r}: {', '.join(usable) or '(none usable)'}"
+            )
         if ef["aggregation"] == "mean":
             labels = sorted(n for n in keep.names if rubric.question(n).type == "choice")
             if labels:
-                raise PolicyError(f"element_filter aggregation 'mean' needs numeric questions; {', '.join(labels)} "
-                                  "is a choice: use majority or all")
+                raise PolicyError(
+                    f"element_filter aggregation 'mean' needs numeric questions; {', '.join(labels)} "
+                    "is a choice: use majority or all"
+                )
         element_questions = tuple(q for q in usable if q in keep.names)
     return CompiledPolicy(
-        spec=spec, rubric=rubric, rule=comp(spec.rule, "the rule"),
+        spec=spec,
+        rubric=rubric,
+        rule=comp(spec.rule, "the rule"),
         revise=comp(spec.revise_if, "revise_if") if spec.revise_if else None,
-        keep=keep, element_questions=element_questions,
+        keep=keep,
+        element_questions=element_questions,
     )
 
 
@@ -232,11 +250,13 @@ def rating_context(policy: CompiledPolicy, rating: Rating) -> dict[str, Any]:
     version); flattened by :func:`annotation.answers.flatten_answers` like every other reader."""
     rubric = policy.rubric
     derived = dict(rating.derived or {})
-    if (any(d.id not in derived for d in rubric.derived)
-            or (rubric.acceptance is not None and "accepted" not in derived)):
+    if any(d.id not in derived for d in rubric.derived) or (
+        rubric.acceptance is not None and "accepted" not in derived
+    ):
         derived = {**rubric.derive(dict(rating.answers), presentation=rating.presentation), **derived}
-    cells = flatten_answers(rubric, rating.answers, derived, rating.presentation,
-                            elements=False, missing=True, pair_sides=True)
+    cells = flatten_answers(
+        rubric, rating.answers, derived, rating.presentation, elements=False, missing=True, pair_sides=True
+    )
     return {name: value for name, _, value, _ in cells}
 
 
@@ -334,8 +354,15 @@ def filter_elements(policy: CompiledPolicy, ratings: Sequence[Rating]) -> dict[s
             kept.append(i + 1)
         else:
             removed.append({"element": i + 1, "reason": f"{ef['keep_if']}: {why}"})
-    return {"over": ef["over"], "keep_if": ef["keep_if"], "aggregation": ef["aggregation"], "tie": ef["tie"],
-            "n": width, "kept": kept, "removed": removed}
+    return {
+        "over": ef["over"],
+        "keep_if": ef["keep_if"],
+        "aggregation": ef["aggregation"],
+        "tie": ef["tie"],
+        "n": width,
+        "kept": kept,
+        "removed": removed,
+    }
 
 
 def decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
@@ -392,8 +419,11 @@ def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
             details["tie"] = True
     else:  # mean
         mean_ctx = _mean_answers(policy, [c for c, _ in complete])
-        details["mean"] = {q.id: mean_ctx.get(q.id) for q in policy.rubric.questions
-                           if q.type in ("scale", "binary") and not q.repeat_over}
+        details["mean"] = {
+            q.id: mean_ctx.get(q.id)
+            for q in policy.rubric.questions
+            if q.type in ("scale", "binary") and not q.repeat_over
+        }
         v = _truth(policy.rule, mean_ctx)
         if v is None:
             status, reason = "pending", "the rule cannot be evaluated on the mean scores (a mean is missing)"

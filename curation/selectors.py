@@ -32,12 +32,24 @@ def item_chunks(items: QuerySet[Item], *fields: str, chunk: int = CHUNK) -> Iter
 def ratings_for(project: Project, item_ids: list[int]) -> dict[int, list[Rating]]:
     """Submitted regular annotations of these items (humans and model raters), as policy ratings."""
     out: dict[int, list[Rating]] = defaultdict(list)
-    rows = (submitted_annotations(project).filter(item_id__in=item_ids).order_by("item_id", "id")
-            .values_list("item_id", "rater_id", "rater__name", "rater__kind", "answers", "derived",
-                         "assignment__presentation"))
+    rows = (
+        submitted_annotations(project)
+        .filter(item_id__in=item_ids)
+        .order_by("item_id", "id")
+        .values_list(
+            "item_id", "rater_id", "rater__name", "rater__kind", "answers", "derived", "assignment__presentation"
+        )
+    )
     for item_id, rater_id, name, kind, answers, derived, presentation in rows:
-        out[item_id].append(Rating(rater=f"{name}#{rater_id}", kind=kind, answers=answers or {},
-                                   derived=derived or {}, presentation=presentation or {}))
+        out[item_id].append(
+            Rating(
+                rater=f"{name}#{rater_id}",
+                kind=kind,
+                answers=answers or {},
+                derived=derived or {},
+                presentation=presentation or {},
+            )
+        )
     return out
 
 
@@ -60,8 +72,9 @@ def decisions(project: Project, *, status: str | None = None) -> QuerySet[ItemDe
 def needs_revision_items(project: Project) -> QuerySet[Item]:
     """Items whose decision is needs_revision and that have no revised version yet."""
     revised = Item.objects.filter(parent=OuterRef("pk"))
-    return (Item.objects.filter(project=project, decision__status="needs_revision")
-            .exclude(Exists(revised)).order_by("id"))
+    return (
+        Item.objects.filter(project=project, decision__status="needs_revision").exclude(Exists(revised)).order_by("id")
+    )
 
 
 def exported_items(project: Project, scope: str) -> QuerySet[Item]:

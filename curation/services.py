@@ -40,10 +40,15 @@ def default_policy(project: Project) -> dict[str, Any]:
     rubric = project.rubric_version.parsed()
     suggested = project.preset.suggested_policy or {}
     rule = rubric.acceptance.source if rubric.acceptance is not None else suggested.get("rule", "")
-    return {"rule": rule, "aggregation": suggested.get("aggregation", "all"), "tie": "reject",
-            "judge_screening": False, "min_human_ratings": project.k_per_item,
-            "revise_if": suggested.get("revise_if", ""),
-            "element_filter": dict(suggested.get("element_filter") or {})}
+    return {
+        "rule": rule,
+        "aggregation": suggested.get("aggregation", "all"),
+        "tie": "reject",
+        "judge_screening": False,
+        "min_human_ratings": project.k_per_item,
+        "revise_if": suggested.get("revise_if", ""),
+        "element_filter": dict(suggested.get("element_filter") or {}),
+    }
 
 
 def current_policy(project: Project) -> dict[str, Any]:
@@ -64,7 +69,8 @@ def set_policy(*, project: Project, raw: dict[str, Any], user: AbstractBaseUser 
     spec = parse_policy(project=project, raw=raw).spec
     with transaction.atomic():
         policy, _ = AcceptancePolicy.objects.update_or_create(
-            project=project, defaults={**spec.as_dict(), "updated_by": user if _real(user) else None})
+            project=project, defaults={**spec.as_dict(), "updated_by": user if _real(user) else None}
+        )
     return policy
 
 
@@ -97,10 +103,17 @@ def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: s
                 groups[row[col] or "(none)"][status] += 1
 
     def shaped(c: Counter) -> dict[str, int]:
-        return {**{s: c.get(s, 0) for s in ("accepted", "rejected", "needs_revision", "pending")}, "total": sum(c.values())}
+        return {
+            **{s: c.get(s, 0) for s in ("accepted", "rejected", "needs_revision", "pending")},
+            "total": sum(c.values()),
+        }
 
-    return {"policy": compiled.spec.as_dict(), "by": by, "total": shaped(total),
-            "strata": {g: shaped(c) for g, c in sorted(groups.items())}}
+    return {
+        "policy": compiled.spec.as_dict(),
+        "by": by,
+        "total": shaped(total),
+        "strata": {g: shaped(c) for g, c in sorted(groups.items())},
+    }
 
 
 @dataclass
@@ -137,23 +150,53 @@ def apply_policy(*, project: Project, user: AbstractBaseUser | None, override_ma
                     continue
                 counts[v.status] += 1
                 if d is None:
-                    create.append(ItemDecision(item_id=item_id, project=project, status=v.status, reason=v.reason,
-                                               details=v.details, policy=spec, decided_by=who, decided_at=now))
-                    events.append(DecisionEvent(item_id=item_id, project=project, status=v.status, previous_status="",
-                                                reason=v.reason, source="policy", policy=spec, user=who))
+                    create.append(
+                        ItemDecision(
+                            item_id=item_id,
+                            project=project,
+                            status=v.status,
+                            reason=v.reason,
+                            details=v.details,
+                            policy=spec,
+                            decided_by=who,
+                            decided_at=now,
+                        )
+                    )
+                    events.append(
+                        DecisionEvent(
+                            item_id=item_id,
+                            project=project,
+                            status=v.status,
+                            previous_status="",
+                            reason=v.reason,
+                            source="policy",
+                            policy=spec,
+                            user=who,
+                        )
+                    )
                     continue
                 changed = d.status != v.status or d.source != ItemDecision.Source.POLICY
                 if changed or d.reason != v.reason or d.policy != spec or d.details != v.details:
                     if changed:
-                        events.append(DecisionEvent(item_id=item_id, project=project, status=v.status,
-                                                    previous_status=d.status, reason=v.reason, source="policy",
-                                                    policy=spec, user=who))
+                        events.append(
+                            DecisionEvent(
+                                item_id=item_id,
+                                project=project,
+                                status=v.status,
+                                previous_status=d.status,
+                                reason=v.reason,
+                                source="policy",
+                                policy=spec,
+                                user=who,
+                            )
+                        )
                     d.status, d.reason, d.details, d.policy = v.status, v.reason, v.details, spec
                     d.source, d.note, d.decided_by, d.decided_at = ItemDecision.Source.POLICY, "", who, now
                     update.append(d)
             ItemDecision.objects.bulk_create(create)
-            ItemDecision.objects.bulk_update(update, ["status", "reason", "details", "policy", "source", "note",
-                                                      "decided_by", "decided_at"])
+            ItemDecision.objects.bulk_update(
+                update, ["status", "reason", "details", "policy", "source", "note", "decided_by", "decided_at"]
+            )
             DecisionEvent.objects.bulk_create(events)
             report.changed += len(events)
     report.counts = {s: counts.get(s, 0) for s in STATUSES}
@@ -172,11 +215,25 @@ def override_decision(*, item: Item, user: AbstractBaseUser, status: str, note: 
         previous = d.status if d else ""
         if d is None:
             d = ItemDecision(item=item, project_id=item.project_id)
-        d.status, d.source, d.note, d.decided_by, d.decided_at = status, ItemDecision.Source.MANUAL, note[:5000], user, timezone.now()
+        d.status, d.source, d.note, d.decided_by, d.decided_at = (
+            status,
+            ItemDecision.Source.MANUAL,
+            note[:5000],
+            user,
+            timezone.now(),
+        )
         d.reason = f"manual decision by {user.get_username()}"
         d.save()
-        DecisionEvent.objects.create(item=item, project_id=item.project_id, status=status, previous_status=previous,
-                                     reason=d.reason, source="manual", note=d.note, user=user)
+        DecisionEvent.objects.create(
+            item=item,
+            project_id=item.project_id,
+            status=status,
+            previous_status=previous,
+            reason=d.reason,
+            source="manual",
+            note=d.note,
+            user=user,
+        )
     return d
 
 
@@ -191,8 +248,9 @@ def import_revisions(*, project: Project, data: bytes | str | Path, images: Path
 
 
 # ------------------------------------------------------------------------------ exports
-def start_export(*, project: Project, user: AbstractBaseUser | None, content: str, format: str,
-                 scope: str = "accepted") -> Export:
+def start_export(
+    *, project: Project, user: AbstractBaseUser | None, content: str, format: str, scope: str = "accepted"
+) -> Export:
     """Validate the request, create the export row and hand it to a worker on commit."""
     contents, formats, scopes = Export.Content.values, Export.Format.values, Export.Scope.values
     if content not in contents:
@@ -208,8 +266,9 @@ def start_export(*, project: Project, user: AbstractBaseUser | None, content: st
     from .tasks import run_export
 
     with transaction.atomic():
-        export = Export.objects.create(project=project, created_by=user if _real(user) else None, content=content,
-                                       format=format, scope=scope)
+        export = Export.objects.create(
+            project=project, created_by=user if _real(user) else None, content=content, format=format, scope=scope
+        )
         jobs.enqueue_on_commit(export, lambda: run_export.delay(export.id))
     return export
 

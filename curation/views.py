@@ -51,12 +51,20 @@ def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, 
     status = request.GET.get("status") or None
     policy = extra.pop("policy", None) or services.current_policy(project)
     return {
-        "project": project, "policy": policy, "element_filter_text": _element_filter_text(policy),
+        "project": project,
+        "policy": policy,
+        "element_filter_text": _element_filter_text(policy),
         "aggregations": AGGREGATIONS,
-        "ties": TIES, "statuses": STATUSES, "strata": STRATA_KEYS, "counts": selectors.decision_counts(project),
+        "ties": TIES,
+        "statuses": STATUSES,
+        "strata": STRATA_KEYS,
+        "counts": selectors.decision_counts(project),
         "decisions": selectors.decisions(project, status=status if status in STATUSES else None)[:DECISION_ROWS],
-        "status_filter": status, "exports": Export.objects.filter(project=project)[:20],
-        "formats": Export.Format.choices, "contents": Export.Content.choices, "scopes": Export.Scope.choices,
+        "status_filter": status,
+        "exports": Export.objects.filter(project=project)[:20],
+        "formats": Export.Format.choices,
+        "contents": Export.Content.choices,
+        "scopes": Export.Scope.choices,
         **extra,
     }
 
@@ -72,8 +80,9 @@ def curation_page(request: HttpRequest, project_id: int) -> HttpResponse:
 def preview(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _project(request, project_id)
     try:
-        result = services.preview_policy(project=project, raw=_policy_from_form(request.POST),
-                                         by=request.POST.get("by") or None)
+        result = services.preview_policy(
+            project=project, raw=_policy_from_form(request.POST), by=request.POST.get("by") or None
+        )
         return render(request, "curation/_preview.html", {"preview": result})
     except DomainError as exc:
         return render(request, "curation/_preview.html", {"error": exc.message}, status=400)
@@ -86,15 +95,23 @@ def save_policy(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         services.set_policy(project=project, raw=_policy_from_form(request.POST), user=request.user)
         if request.POST.get("apply"):
-            report = services.apply_policy(project=project, user=request.user,
-                                           override_manual=bool(request.POST.get("override_manual")))
-            messages.success(request, f"Policy applied: {report.counts} ({report.changed} changes, "
-                                      f"{report.kept_manual} manual decisions kept)")
+            report = services.apply_policy(
+                project=project, user=request.user, override_manual=bool(request.POST.get("override_manual"))
+            )
+            messages.success(
+                request,
+                f"Policy applied: {report.counts} ({report.changed} changes, "
+                f"{report.kept_manual} manual decisions kept)",
+            )
         else:
             messages.success(request, "Policy saved.")
     except DomainError as exc:
-        return render(request, "curation/page.html", _context(project, request, error=exc.message,
-                                                               policy=_policy_from_form(request.POST)), status=400)
+        return render(
+            request,
+            "curation/page.html",
+            _context(project, request, error=exc.message, policy=_policy_from_form(request.POST)),
+            status=400,
+        )
     return redirect("curation", project_id=project.id)
 
 
@@ -104,8 +121,9 @@ def override(request: HttpRequest, project_id: int, item_id: int) -> HttpRespons
     project = _project(request, project_id)
     item = get_object_or_404(Item, pk=item_id, project=project)
     try:
-        services.override_decision(item=item, user=request.user, status=request.POST.get("status", ""),
-                                   note=request.POST.get("note", ""))
+        services.override_decision(
+            item=item, user=request.user, status=request.POST.get("status", ""), note=request.POST.get("note", "")
+        )
         messages.success(request, f"{item} is now {request.POST.get('status')}.")
     except DomainError as exc:
         messages.error(request, exc.message)
@@ -139,8 +157,13 @@ def import_revisions(request: HttpRequest, project_id: int) -> HttpResponse:
 def start_export(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _project(request, project_id)
     try:
-        services.start_export(project=project, user=request.user, content=request.POST.get("content", ""),
-                              format=request.POST.get("format", ""), scope=request.POST.get("scope", "accepted"))
+        services.start_export(
+            project=project,
+            user=request.user,
+            content=request.POST.get("content", ""),
+            format=request.POST.get("format", ""),
+            scope=request.POST.get("scope", "accepted"),
+        )
         messages.success(request, "Export started.")
     except DomainError as exc:
         messages.error(request, exc.message)

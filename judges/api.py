@@ -37,8 +37,21 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = JudgeConfig
-        fields = ["id", "name", "backend", "model_id", "prompt_template", "parser", "questions", "params",
-                  "passes", "combine", "members", "rater", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "backend",
+            "model_id",
+            "prompt_template",
+            "parser",
+            "questions",
+            "params",
+            "passes",
+            "combine",
+            "members",
+            "rater",
+            "created_at",
+        ]
         read_only_fields = ["id", "rater", "created_at"]
 
 
@@ -60,8 +73,17 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = JudgeOutput
-        fields = ["item", "external_id", "pass_index", "member", "raw_output", "parsed", "labels", "error",
-                  "latency_ms"]
+        fields = [
+            "item",
+            "external_id",
+            "pass_index",
+            "member",
+            "raw_output",
+            "parsed",
+            "labels",
+            "error",
+            "latency_ms",
+        ]
 
     def get_parsed(self, obj: JudgeOutput):
         return outputs.rubric_part(obj.parsed)
@@ -87,10 +109,18 @@ class JudgeConfigList(APIView):
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         config = services.create_judge_config(
-            project=project, name=d["name"], backend=d["backend"], model_id=d.get("model_id", ""),
-            prompt_template=d.get("prompt_template"), parser=d.get("parser"), questions=d.get("questions"),
-            params=d.get("params") or {}, passes=d.get("passes", 1), combine=d.get("combine", "mean"),
-            members=d.get("members", []), created_by=request.user,
+            project=project,
+            name=d["name"],
+            backend=d["backend"],
+            model_id=d.get("model_id", ""),
+            prompt_template=d.get("prompt_template"),
+            parser=d.get("parser"),
+            questions=d.get("questions"),
+            params=d.get("params") or {},
+            passes=d.get("passes", 1),
+            combine=d.get("combine", "mean"),
+            members=d.get("members", []),
+            created_by=request.user,
         )
         return Response(JudgeConfigSerializer(config).data, status=status.HTTP_201_CREATED)
 

@@ -47,8 +47,9 @@ def _combine_one(q: Question, values: Sequence[Any], how: str) -> tuple[Any, flo
     return _majority(present), None
 
 
-def combine(rubric: Rubric, questions: Sequence[str], answers: Sequence[dict[str, Any]],
-            how: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def combine(
+    rubric: Rubric, questions: Sequence[str], answers: Sequence[dict[str, Any]], how: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(answers for the rubric validator, exact means where they differ from the stored answer)."""
     out: dict[str, Any] = {}
     exact: dict[str, Any] = {}

@@ -80,8 +80,9 @@ def template_placeholders(text: str) -> list[str]:
     return list(dict.fromkeys(_PLACEHOLDER.findall(text or "")))
 
 
-def classifier_question(spec_entry: Mapping[str, Any], item_ctx: Mapping[str, Any],
-                        bank: ClassifierBank) -> tuple[str, list[str]]:
+def classifier_question(
+    spec_entry: Mapping[str, Any], item_ctx: Mapping[str, Any], bank: ClassifierBank
+) -> tuple[str, list[str]]:
     """(prompt, choices) of one closed-choice classifier for one item; ValueError when the item
     gives no closed list (e.g. a context label in none of the bank's context lists)."""
     if spec_entry.get("prompt"):
@@ -94,8 +95,10 @@ def classifier_question(spec_entry: Mapping[str, Any], item_ctx: Mapping[str, An
             label = str(item_ctx.get(spec_entry.get("expected", "context_label")) or "").lower()
             dims = [d for d in bank.context if label in {c.lower() for c in bank.questions[d].choices}]
             if len(dims) != 1:
-                raise ValueError(f"no {bank.source} context question for dimension {item_ctx.get('dimension')!r} "
-                                 f"and context label {item_ctx.get(spec_entry.get('expected', 'context_label'))!r}")
+                raise ValueError(
+                    f"no {bank.source} context question for dimension {item_ctx.get('dimension')!r} "
+                    f"and context label {item_ctx.get(spec_entry.get('expected', 'context_label'))!r}"
+                )
             dim = dims[0]
         ask = dim
     if ask not in bank.questions:
@@ -104,8 +107,9 @@ def classifier_question(spec_entry: Mapping[str, Any], item_ctx: Mapping[str, An
     return render(question.prompt, {"choices": choices_text(question.choices)}), list(question.choices)
 
 
-def check_classifier_template(template: Mapping[str, Any], rubric: Rubric,
-                              bank: ClassifierBank) -> tuple[list[str], list[str]]:
+def check_classifier_template(
+    template: Mapping[str, Any], rubric: Rubric, bank: ClassifierBank
+) -> tuple[list[str], list[str]]:
     """(judged question ids, flags it can tick) of a classifier template; ValueError if malformed."""
     classifiers = template.get("classifiers")
     if not isinstance(classifiers, list) or not classifiers:
@@ -156,8 +160,9 @@ def preset_defaults(preset: Preset | None, rubric: Rubric) -> dict[str, Any]:
     template = dict(paper.template or {})
     if not any(k in template for k in ("per_question", "classifiers", "labels")):
         template = {**GENERIC_TEMPLATE, **template}  # a system / user prompt: the generic part where none given
-    return json.loads(json.dumps({"prompt_template": template, "parser": paper.parser,
-                                  "questions": list(paper.questions)}))
+    return json.loads(
+        json.dumps({"prompt_template": template, "parser": paper.parser, "questions": list(paper.questions)})
+    )
 
 
 # ---------------------------------------------------------------------------------- builder
@@ -206,13 +211,16 @@ def question_text(rubric: Rubric, q: Question, item_ctx: Mapping[str, Any]) -> s
         parts.append("  " + ("Tick any of" if q.type == "checklist" else "Answer with one of") + ":")
         parts.extend(f"    {json.dumps(o.value, ensure_ascii=False)} = {o.label}" for o in q.options)
     if q.type == "pairwise" and q.pair:
-        parts.append(f"  Answer \"left\" for {q.pair[0]}, \"right\" for {q.pair[1]}"
-                     + (', or "tie"' if q.allow_tie else "") + ".")
+        parts.append(
+            f'  Answer "left" for {q.pair[0]}, "right" for {q.pair[1]}' + (', or "tie"' if q.allow_tie else "") + "."
+        )
     if q.repeat_over:
         n = rubric.repeat_count(q, item_ctx)
         parts.append(f"  Give a list of {n} answers, one per element of {q.repeat_over}, in order:")
         for i, el in enumerate(item_ctx.get(q.repeat_over) or [], start=1):
-            shown = "; ".join(str(el.get(k, "")) for k in q.repeat_show) if isinstance(el, dict) and q.repeat_show else el
+            shown = (
+                "; ".join(str(el.get(k, "")) for k in q.repeat_show) if isinstance(el, dict) and q.repeat_show else el
+            )
             parts.append(f"    {q.repeat_label.format(n=i)}: {shown}")
     return "\n".join(parts)
 
@@ -240,20 +248,28 @@ def answer_schema(rubric: Rubric, questions: Sequence[str], item_ctx: Mapping[st
     return {"type": "object", "properties": props, "required": list(questions), "additionalProperties": False}
 
 
-def prompt_context(rubric: Rubric, questions: Sequence[str], item_ctx: Mapping[str, Any],
-                   item_fields: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def prompt_context(
+    rubric: Rubric, questions: Sequence[str], item_ctx: Mapping[str, Any], item_fields: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
     ctx: dict[str, Any] = {k: v for k, v in item_ctx.items() if not isinstance(v, (list, dict))}
-    ctx.update({
-        "item": item_text(item_ctx, item_fields),
-        "rubric": "\n".join(question_text(rubric, rubric.question(q), item_ctx) for q in questions),
-        "schema": json.dumps(answer_schema(rubric, questions, item_ctx), ensure_ascii=False),
-        "instructions": rubric.instructions,
-    })
+    ctx.update(
+        {
+            "item": item_text(item_ctx, item_fields),
+            "rubric": "\n".join(question_text(rubric, rubric.question(q), item_ctx) for q in questions),
+            "schema": json.dumps(answer_schema(rubric, questions, item_ctx), ensure_ascii=False),
+            "instructions": rubric.instructions,
+        }
+    )
     return ctx
 
 
-def build_messages(template: Mapping[str, Any], rubric: Rubric, questions: Sequence[str],
-                   item_ctx: Mapping[str, Any], item_fields: Sequence[Mapping[str, Any]]) -> list[tuple[str | None, str, str]]:
+def build_messages(
+    template: Mapping[str, Any],
+    rubric: Rubric,
+    questions: Sequence[str],
+    item_ctx: Mapping[str, Any],
+    item_fields: Sequence[Mapping[str, Any]],
+) -> list[tuple[str | None, str, str]]:
     """(question id or None, system, user) per request for one item."""
     ctx = prompt_context(rubric, questions, item_ctx, item_fields)
     if "per_question" in template:
@@ -263,18 +279,35 @@ def build_messages(template: Mapping[str, Any], rubric: Rubric, questions: Seque
             if t is None:
                 continue
             q = rubric.question(qid)
-            qctx = dict(ctx, question=fill_prompt(q.prompt, item_ctx),
-                        anchors="\n".join(f"{o.value} = {o.label}" for o in q.options))
+            qctx = dict(
+                ctx,
+                question=fill_prompt(q.prompt, item_ctx),
+                anchors="\n".join(f"{o.value} = {o.label}" for o in q.options),
+            )
             out.append((qid, render(t.get("system", ""), qctx), render(t.get("user", ""), qctx)))
         return out
     return [(None, render(template.get("system", ""), ctx), render(template.get("user", ""), ctx))]
 
 
-def prompt_hash(*, backend: str, model_id: str, prompt_template: Any, parser: str, questions: Sequence[str],
-                params: Mapping[str, Any]) -> str:
+def prompt_hash(
+    *,
+    backend: str,
+    model_id: str,
+    prompt_template: Any,
+    parser: str,
+    questions: Sequence[str],
+    params: Mapping[str, Any],
+) -> str:
     blob = json.dumps(
-        {"backend": backend, "model": model_id, "prompt": prompt_template, "parser": parser,
-         "questions": list(questions), "params": params},
-        sort_keys=True, ensure_ascii=False,
+        {
+            "backend": backend,
+            "model": model_id,
+            "prompt": prompt_template,
+            "parser": parser,
+            "questions": list(questions),
+            "params": params,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
     )
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -72,8 +72,12 @@ def _judged_rubric(schema_json: str, questions: tuple[str, ...]) -> Rubric:
         if Expression(d["expr"]).names <= names:
             derived.append(d)
             names.add(d["id"])
-    part = {"title": schema.get("title", ""), "instructions": schema.get("instructions", ""), "questions": qs,
-            "derived": derived}
+    part = {
+        "title": schema.get("title", ""),
+        "instructions": schema.get("instructions", ""),
+        "questions": qs,
+        "derived": derived,
+    }
     acc = schema.get("acceptance")
     if acc and Expression(acc["expr"]).names <= names:
         part["acceptance"] = acc
@@ -91,9 +95,15 @@ def spec_for(config: JudgeConfig) -> JudgeSpec:
     project = config.project
     preset = project.preset
     return JudgeSpec(
-        backend=config.backend, model_id=config.model_id, prompt_template=config.prompt_template,
-        parser=config.parser, questions=tuple(config.questions), params=dict(config.params),
-        rubric=project.rubric_version.parsed(), item_fields=preset.item_fields, preset_key=project.preset_key,
+        backend=config.backend,
+        model_id=config.model_id,
+        prompt_template=config.prompt_template,
+        parser=config.parser,
+        questions=tuple(config.questions),
+        params=dict(config.params),
+        rubric=project.rubric_version.parsed(),
+        item_fields=preset.item_fields,
+        preset_key=project.preset_key,
     )
 
 
@@ -106,9 +116,18 @@ def queue_for(config: JudgeConfig) -> str:
 
 # ------------------------------------------------------------------------------ configure
 def create_judge_config(
-    *, project: Project, name: str, backend: str, model_id: str = "", prompt_template: dict | None = None,
-    parser: str | None = None, questions: Sequence[str] | None = None, params: dict[str, Any] | None = None,
-    passes: int = 1, combine: str = "mean", members: Iterable[JudgeConfig] = (),
+    *,
+    project: Project,
+    name: str,
+    backend: str,
+    model_id: str = "",
+    prompt_template: dict | None = None,
+    parser: str | None = None,
+    questions: Sequence[str] | None = None,
+    params: dict[str, Any] | None = None,
+    passes: int = 1,
+    combine: str = "mean",
+    members: Iterable[JudgeConfig] = (),
     created_by: AbstractBaseUser | None = None,
 ) -> JudgeConfig:
     """A judge for a project; defaults (prompt, parser, questions) come from the preset: its paper
@@ -137,8 +156,9 @@ def create_judge_config(
         if any(m.project_id != project.id or m.backend == JudgeConfig.Backend.ENSEMBLE for m in members):
             raise DomainError("ensemble members must be (non-ensemble) judges of the same project")
         parser = JudgeConfig.Parser.NONE
-        questions = questions or sorted({q for m in members for q in m.questions},
-                                        key=[q.id for q in rubric.questions].index)
+        questions = questions or sorted(
+            {q for m in members for q in m.questions}, key=[q.id for q in rubric.questions].index
+        )
         prompt_template = {}
     elif backend in (JudgeConfig.Backend.EMBEDDING, JudgeConfig.Backend.IMAGE_SIMILARITY):
         parser = JudgeConfig.Parser.NONE
@@ -149,18 +169,23 @@ def create_judge_config(
         if isinstance(prompt_template, dict) and "use" in prompt_template:  # a named template
             named = prompts.named_template(str(prompt_template["use"]))
             if named is None:
-                raise DomainError(f"no prompt template named {prompt_template['use']!r}; choose one of "
-                                 f"{', '.join(prompts.named_templates())}")
+                raise DomainError(
+                    f"no prompt template named {prompt_template['use']!r}; choose one of "
+                    f"{', '.join(prompts.named_templates())}"
+                )
             prompt_template = json.loads(json.dumps(named))
         if prompt_template is None:
             parser = parser or defaults["parser"]
-            prompt_template = defaults["prompt_template"] if parser == defaults["parser"] else dict(
-                prompts.GENERIC_TEMPLATE)
+            prompt_template = (
+                defaults["prompt_template"] if parser == defaults["parser"] else dict(prompts.GENERIC_TEMPLATE)
+            )
         if not isinstance(prompt_template, dict) or not (
             "per_question" in prompt_template or "user" in prompt_template or "classifiers" in prompt_template
         ):
-            raise DomainError('a prompt template is {"system": ..., "user": ...}, {"per_question": {...}}, '
-                             '{"classifiers": [...], "flags": [...]} or {"label", "labels", "system", "user"}')
+            raise DomainError(
+                'a prompt template is {"system": ..., "user": ...}, {"per_question": {...}}, '
+                '{"classifiers": [...], "flags": [...]} or {"label", "labels", "system", "user"}'
+            )
         kind = prompts.template_kind(prompt_template)
         if kind == "rubric":
             parser = parser or defaults["parser"]
@@ -174,56 +199,88 @@ def create_judge_config(
             raise DomainError(f"unknown parser {parser!r}")
         if kind == "classifiers":
             try:
-                judged, flags = prompts.check_classifier_template(prompt_template, rubric,
-                                                                  prompts.classifier_bank(preset.key))
+                judged, flags = prompts.check_classifier_template(
+                    prompt_template, rubric, prompts.classifier_bank(preset.key)
+                )
             except ValueError as exc:
                 raise DomainError(f"classifier template: {exc}") from None
             if questions is not None and list(questions) != judged:
                 raise DomainError(f"the classifiers decide {', '.join(judged)}, not {', '.join(questions)}")
             questions = judged
-            decides = {q: [f for r, f in zip(prompt_template["flags"], flags, strict=True) if r["question"] == q]
-                       for q in judged}
+            decides = {
+                q: [f for r, f in zip(prompt_template["flags"], flags, strict=True) if r["question"] == q]
+                for q in judged
+            }
         elif kind == "label":
             labels = prompt_template.get("labels")
-            if not isinstance(prompt_template.get("label"), str) or not prompt_template["label"] or not (
-                isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) and x for x in labels)
+            if (
+                not isinstance(prompt_template.get("label"), str)
+                or not prompt_template["label"]
+                or not (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) and x for x in labels))
             ):
                 raise DomainError('a label template needs "label" (a name) and "labels" (at least two)')
             if questions:
                 raise DomainError("a label judge answers no rubric question: its label is stored as its output")
             questions = []
     questions = list(questions or [])
-    label_judge = backend not in (JudgeConfig.Backend.ENSEMBLE, JudgeConfig.Backend.EMBEDDING,
-                                  JudgeConfig.Backend.IMAGE_SIMILARITY) and kind == "label"
+    label_judge = (
+        backend
+        not in (JudgeConfig.Backend.ENSEMBLE, JudgeConfig.Backend.EMBEDDING, JudgeConfig.Backend.IMAGE_SIMILARITY)
+        and kind == "label"
+    )
     if not label_judge:
         known = {q.id: q for q in rubric.questions}
         unknown = [q for q in questions if q not in known]
         if unknown or not questions:
             raise DomainError(
-                f"the judge must answer rubric questions; unknown: {', '.join(unknown) or '(none given)'}")
+                f"the judge must answer rubric questions; unknown: {', '.join(unknown) or '(none given)'}"
+            )
         try:
             judged_rubric(project, questions)
         except RubricError as exc:
             raise DomainError(f"these questions do not form a valid part of the rubric: {exc}") from None
-    phash = prompts.prompt_hash(backend=backend, model_id=model_id, prompt_template=prompt_template, parser=parser,
-                                questions=questions, params=params)
+    phash = prompts.prompt_hash(
+        backend=backend,
+        model_id=model_id,
+        prompt_template=prompt_template,
+        parser=parser,
+        questions=questions,
+        params=params,
+    )
     public_params = {k: v for k, v in params.items() if "key" not in k.lower() or k == "api_key_env"}
     with transaction.atomic():
         if JudgeConfig.objects.filter(project=project, name=name).exists():
             raise DomainError(f"this project already has a judge named {name!r}")
         rater = Rater.objects.create(
-            kind=Rater.Kind.MODEL, name=f"judge: {name}"[:200], backend=backend, model_id=model_id[:200],
+            kind=Rater.Kind.MODEL,
+            name=f"judge: {name}"[:200],
+            backend=backend,
+            model_id=model_id[:200],
             prompt_hash=phash,
-            parameters={**public_params, "passes": int(passes), "combine": combine, "parser": parser,
-                        "questions": questions, "members": [m.name for m in members],
-                        # a classifier judge ticks only these flags; a label judge's output is its label
-                        **({"decides": decides} if decides else {}),
-                        **({"labels": {prompt_template["label"]: prompt_template["labels"]}} if kind == "label"
-                           else {})},
+            parameters={
+                **public_params,
+                "passes": int(passes),
+                "combine": combine,
+                "parser": parser,
+                "questions": questions,
+                "members": [m.name for m in members],
+                # a classifier judge ticks only these flags; a label judge's output is its label
+                **({"decides": decides} if decides else {}),
+                **({"labels": {prompt_template["label"]: prompt_template["labels"]}} if kind == "label" else {}),
+            },
         )
         config = JudgeConfig.objects.create(
-            project=project, name=name[:200], backend=backend, model_id=model_id, prompt_template=prompt_template,
-            parser=parser, questions=questions, params=params, passes=int(passes), combine=combine, rater=rater,
+            project=project,
+            name=name[:200],
+            backend=backend,
+            model_id=model_id,
+            prompt_template=prompt_template,
+            parser=parser,
+            questions=questions,
+            params=params,
+            passes=int(passes),
+            combine=combine,
+            rater=rater,
             created_by=created_by,
         )
         if members:
@@ -242,8 +299,13 @@ def _direct_questions(backend: str, preset: Preset) -> list[str]:
 
 # ------------------------------------------------------------------------------ runs
 def start_judge_run(
-    *, config: JudgeConfig, user: AbstractBaseUser | None = None, item_ids: Sequence[int] | None = None,
-    sample_size: int | None = None, seed: int | None = None, chunk_size: int | None = None,
+    *,
+    config: JudgeConfig,
+    user: AbstractBaseUser | None = None,
+    item_ids: Sequence[int] | None = None,
+    sample_size: int | None = None,
+    seed: int | None = None,
+    chunk_size: int | None = None,
     parent: JudgeRun | None = None,
 ) -> JudgeRun:
     """Run the judge over all items of the project, the given ones, or a random sample of them."""
@@ -267,8 +329,14 @@ def start_judge_run(
         raise DomainError(f"chunk size must be between 1 and {MAX_CHUNK}")
     with transaction.atomic():
         run = JudgeRun.objects.create(
-            config=config, project=config.project, item_ids=ids, total=len(ids), chunk_size=chunk,
-            queue=queue_for(config), parent=parent, created_by=user,
+            config=config,
+            project=config.project,
+            item_ids=ids,
+            total=len(ids),
+            chunk_size=chunk,
+            queue=queue_for(config),
+            parent=parent,
+            created_by=user,
         )
         transaction.on_commit(lambda: enqueue_chunks(run=run, item_ids=ids))
     return run
@@ -354,7 +422,9 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
     if run.status in JudgeRun.TERMINAL:
         return run
     now = timezone.now()
-    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(status=JudgeRun.Status.RUNNING, started_at=now)
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(
+        status=JudgeRun.Status.RUNNING, started_at=now
+    )
     JudgeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
     config = run.config
     members = _members(config)
@@ -376,9 +446,7 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
         if _state(run.pk) != JudgeRun.Status.RUNNING:
             break  # cancelled (or failed elsewhere): stop between batches
         batch = todo[start : start + step]
-        have = set(
-            JudgeOutput.objects.filter(run=run, item__in=batch).values_list("item_id", "pass_index")
-        )
+        have = set(JudgeOutput.objects.filter(run=run, item__in=batch).values_list("item_id", "pass_index"))
         for m_index, (member, spec, backend) in enumerate(zip(members, specs, backends, strict=True)):
             offset = m_index * per_member
             member_rubric = judged_rubric(run.project, member.questions) if member.questions else None
@@ -393,15 +461,20 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
                 except BackendUnavailable as exc:
                     jobs.fail(run, f"the judge cannot run: {exc}")
                     return JudgeRun.objects.get(pk=run.pk)
-                _store_outputs(run, member if len(members) > 1 else None, offset, verdicts, member_rubric,
-                               items_by_id)
+                _store_outputs(run, member if len(members) > 1 else None, offset, verdicts, member_rubric, items_by_id)
         for it in batch:
             _finalise_item(run, it, rubric_part, total_passes)
     return maybe_finish(run=run)
 
 
-def _store_outputs(run: JudgeRun, member: JudgeConfig | None, offset: int, verdicts: Sequence[Verdict],
-                   rubric: Rubric | None, items_by_id: dict[int, Item]) -> None:
+def _store_outputs(
+    run: JudgeRun,
+    member: JudgeConfig | None,
+    offset: int,
+    verdicts: Sequence[Verdict],
+    rubric: Rubric | None,
+    items_by_id: dict[int, Item],
+) -> None:
     """Rubric answers validated by the rubric (``rubric`` None: a label judge answers none),
     the classifier labels kept beside them under ``prompts.LABELS_KEY``."""
     rows = []
@@ -414,10 +487,18 @@ def _store_outputs(run: JudgeRun, member: JudgeConfig | None, offset: int, verdi
                 parsed, error = v.answers, f"invalid answer: {exc}"
         if parsed is not None and v.labels:
             parsed = {**parsed, prompts.LABELS_KEY: v.labels}
-        rows.append(JudgeOutput(
-            run=run, item_id=v.item_id, pass_index=offset + v.pass_index, member=member, raw_output=v.raw or "",
-            parsed=parsed, error=error[:5000], latency_ms=v.latency_ms,
-        ))
+        rows.append(
+            JudgeOutput(
+                run=run,
+                item_id=v.item_id,
+                pass_index=offset + v.pass_index,
+                member=member,
+                raw_output=v.raw or "",
+                parsed=parsed,
+                error=error[:5000],
+                latency_ms=v.latency_ms,
+            )
+        )
     # (run, item, pass) is unique: a redelivered chunk's duplicates are dropped here
     JudgeOutput.objects.bulk_create(rows, ignore_conflicts=True)
 
@@ -433,8 +514,9 @@ def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passe
     if not errors:
         answers = {}
         if rubric is not None:
-            combined, exact = combine(rubric, run.config.questions, [o.parsed or {} for o in outputs],
-                                      run.config.combine)
+            combined, exact = combine(
+                rubric, run.config.questions, [o.parsed or {} for o in outputs], run.config.combine
+            )
             try:
                 answers = rubric.validate(combined, item=ctx)
             except AnswerError as exc:
@@ -445,8 +527,11 @@ def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passe
         try:
             with transaction.atomic():
                 JudgeItemResult.objects.create(
-                    run=run, item=item, status=JudgeItemResult.Status.FAILED if errors else JudgeItemResult.Status.OK,
-                    answers=None if errors else stored, error="\n".join(errors)[:5000],
+                    run=run,
+                    item=item,
+                    status=JudgeItemResult.Status.FAILED if errors else JudgeItemResult.Status.OK,
+                    answers=None if errors else stored,
+                    error="\n".join(errors)[:5000],
                 )
         except IntegrityError:
             return  # finalised already (redelivered chunk)
@@ -485,7 +570,9 @@ def _write_annotation(run: JudgeRun, item: Item, answers: dict[str, Any], derive
     project = run.project
     now = timezone.now()
     assignment, _ = Assignment.objects.get_or_create(
-        item=item, rater=rater, purpose=Assignment.Purpose.REGULAR,
+        item=item,
+        rater=rater,
+        purpose=Assignment.Purpose.REGULAR,
         defaults={"project": project, "status": Assignment.Status.SUBMITTED, "submitted_at": now, "opened_at": now},
     )
     if assignment.status != Assignment.Status.SUBMITTED:
@@ -493,7 +580,11 @@ def _write_annotation(run: JudgeRun, item: Item, answers: dict[str, Any], derive
     annotation = Annotation.objects.filter(assignment=assignment).first()
     if annotation is None:
         return Annotation.objects.create(
-            assignment=assignment, item=item, rater=rater, rubric_version=project.rubric_version, answers=answers,
+            assignment=assignment,
+            item=item,
+            rater=rater,
+            rubric_version=project.rubric_version,
+            answers=answers,
             derived=derived,
         )
     annotation.answers, annotation.derived = answers, derived
@@ -512,13 +603,20 @@ def maybe_finish(*, run: JudgeRun) -> JudgeRun:
         # only a running run ends here: a cancelled one keeps its outcome
         if ok:
             JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
-                status=JudgeRun.Status.DONE, finished_at=timezone.now(), message="")
+                status=JudgeRun.Status.DONE, finished_at=timezone.now(), message=""
+            )
         else:
             jobs.fail(run, "no item could be judged: see the failures")
     return JudgeRun.objects.get(pk=run.pk)
 
 
 __all__ = [
-    "cancel_judge_run", "create_judge_config", "execute_judge_chunk", "judged_rubric",
-    "rerun_failed_items", "resume_judge_run", "spec_for", "start_judge_run",
+    "cancel_judge_run",
+    "create_judge_config",
+    "execute_judge_chunk",
+    "judged_rubric",
+    "rerun_failed_items",
+    "resume_judge_run",
+    "spec_for",
+    "start_judge_run",
 ]

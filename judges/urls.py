@@ -10,17 +10,23 @@ urlpatterns = [
     path("projects/<int:project_id>/judges/", views.judges_page, name="judges"),
     path("projects/<int:project_id>/judges/<int:config_id>/run/", views.start_run, name="judge_start_run"),
     path("projects/<int:project_id>/judges/runs/<int:run_id>/", views.run_detail, name="judge_run"),
-    path("projects/<int:project_id>/judges/runs/<int:run_id>/progress/", views.run_progress,
-         name="judge_run_progress"),
+    path("projects/<int:project_id>/judges/runs/<int:run_id>/progress/", views.run_progress, name="judge_run_progress"),
     path("projects/<int:project_id>/judges/runs/<int:run_id>/cancel/", views.cancel_run, name="judge_run_cancel"),
-    path("projects/<int:project_id>/judges/runs/<int:run_id>/rerun-failed/", views.rerun_failed,
-         name="judge_run_rerun_failed"),
+    path(
+        "projects/<int:project_id>/judges/runs/<int:run_id>/rerun-failed/",
+        views.rerun_failed,
+        name="judge_run_rerun_failed",
+    ),
     path("api/projects/<int:project_id>/judges/", api.JudgeConfigList.as_view(), name="api_judges"),
-    path("api/projects/<int:project_id>/judges/<int:config_id>/runs/", api.JudgeRunStart.as_view(),
-         name="api_judge_runs"),
+    path(
+        "api/projects/<int:project_id>/judges/<int:config_id>/runs/", api.JudgeRunStart.as_view(), name="api_judge_runs"
+    ),
     path("api/judge-runs/<int:run_id>/", api.JudgeRunDetail.as_view(), name="api_judge_run"),
     path("api/judge-runs/<int:run_id>/cancel/", api.JudgeRunCancel.as_view(), name="api_judge_run_cancel"),
-    path("api/judge-runs/<int:run_id>/rerun-failed/", api.JudgeRunRerunFailed.as_view(),
-         name="api_judge_run_rerun_failed"),
+    path(
+        "api/judge-runs/<int:run_id>/rerun-failed/",
+        api.JudgeRunRerunFailed.as_view(),
+        name="api_judge_run_rerun_failed",
+    ),
     path("api/judge-runs/<int:run_id>/outputs/", api.JudgeRunOutputs.as_view(), name="api_judge_run_outputs"),
 ]

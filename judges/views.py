@@ -39,15 +39,22 @@ class JudgeConfigForm(forms.Form):
     backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices)
     model_id = forms.CharField(max_length=300, required=False, help_text="empty = the backend's default")
     parser = forms.ChoiceField(choices=[("", "preset default"), *JudgeConfig.Parser.choices], required=False)
-    template = forms.ChoiceField(required=False, choices=lambda: [
-        ("", "preset default (the paper's prompt, else the rubric prompt)"),
-        *((name, named.label) for name, named in named_templates().items()),
-    ])
+    template = forms.ChoiceField(
+        required=False,
+        choices=lambda: [
+            ("", "preset default (the paper's prompt, else the rubric prompt)"),
+            *((name, named.label) for name, named in named_templates().items()),
+        ],
+    )
     questions = forms.CharField(required=False, help_text="comma-separated question ids; empty = preset default")
     passes = forms.IntegerField(min_value=1, max_value=20, initial=1)
     combine = forms.ChoiceField(choices=JudgeConfig.Combine.choices)
-    params = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, initial="{}",
-                             help_text='JSON, e.g. {"base_url": "http://127.0.0.1:8000/v1", "temperature": 0}')
+    params = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        initial="{}",
+        help_text='JSON, e.g. {"base_url": "http://127.0.0.1:8000/v1", "temperature": 0}',
+    )
     members = forms.ModelMultipleChoiceField(queryset=JudgeConfig.objects.none(), required=False)
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
@@ -74,20 +81,34 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
         questions = [q.strip() for q in d["questions"].split(",") if q.strip()] or None
         try:
             config = services.create_judge_config(
-                project=project, name=d["name"], backend=d["backend"], model_id=d["model_id"],
-                parser=d["parser"] or None, questions=questions,
-                prompt_template={"use": d["template"]} if d.get("template") else None, params=d["params"], passes=d["passes"],
-                combine=d["combine"], members=d["members"], created_by=request.user,
+                project=project,
+                name=d["name"],
+                backend=d["backend"],
+                model_id=d["model_id"],
+                parser=d["parser"] or None,
+                questions=questions,
+                prompt_template={"use": d["template"]} if d.get("template") else None,
+                params=d["params"],
+                passes=d["passes"],
+                combine=d["combine"],
+                members=d["members"],
+                created_by=request.user,
             )
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
             messages.success(request, f"Judge {config.name!r} created.")
             return redirect("judges", project_id=project.id)
-    return render(request, "judges/judges.html", {
-        "project": project, "form": form, "configs": selectors.judge_configs(project),
-        "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project)[:50]],
-    })
+    return render(
+        request,
+        "judges/judges.html",
+        {
+            "project": project,
+            "form": form,
+            "configs": selectors.judge_configs(project),
+            "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project)[:50]],
+        },
+    )
 
 
 @login_required
@@ -97,8 +118,7 @@ def start_run(request: HttpRequest, project_id: int, config_id: int) -> HttpResp
     config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
     sample = request.POST.get("sample_size", "").strip()
     try:
-        run = services.start_judge_run(config=config, user=request.user,
-                                       sample_size=int(sample) if sample else None)
+        run = services.start_judge_run(config=config, user=request.user, sample_size=int(sample) if sample else None)
     except (DomainError, ValueError) as exc:
         messages.error(request, getattr(exc, "message", "sample size must be a whole number"))
         return redirect("judges", project_id=project.id)
@@ -110,19 +130,33 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
     run = _run_or_403(request, project_id, run_id)
     errors_only = request.GET.get("failures") == "1"
     page = Paginator(selectors.run_outputs(run, errors_only=errors_only), 100).get_page(request.GET.get("page"))
-    return render(request, "judges/run.html", {
-        "project": run.project, "run": run, "progress": selectors.run_progress(run), "outputs": page,
-        "failures": selectors.run_failures(run)[:200], "errors_only": errors_only,
-        "label_counts": selectors.run_label_counts(run),
-    })
+    return render(
+        request,
+        "judges/run.html",
+        {
+            "project": run.project,
+            "run": run,
+            "progress": selectors.run_progress(run),
+            "outputs": page,
+            "failures": selectors.run_failures(run)[:200],
+            "errors_only": errors_only,
+            "label_counts": selectors.run_label_counts(run),
+        },
+    )
 
 
 @login_required
 def run_progress(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
     run = _run_or_403(request, project_id, run_id)
-    response = render(request, "judges/_progress.html", {
-        "project": run.project, "run": run, "progress": selectors.run_progress(run),
-    })
+    response = render(
+        request,
+        "judges/_progress.html",
+        {
+            "project": run.project,
+            "run": run,
+            "progress": selectors.run_progress(run),
+        },
+    )
     if request.headers.get("HX-Request") and not run.is_pending:
         # the run page polled this while the run was active: reload it whole, so its answers,
         # failures and the re-run button appear without the researcher reloading by hand

@@ -150,7 +150,11 @@ def machine() -> dict[str, str]:
     cpu = ""
     with contextlib.suppress(OSError):
         cpu = next(
-            (ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")),
+            (
+                ln.split(":", 1)[1].strip()
+                for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")
+            ),
             "",
         )
     import django

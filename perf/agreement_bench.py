@@ -12,6 +12,7 @@ alpha alone on 1,000,000 ratings: agreement.stats vs the ``krippendorff`` packag
     python perf/agreement_bench.py --items 0          # only (2)
     python perf/agreement_bench.py --alpha-ratings 0  # only (1)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,15 @@ def make_table(n_items: int, n_humans: int = 4, seed: int = 0) -> tuple[pd.DataF
     X[rng.random(X.shape) < 0.1] = np.nan
     raters = [f"h{i}" for i in range(n_humans)] + ["judge"]
     items = np.repeat(np.arange(n_items), len(raters))
-    df = pd.DataFrame({"item": items.astype(str), "rater": np.tile(raters, n_items),
-                       "value": X.reshape(-1),
-                       "rater_kind": np.tile(["human"] * n_humans + ["model"], n_items),
-                       "stratum": (items % 20).astype(str)})
+    df = pd.DataFrame(
+        {
+            "item": items.astype(str),
+            "rater": np.tile(raters, n_items),
+            "value": X.reshape(-1),
+            "rater_kind": np.tile(["human"] * n_humans + ["model"], n_items),
+            "stratum": (items % 20).astype(str),
+        }
+    )
     return df[~df["value"].isna()].reset_index(drop=True), X
 
 
@@ -58,6 +64,7 @@ def alpha_million(n_ratings: int, repeat: int) -> None:
     n = int((~np.isnan(X)).sum())
     print(f"alpha alone: {n_items:,} items x 4 raters, {n:,} ratings (10% missing), best of {repeat}")
     import krippendorff
+
     XT = np.ascontiguousarray(X.T)
     ours_t: dict[str, float] = {}
     ours_v: dict[str, float] = {}
@@ -65,8 +72,10 @@ def alpha_million(n_ratings: int, repeat: int) -> None:
         t_ours, ours = timeit(lambda lv=level: krippendorff_alpha(X, lv).value, repeat)
         t_pkg, ref = timeit(lambda lv=level: krippendorff.alpha(reliability_data=XT, level_of_measurement=lv), repeat)
         ours_t[level], ours_v[level] = t_ours, ours
-        print(f"  {level:<8} ours {t_ours * 1e3:8.1f} ms  krippendorff {t_pkg * 1e3:8.1f} ms  "
-              f"krippendorff/ours x{t_pkg / t_ours:5.1f}  alpha={ours:.12f} |diff|={abs(ours - ref):.1e}")
+        print(
+            f"  {level:<8} ours {t_ours * 1e3:8.1f} ms  krippendorff {t_pkg * 1e3:8.1f} ms  "
+            f"krippendorff/ours x{t_pkg / t_ours:5.1f}  alpha={ours:.12f} |diff|={abs(ours - ref):.1e}"
+        )
     try:
         from nltk.metrics.agreement import AnnotationTask
         from nltk.metrics.distance import binary_distance, interval_distance
@@ -74,15 +83,20 @@ def alpha_million(n_ratings: int, repeat: int) -> None:
         print("  nltk not installed: NLTK AnnotationTask comparison skipped (pip install -r requirements-dev.txt)")
         return
     import nltk
+
     t0 = time.perf_counter()
     ii, rr = np.nonzero(~np.isnan(X))
     triples = list(zip(rr.tolist(), ii.tolist(), X[ii, rr].tolist(), strict=True))
     t_build = time.perf_counter() - t0
-    print(f"  NLTK {nltk.__version__}: building {len(triples):,} (coder, item, label) triples {t_build:.2f} s (not counted)")
+    print(
+        f"  NLTK {nltk.__version__}: building {len(triples):,} (coder, item, label) triples {t_build:.2f} s (not counted)"
+    )
     for level, dist in (("nominal", binary_distance), ("interval", interval_distance)):
         t_n, ref = timeit(lambda d=dist: AnnotationTask(data=triples, distance=d).alpha(), repeat)
-        print(f"  {level:<8} ours {ours_t[level] * 1e3:8.1f} ms  NLTK AnnotationTask {t_n * 1e3:8.1f} ms  "
-              f"NLTK/ours x{t_n / ours_t[level]:6.1f}  |diff|={abs(ours_v[level] - ref):.1e}")
+        print(
+            f"  {level:<8} ours {ours_t[level] * 1e3:8.1f} ms  NLTK AnnotationTask {t_n * 1e3:8.1f} ms  "
+            f"NLTK/ours x{t_n / ours_t[level]:6.1f}  |diff|={abs(ours_v[level] - ref):.1e}"
+        )
 
 
 def timeit(fn, repeat=3):
@@ -99,8 +113,12 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=100_000)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=1, help="report runs; the fastest is printed")
-    ap.add_argument("--alpha-ratings", type=int, default=1_000_000,
-                    help="ratings (non-missing) for the alpha-alone comparison; 0 = skip it")
+    ap.add_argument(
+        "--alpha-ratings",
+        type=int,
+        default=1_000_000,
+        help="ratings (non-missing) for the alpha-alone comparison; 0 = skip it",
+    )
     ap.add_argument("--alpha-repeat", type=int, default=3, help="timed runs per implementation (best is kept)")
     a = ap.parse_args()
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (1 min) at start")
@@ -120,17 +138,22 @@ def full_report(a) -> None:
         runs.append((time.perf_counter() - t0, time.process_time() - c0))
     t_rep, c_rep = min(runs)
     h = rep["fields"]["value"]["humans_vs_humans"]
-    print(f"full report: {a.items} items x {X.shape[1]} raters (4 humans + 1 judge), 20 strata, "
-          f"bootstrap={a.bootstrap}: {t_rep:.2f} s wall, {c_rep:.2f} s CPU (process_time; best of "
-          f"{a.repeat}: " + ", ".join(f"{w:.2f}" for w, _ in runs) + " s)")
+    print(
+        f"full report: {a.items} items x {X.shape[1]} raters (4 humans + 1 judge), 20 strata, "
+        f"bootstrap={a.bootstrap}: {t_rep:.2f} s wall, {c_rep:.2f} s CPU (process_time; best of "
+        f"{a.repeat}: " + ", ".join(f"{w:.2f}" for w, _ in runs) + " s)"
+    )
     print(f"  alpha(ordinal)={h['krippendorff_alpha']['value']:.4f} CI={h['krippendorff_alpha']['ci']}")
     H = X[:, :4]
     import krippendorff
+
     for level in ("nominal", "ordinal", "interval", "ratio"):
         t_ours, ours = timeit(lambda lv=level: krippendorff_alpha(H, lv).value)
         t_pkg, ref = timeit(lambda lv=level: krippendorff.alpha(reliability_data=H.T, level_of_measurement=lv))
-        print(f"alpha {level:<8} ours {t_ours * 1e3:8.2f} ms  krippendorff pkg {t_pkg * 1e3:8.2f} ms  "
-              f"speed-up x{t_pkg / t_ours:6.1f}  |diff|={abs(ours - ref):.1e}")
+        print(
+            f"alpha {level:<8} ours {t_ours * 1e3:8.2f} ms  krippendorff pkg {t_pkg * 1e3:8.2f} ms  "
+            f"speed-up x{t_pkg / t_ours:6.1f}  |diff|={abs(ours - ref):.1e}"
+        )
 
 
 if __name__ == "__main__":

@@ -53,31 +53,77 @@ def build(args) -> dict:
     User = get_user_model()
     t: dict[str, float] = {}
     owner = User.objects.create(username="researcher", is_staff=True, is_superuser=True)
-    project = projects.create_project(name="perf assign", preset_key="cqbench.turing", created_by=owner, k_per_item=args.k)
+    project = projects.create_project(
+        name="perf assign", preset_key="cqbench.turing", created_by=owner, k_per_item=args.k
+    )
     project.options = {"assignment": "plans"}
     project.save(update_fields=["options"])
     t0 = time.perf_counter()
-    users = User.objects.bulk_create([User(username=f"ann{i:04d}", password="!") for i in range(args.annotators)],
-                                     batch_size=1000)
+    users = User.objects.bulk_create(
+        [User(username=f"ann{i:04d}", password="!") for i in range(args.annotators)], batch_size=1000
+    )
     now = timezone.now()
     with transaction.atomic():
-        insert_rows(Rater, ["kind", "user", "name", "attributes", "backend", "model_id", "prompt_hash", "parameters",
-                            "created_at"],
-                    (("human", u.id, u.username, json.dumps({"nationality": COUNTRIES[i % len(COUNTRIES)]}), "", "",
-                      "", "{}", now) for i, u in enumerate(users)))
-        insert_rows(Membership, ["project", "user", "role", "paused_reason"],
-                    ((project.id, u.id, "annotator", "") for u in users))
+        insert_rows(
+            Rater,
+            ["kind", "user", "name", "attributes", "backend", "model_id", "prompt_hash", "parameters", "created_at"],
+            (
+                (
+                    "human",
+                    u.id,
+                    u.username,
+                    json.dumps({"nationality": COUNTRIES[i % len(COUNTRIES)]}),
+                    "",
+                    "",
+                    "",
+                    "{}",
+                    now,
+                )
+                for i, u in enumerate(users)
+            ),
+        )
+        insert_rows(
+            Membership,
+            ["project", "user", "role", "paused_reason"],
+            ((project.id, u.id, "annotator", "") for u in users),
+        )
     t["annotators_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     with transaction.atomic():
         ids = reserve_ids(Item, args.items)
         insert_rows(
-            Item, ["id", "project", "external_id", "version", "data", "meta", "country", "region", "generator",
-                   "category", "dimension", "created_at"],
-            ((item_id, project.id, f"t{n}", 1,
-              json.dumps({"human_utterance": f"human {n}", "model_utterance": f"model {n}"}), "{}",
-              COUNTRIES[n % 10], "", GENERATORS[(n // 10) % 3], "", "", now)
-             for n, item_id in enumerate(ids)),
+            Item,
+            [
+                "id",
+                "project",
+                "external_id",
+                "version",
+                "data",
+                "meta",
+                "country",
+                "region",
+                "generator",
+                "category",
+                "dimension",
+                "created_at",
+            ],
+            (
+                (
+                    item_id,
+                    project.id,
+                    f"t{n}",
+                    1,
+                    json.dumps({"human_utterance": f"human {n}", "model_utterance": f"model {n}"}),
+                    "{}",
+                    COUNTRIES[n % 10],
+                    "",
+                    GENERATORS[(n // 10) % 3],
+                    "",
+                    "",
+                    now,
+                )
+                for n, item_id in enumerate(ids)
+            ),
         )
     t["items_s"] = time.perf_counter() - t0
     with connection.cursor() as cur:
@@ -94,8 +140,14 @@ def sample_and_assign(args, built) -> dict:
     project = built["project"]
     out = {}
     t0 = time.perf_counter()
-    sample = sampling.draw_sample(project=project, name="100k", strata_keys=["country", "generator"],
-                                  allocation="proportional", total_size=args.sample, seed=1)
+    sample = sampling.draw_sample(
+        project=project,
+        name="100k",
+        strata_keys=["country", "generator"],
+        allocation="proportional",
+        total_size=args.sample,
+        seed=1,
+    )
     out["draw_sample_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     plan = plans.create_plan(sample=sample, mode="pooled", k=args.k, take_over=True)
@@ -104,8 +156,14 @@ def sample_and_assign(args, built) -> dict:
     out["slots"] = plan.report["slots"]
     plans.close_plan(plan=plan)
     t0 = time.perf_counter()
-    full = sampling.draw_sample(project=project, name="all", strata_keys=["country", "generator"],
-                                allocation="proportional", total_size=args.items, seed=2)
+    full = sampling.draw_sample(
+        project=project,
+        name="all",
+        strata_keys=["country", "generator"],
+        allocation="proportional",
+        total_size=args.items,
+        seed=2,
+    )
     out["draw_full_sample_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     big = plans.create_plan(sample=full, mode="pooled", k=args.k)
@@ -166,9 +224,23 @@ def measure_http(args, built) -> dict:
     connections.close_all()
     env = dict(os.environ, DEBUG="0", DB_CONN_MAX_AGE="600")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{port}",
-         "-w", str(args.workers), "--keep-alive", "30", "--log-level", "warning"],
-        cwd=_common.ROOT, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(args.workers),
+            "--keep-alive",
+            "30",
+            "--log-level",
+            "warning",
+        ],
+        cwd=_common.ROOT,
+        env=env,
+        start_new_session=True,
     )
     try:
         for _ in range(200):
@@ -186,12 +258,18 @@ def measure_http(args, built) -> dict:
         count = [0]
         lock = threading.Lock()
         deadline = [0.0]
-        barrier = threading.Barrier(args.clients, action=lambda: deadline.__setitem__(0, time.perf_counter() + args.seconds))
+        barrier = threading.Barrier(
+            args.clients, action=lambda: deadline.__setitem__(0, time.perf_counter() + args.seconds)
+        )
 
         def client(idx):
             csrf = secrets.token_hex(16)
-            headers = {"Cookie": f"sessionid={cookies[idx]}; csrftoken={csrf}", "X-CSRFToken": csrf,
-                       "Content-Type": "application/json", "Host": "127.0.0.1"}
+            headers = {
+                "Cookie": f"sessionid={cookies[idx]}; csrftoken={csrf}",
+                "X-CSRFToken": csrf,
+                "Content-Type": "application/json",
+                "Host": "127.0.0.1",
+            }
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             # warm-up (not timed): the workers load Django on their first requests
             for _ in range(2):
@@ -211,8 +289,12 @@ def measure_http(args, built) -> dict:
                     errors.append(f"next {resp.status} {body[:200]!r}")
                     return
                 aid = json.loads(body)["id"]
-                conn.request("POST", f"/api/assignments/{aid}/submit/",
-                             body=json.dumps({"answers": {"human_written": "right"}}), headers=headers)
+                conn.request(
+                    "POST",
+                    f"/api/assignments/{aid}/submit/",
+                    body=json.dumps({"answers": {"human_written": "right"}}),
+                    headers=headers,
+                )
                 resp = conn.getresponse()
                 body = resp.read()
                 if resp.status != 201:
@@ -230,8 +312,13 @@ def measure_http(args, built) -> dict:
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
-    return {"submits": len(latencies), "wall_s": wall, "per_s": len(latencies) / wall if wall else 0,
-            "pair_ms": _common.summary_ms(latencies), "errors": errors[:5]}
+    return {
+        "submits": len(latencies),
+        "wall_s": wall,
+        "per_s": len(latencies) / wall if wall else 0,
+        "pair_ms": _common.summary_ms(latencies),
+        "errors": errors[:5],
+    }
 
 
 def check_invariants(built) -> dict:
@@ -240,8 +327,14 @@ def check_invariants(built) -> dict:
     from annotation.models import Annotation, PoolSlot
 
     project = built["project"]
-    worst = (Annotation.objects.filter(assignment__project=project).values("item_id").annotate(c=Count("id"))
-             .order_by("-c").values_list("c", flat=True).first())
+    worst = (
+        Annotation.objects.filter(assignment__project=project)
+        .values("item_id")
+        .annotate(c=Count("id"))
+        .order_by("-c")
+        .values_list("c", flat=True)
+        .first()
+    )
     submitted = PoolSlot.objects.filter(plan__project=project, state="submitted").count()
     annotations = Annotation.objects.filter(assignment__project=project).count()
     return {"max_submissions_per_item": worst, "submitted_slots": submitted, "annotations": annotations}
@@ -269,28 +362,44 @@ def main() -> None:
     print(f"[assign_bench] database: {info['backend']} {info['server_version']}")
     t0 = time.perf_counter()
     built = build(args)
-    print(f"[assign_bench] built {args.items} items, {args.annotators} annotators in {time.perf_counter() - t0:.1f} s "
-          f"{ {k: round(v, 1) for k, v in built['timings'].items()} }", flush=True)
+    print(
+        f"[assign_bench] built {args.items} items, {args.annotators} annotators in {time.perf_counter() - t0:.1f} s "
+        f"{ {k: round(v, 1) for k, v in built['timings'].items()} }",
+        flush=True,
+    )
     sa = sample_and_assign(args, built)
-    print(f"[assign_bench] stratified sample of {sa['sample_items']} from {args.items}: draw {sa['draw_sample_s']:.2f} s, "
-          f"pooled plan (k={args.k}, {sa['slots']} slots) {sa['create_pooled_plan_s']:.2f} s, "
-          f"total {sa['draw_sample_s'] + sa['create_pooled_plan_s']:.2f} s", flush=True)
-    print(f"[assign_bench] full pool: sample {sa['draw_full_sample_s']:.1f} s, {sa['full_slots']} slots "
-          f"{sa['create_full_pool_s']:.1f} s", flush=True)
+    print(
+        f"[assign_bench] stratified sample of {sa['sample_items']} from {args.items}: draw {sa['draw_sample_s']:.2f} s, "
+        f"pooled plan (k={args.k}, {sa['slots']} slots) {sa['create_pooled_plan_s']:.2f} s, "
+        f"total {sa['draw_sample_s'] + sa['create_pooled_plan_s']:.2f} s",
+        flush=True,
+    )
+    print(
+        f"[assign_bench] full pool: sample {sa['draw_full_sample_s']:.1f} s, {sa['full_slots']} slots "
+        f"{sa['create_full_pool_s']:.1f} s",
+        flush=True,
+    )
     nx = measure_next(args, built)
     print(_common.format_row("next_assignment (claim/queue)", nx["next"]))
     print(_common.format_row("submit_annotation (service)", nx["submit"]), flush=True)
     goal = nx["next"]["p95"] < 20
     print(f"[assign_bench] goal next p95 < 20 ms: {nx['next']['p95']:.2f} ms -> {'MET' if goal else 'NOT MET'}")
     http_res = measure_http(args, built)
-    print(f"[assign_bench] gunicorn {args.workers} workers, {args.clients} clients: {http_res['submits']} "
-          f"next+submit pairs in {http_res['wall_s']:.1f} s = {http_res['per_s']:.0f} submits/s; errors {http_res['errors']}")
+    print(
+        f"[assign_bench] gunicorn {args.workers} workers, {args.clients} clients: {http_res['submits']} "
+        f"next+submit pairs in {http_res['wall_s']:.1f} s = {http_res['per_s']:.0f} submits/s; errors {http_res['errors']}"
+    )
     print(_common.format_row("http next+submit pair", http_res["pair_ms"]))
     inv = check_invariants(built)
     print(f"[assign_bench] invariants: {inv}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"sample": sa, "next": nx, "http": http_res, "invariants": inv,
-                                               "build": built["timings"]}, indent=2, default=str))
+        Path(args.json).write_text(
+            json.dumps(
+                {"sample": sa, "next": nx, "http": http_res, "invariants": inv, "build": built["timings"]},
+                indent=2,
+                default=str,
+            )
+        )
 
 
 if __name__ == "__main__":

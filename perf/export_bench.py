@@ -48,6 +48,7 @@ def child(args: argparse.Namespace) -> None:
         import pyarrow.parquet  # noqa: F401
 
         import curation.exports  # noqa: F401
+
         print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
         return
     from curation.exports import export_root, run_export_job
@@ -59,8 +60,17 @@ def child(args: argparse.Namespace) -> None:
     seconds = time.perf_counter() - t0
     assert export.status == "done", export.message
     f = export.files[0]
-    print(json.dumps({"seconds": seconds, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      "rows": f["rows"], "bytes": f["size"], "path": str(export_root(export) / f["name"])}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "rows": f["rows"],
+                "bytes": f["size"],
+                "path": str(export_root(export) / f["name"]),
+            }
+        )
+    )
 
 
 def populate(project, raters, start_item: int, n_items: int, rng: random.Random) -> None:
@@ -80,34 +90,55 @@ def populate(project, raters, start_item: int, n_items: int, rng: random.Random)
             cur.executemany(
                 "INSERT INTO annotation_item (id, project_id, external_id, version, parent_id, data, country, region,"
                 " generator, category, dimension, meta, created_at) VALUES (%s,%s,%s,1,NULL,%s,%s,'',%s,%s,'',%s,%s)",
-                items)
+                items,
+            )
             cur.executemany(
                 "INSERT INTO annotation_assignment (id, project_id, item_id, rater_id, status, purpose, position,"
                 " presentation, lease_expires_at, skip_reason, created_at, opened_at, submitted_at)"
-                " VALUES (%s,%s,%s,%s,'submitted','regular',%s,'{}',NULL,'',%s,%s,%s)", assigns)
+                " VALUES (%s,%s,%s,%s,'submitted','regular',%s,'{}',NULL,'',%s,%s,%s)",
+                assigns,
+            )
             cur.executemany(
                 "INSERT INTO annotation_annotation (id, assignment_id, item_id, rater_id, rubric_version_id, answers,"
                 " derived, duration_ms, created_at, updated_at, revision) VALUES (%s,%s,%s,%s,%s,%s,%s,NULL,%s,%s,1)",
-                anns)
+                anns,
+            )
             items.clear(), assigns.clear(), anns.clear()
 
         for item_id in range(start_item, start_item + n_items):
-            data = {"question": f"How important is family? ({item_id})", "option_a": "Very important",
-                    "option_b": "Not at all important", "image_a": f"{item_id:064x}", "image_b": f"{item_id + 7:064x}"}
-            items.append((item_id, project.id, f"vg-{item_id:07d}", json.dumps(data),
-                          ("China", "Germany")[item_id % 2], ("gpt", "gemini")[item_id % 2],
-                          ("family", "trust", "religion", "gender")[item_id % 4], "{}", now))
+            data = {
+                "question": f"How important is family? ({item_id})",
+                "option_a": "Very important",
+                "option_b": "Not at all important",
+                "image_a": f"{item_id:064x}",
+                "image_b": f"{item_id + 7:064x}",
+            }
+            items.append(
+                (
+                    item_id,
+                    project.id,
+                    f"vg-{item_id:07d}",
+                    json.dumps(data),
+                    ("China", "Germany")[item_id % 2],
+                    ("gpt", "gemini")[item_id % 2],
+                    ("family", "trust", "religion", "gender")[item_id % 4],
+                    "{}",
+                    now,
+                )
+            )
             for j, rater in enumerate(raters):
                 aid = (item_id - 1) * k + j + 1
                 answers = (rng.randint(0, 2), rng.randint(0, 2), rng.randint(0, 2), rng.randint(0, 1))
                 derived = derived_cache.get(answers)
                 if derived is None:
                     derived = derived_cache[answers] = json.dumps(
-                        rubric.derive(dict(zip(("q1", "q2", "q3", "q4"), answers, strict=True))))
+                        rubric.derive(dict(zip(("q1", "q2", "q3", "q4"), answers, strict=True)))
+                    )
                 ans = {"q1": answers[0], "q2": answers[1], "q3": answers[2], "q4": answers[3], "feedback": None}
                 assigns.append((aid, project.id, item_id, rater.id, item_id, now, now, now))
-                anns.append((aid, aid, item_id, rater.id, project.rubric_version_id, json.dumps(ans), derived,
-                             now, now))
+                anns.append(
+                    (aid, aid, item_id, rater.id, project.rubric_version_id, json.dumps(ans), derived, now, now)
+                )
             if len(anns) >= BATCH:
                 flush()
         if anns or items:
@@ -136,17 +167,22 @@ def main() -> None:
     print(f"[export_bench] {info['backend']} {info['server_version']}; machine {_common.machine()}")
     User = get_user_model()
     owner = User.objects.create(username="owner")
-    project = projects.create_project(name="bench", preset_key="valueground.pair_quality", created_by=owner,
-                                      k_per_item=args.raters)
-    raters = [Rater.objects.create(kind="human", user=User.objects.create(username=f"ann{i}"), name=f"ann{i}")
-              for i in range(args.raters)]
+    project = projects.create_project(
+        name="bench", preset_key="valueground.pair_quality", created_by=owner, k_per_item=args.raters
+    )
+    raters = [
+        Rater.objects.create(kind="human", user=User.objects.create(username=f"ann{i}"), name=f"ann{i}")
+        for i in range(args.raters)
+    ]
     rng = random.Random(1)
     sizes = [int(s) for s in args.sizes.split(",")]
     have_items = 0
     baseline = json.loads(_common.run_child([__file__, "--child", "baseline"]).stdout)
     print(f"baseline child (django + pyarrow imported): peak {baseline['peak_mib']:.0f} MiB")
-    print(f"{'annotations':>12} {'format':>8} {'long rows':>10} {'seconds':>8} {'rows/s':>9} {'MiB file':>9} "
-          f"{'peak MiB':>9}")
+    print(
+        f"{'annotations':>12} {'format':>8} {'long rows':>10} {'seconds':>8} {'rows/s':>9} {'MiB file':>9} "
+        f"{'peak MiB':>9}"
+    )
     for size in sizes:
         want_items = size // args.raters
         t0 = time.perf_counter()
@@ -164,8 +200,10 @@ def main() -> None:
                 print(res.stdout, res.stderr)
                 raise SystemExit(res.returncode)
             r = json.loads(res.stdout.strip().splitlines()[-1])
-            print(f"{size:>12,} {fmt:>8} {r['rows']:>10,} {r['seconds']:>8.1f} {r['rows'] / r['seconds']:>9,.0f} "
-                  f"{r['bytes'] / 2**20:>9.1f} {r['peak_mib']:>9.0f}")
+            print(
+                f"{size:>12,} {fmt:>8} {r['rows']:>10,} {r['seconds']:>8.1f} {r['rows'] / r['seconds']:>9,.0f} "
+                f"{r['bytes'] / 2**20:>9.1f} {r['peak_mib']:>9.0f}"
+            )
             os.unlink(r["path"])
 
 

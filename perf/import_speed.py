@@ -37,7 +37,43 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 
-WORDS = ["family", "work", "trust", "religion", "honestly", "grandma", "dinner", "tractor", "library", "petition", "village", "bakery", "bike", "wallet", "train", "workshop", "neighbours", "garden", "market", "summer", "winter", "school", "festival", "river", "church", "mosque", "temple", "doctor", "nurse", "teacher", "farmer", "election", "taxes", "music", "football"]
+WORDS = [
+    "family",
+    "work",
+    "trust",
+    "religion",
+    "honestly",
+    "grandma",
+    "dinner",
+    "tractor",
+    "library",
+    "petition",
+    "village",
+    "bakery",
+    "bike",
+    "wallet",
+    "train",
+    "workshop",
+    "neighbours",
+    "garden",
+    "market",
+    "summer",
+    "winter",
+    "school",
+    "festival",
+    "river",
+    "church",
+    "mosque",
+    "temple",
+    "doctor",
+    "nurse",
+    "teacher",
+    "farmer",
+    "election",
+    "taxes",
+    "music",
+    "football",
+]
 
 
 def turing_jsonl(n: int) -> bytes:
@@ -47,14 +83,18 @@ def turing_jsonl(n: int) -> bytes:
     for i in range(n):
         h = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(12, 40)))
         m = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(12, 40)))
-        out.append(json.dumps({
-            "id": f"cq-turing-{i:06d}",
-            "context": f"Topic {i % 97}: how important is {rng.choice(WORDS)} in your life?",
-            "human_utterance": f"{h} ({i})",
-            "model_utterance": f"{m} [{i}]",
-            "category": cats[i % len(cats)],
-            "country": ("China", "Germany", "India", "Brazil")[i % 4],
-        }))
+        out.append(
+            json.dumps(
+                {
+                    "id": f"cq-turing-{i:06d}",
+                    "context": f"Topic {i % 97}: how important is {rng.choice(WORDS)} in your life?",
+                    "human_utterance": f"{h} ({i})",
+                    "model_utterance": f"{m} [{i}]",
+                    "category": cats[i % len(cats)],
+                    "country": ("China", "Germany", "India", "Brazil")[i % 4],
+                }
+            )
+        )
     return ("\n".join(out) + "\n").encode()
 
 
@@ -69,8 +109,10 @@ def make_images(folder: Path, n: int) -> None:
         for _ in range(25):
             x0, y0 = rng.randrange(480), rng.randrange(360)
             shape = draw.ellipse if rng.random() < 0.5 else draw.rectangle
-            shape([x0, y0, x0 + rng.randrange(5, 250), y0 + rng.randrange(5, 200)],
-                  fill=tuple(rng.randrange(256) for _ in range(3)))
+            shape(
+                [x0, y0, x0 + rng.randrange(5, 250), y0 + rng.randrange(5, 200)],
+                fill=tuple(rng.randrange(256) for _ in range(3)),
+            )
         draw.text((10, 10), f"image {i}", fill=(255, 255, 255))
         img.save(folder / f"img_{i:05d}.png", compress_level=1)
 
@@ -78,14 +120,21 @@ def make_images(folder: Path, n: int) -> None:
 def valueground_jsonl(n: int) -> bytes:
     out = []
     for i in range(n):
-        out.append(json.dumps({
-            "id": f"vg-{i:05d}",
-            "question": f"Survey question {i % 290}: how important is this value in your life?",
-            "option_a": f"It is very important ({i}).", "option_b": f"It is not at all important ({i}).",
-            "image_a": f"img_{2 * i:05d}.png", "image_b": f"img_{2 * i + 1:05d}.png",
-            "question_id": f"Q{i % 290}", "generator": ("gpt", "gemini")[i % 2],
-            "country": ("China", "Germany")[i % 2],
-        }))
+        out.append(
+            json.dumps(
+                {
+                    "id": f"vg-{i:05d}",
+                    "question": f"Survey question {i % 290}: how important is this value in your life?",
+                    "option_a": f"It is very important ({i}).",
+                    "option_b": f"It is not at all important ({i}).",
+                    "image_a": f"img_{2 * i:05d}.png",
+                    "image_b": f"img_{2 * i + 1:05d}.png",
+                    "question_id": f"Q{i % 290}",
+                    "generator": ("gpt", "gemini")[i % 2],
+                    "country": ("China", "Germany")[i % 2],
+                }
+            )
+        )
     return ("\n".join(out) + "\n").encode()
 
 
@@ -164,8 +213,9 @@ def child(args) -> None:
     results = {"backend": info["backend"], "server_version": info["server_version"], "runs": []}
 
     def run(label, preset, data, images, n_images):
-        project = projects.create_project(name=f"perf {label}", preset_key=preset, created_by=researcher,
-                                          k_per_item=args.k)
+        project = projects.create_project(
+            name=f"perf {label}", preset_key=preset, created_by=researcher, k_per_item=args.k
+        )
         for u in annotators:
             projects.add_member(project=project, user=u, role="annotator")
         timer = PhaseTimer()
@@ -178,18 +228,31 @@ def child(args) -> None:
         if not report.ok:
             raise SystemExit(f"{label}: import failed: {report.errors[:5]}")
         total = t_end - t0
-        results["runs"].append({
-            "label": label, "preset": preset, "items": report.items_created, "images": report.images_stored,
-            "assignments": report.assignments_created, "seconds": total,
-            "items_per_s": report.items_created / total, "phases": timer.phases(t0, t_end),
-            "bytes": len(data), "n_images_expected": n_images,
-        })
+        results["runs"].append(
+            {
+                "label": label,
+                "preset": preset,
+                "items": report.items_created,
+                "images": report.images_stored,
+                "assignments": report.assignments_created,
+                "seconds": total,
+                "items_per_s": report.items_created / total,
+                "phases": timer.phases(t0, t_end),
+                "bytes": len(data),
+                "n_images_expected": n_images,
+            }
+        )
 
     if args.text_items:
         run("text", "cqbench.turing", turing_jsonl(args.text_items), None, 0)
     if args.image_items:
-        run("images", "valueground.pair_quality", valueground_jsonl(args.image_items), Path(args.images_dir),
-            2 * args.image_items)
+        run(
+            "images",
+            "valueground.pair_quality",
+            valueground_jsonl(args.image_items),
+            Path(args.images_dir),
+            2 * args.image_items,
+        )
     results["max_rss_mib"] = _common.max_rss_mib()
     print("RESULT " + json.dumps(results))
 
@@ -201,8 +264,10 @@ def parent(args) -> None:
     print(f"[import_speed] load average: {os.getloadavg()}")
     backends = args.backends.split(",")
     if "postgres" in backends and not args.database_url.startswith(("postgres://", "postgresql://")):
-        print("[import_speed] no PostgreSQL URL (--database-url / DATABASE_URL): SQLite only; "
-              "wrap with perf/run_with_postgres.sh for both")
+        print(
+            "[import_speed] no PostgreSQL URL (--database-url / DATABASE_URL): SQLite only; "
+            "wrap with perf/run_with_postgres.sh for both"
+        )
         backends = [b for b in backends if b != "postgres"]
     tmp = Path(tempfile.mkdtemp(prefix="hv-perf-img-"))
     try:
@@ -210,32 +275,56 @@ def parent(args) -> None:
             t0 = time.perf_counter()
             make_images(tmp, 2 * args.image_items)
             size = sum(p.stat().st_size for p in tmp.iterdir())
-            print(f"[import_speed] generated {2 * args.image_items} distinct PNGs 480x360 "
-                  f"({size / 2 / args.image_items / 1024:.0f} KiB avg) in {time.perf_counter() - t0:.1f} s (not timed)")
+            print(
+                f"[import_speed] generated {2 * args.image_items} distinct PNGs 480x360 "
+                f"({size / 2 / args.image_items / 1024:.0f} KiB avg) in {time.perf_counter() - t0:.1f} s (not timed)"
+            )
         all_results = []
         for backend in backends:
-            argv = [str(Path(__file__)), "--child", "--backend", backend, "--database-url", args.database_url,
-                    "--text-items", str(args.text_items), "--image-items", str(args.image_items),
-                    "--annotators", str(args.annotators), "-k", str(args.k), "--images-dir", str(tmp)]
+            argv = [
+                str(Path(__file__)),
+                "--child",
+                "--backend",
+                backend,
+                "--database-url",
+                args.database_url,
+                "--text-items",
+                str(args.text_items),
+                "--image-items",
+                str(args.image_items),
+                "--annotators",
+                str(args.annotators),
+                "-k",
+                str(args.k),
+                "--images-dir",
+                str(tmp),
+            ]
             proc = _common.run_child(argv)
             line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
             if proc.returncode != 0 or line is None:
                 print(proc.stdout[-3000:], proc.stderr[-3000:])
                 raise SystemExit(f"{backend} run failed ({proc.returncode})")
-            res = json.loads(line[len("RESULT "):])
+            res = json.loads(line[len("RESULT ") :])
             all_results.append(res)
-            print(f"\n[import_speed] {res['backend']} {res['server_version']} "
-                  f"(max RSS {res['max_rss_mib']:.0f} MiB)")
+            print(f"\n[import_speed] {res['backend']} {res['server_version']} (max RSS {res['max_rss_mib']:.0f} MiB)")
             for run in res["runs"]:
-                extra = f", {run['images']} images ({run['images'] / run['seconds']:.0f} images/s)" if run["images"] else ""
-                print(f"  {run['label']:<6} {run['preset']:<26} {run['items']:>7} items{extra}, "
-                      f"{run['assignments']} assignments (k={args.k}, {args.annotators} annotators): "
-                      f"{run['seconds']:.2f} s = {run['items_per_s']:,.0f} items/s")
+                extra = (
+                    f", {run['images']} images ({run['images'] / run['seconds']:.0f} images/s)" if run["images"] else ""
+                )
+                print(
+                    f"  {run['label']:<6} {run['preset']:<26} {run['items']:>7} items{extra}, "
+                    f"{run['assignments']} assignments (k={args.k}, {args.annotators} annotators): "
+                    f"{run['seconds']:.2f} s = {run['items_per_s']:,.0f} items/s"
+                )
                 print("         phases: " + ", ".join(f"{k.strip()} {v:.2f} s" for k, v in run["phases"].items()))
         if len(all_results) == 2:
-            print("\n[import_speed] PostgreSQL / SQLite time ratio: " + ", ".join(
-                f"{a['label']} {b['seconds'] / a['seconds']:.2f}"
-                for a, b in zip(all_results[0]["runs"], all_results[1]["runs"], strict=True)))
+            print(
+                "\n[import_speed] PostgreSQL / SQLite time ratio: "
+                + ", ".join(
+                    f"{a['label']} {b['seconds'] / a['seconds']:.2f}"
+                    for a, b in zip(all_results[0]["runs"], all_results[1]["runs"], strict=True)
+                )
+            )
         print(f"[import_speed] goal: >= 20,000 text items/s; load average at end: {os.getloadavg()}")
         if args.json:
             Path(args.json).write_text(json.dumps({"machine": _common.machine(), "results": all_results}, indent=2))

@@ -47,8 +47,10 @@ def overhead(args) -> dict:
         raise SystemExit("redis-server not found (apt-get install redis-server)")
     port = free_port()
     redis_dir = tempfile.mkdtemp(prefix="hv-perf-redis-")
-    redis_proc = subprocess.Popen([redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "no", "--dir", redis_dir], stdout=subprocess.DEVNULL)
+    redis_proc = subprocess.Popen(
+        [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", redis_dir],
+        stdout=subprocess.DEVNULL,
+    )
     broker = f"redis://127.0.0.1:{port}/0"
     os.environ["CELERY_BROKER_URL"] = broker
     info = setup_django(args.database_url, keep=args.keep)
@@ -80,12 +82,34 @@ def overhead(args) -> dict:
 
         from django.db import connection
 
-        env = dict(os.environ, CELERY_BROKER_URL=broker, DJANGO_SETTINGS_MODULE="config.settings",
-                   DATABASE_URL=os.environ["DATABASE_URL"], MEDIA_ROOT=str(settings.MEDIA_ROOT))
+        env = dict(
+            os.environ,
+            CELERY_BROKER_URL=broker,
+            DJANGO_SETTINGS_MODULE="config.settings",
+            DATABASE_URL=os.environ["DATABASE_URL"],
+            MEDIA_ROOT=str(settings.MEDIA_ROOT),
+        )
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,api,gpu", "--pool=solo",
-             "-l", "warning", "--without-mingle", "--without-gossip", "-n", f"perf-{os.getpid()}@localhost"],
-            env=env, cwd=str(Path(__file__).resolve().parent.parent), start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "default,api,gpu",
+                "--pool=solo",
+                "-l",
+                "warning",
+                "--without-mingle",
+                "--without-gossip",
+                "-n",
+                f"perf-{os.getpid()}@localhost",
+            ],
+            env=env,
+            cwd=str(Path(__file__).resolve().parent.parent),
+            start_new_session=True,
         )
         connection.close()
 
@@ -115,7 +139,9 @@ def overhead(args) -> dict:
             backend.judge(services.judge_items(items[start : start + args.chunk], []), [0])
         direct_s = time.perf_counter() - t0
         return {
-            "database": info["backend"], "items": len(ids), "chunk": args.chunk,
+            "database": info["backend"],
+            "items": len(ids),
+            "chunk": args.chunk,
             "direct_items_per_s": round(len(ids) / direct_s, 1),
             "celery_items_per_s": round(len(ids) / celery_s, 1),
             "celery_slower_pct": round(100 * (celery_s - direct_s) / direct_s, 1),
@@ -146,13 +172,29 @@ def generation(args) -> dict:
         words = ["the", "story", "value", "is", "consistent", "natural", "score", "a"]
         prompts = [" ".join(words[(i + j) % len(words)] for j in range(20 + (i * 7) % 40)) for i in range(args.prompts)]
         requests = [ChatRequest(system="", user=t, images=[]) for t in prompts]
-        out = {"device": args.device, "hidden": args.hidden, "layers": args.layers, "prompts": args.prompts,
-               "new_tokens": args.new_tokens}
+        out = {
+            "device": args.device,
+            "hidden": args.hidden,
+            "layers": args.layers,
+            "prompts": args.prompts,
+            "new_tokens": args.new_tokens,
+        }
         for bs in (1, args.batch):
-            spec = JudgeSpec(backend="transformers", model_id=str(folder), prompt_template={}, parser="json",
-                             questions=("naturalness",), rubric=Rubric.from_schema(p.rubric), item_fields=p.item_fields,
-                             params={"batch_size": bs, "max_new_tokens": args.new_tokens,
-                                     "min_new_tokens": args.new_tokens, "device": args.device})
+            spec = JudgeSpec(
+                backend="transformers",
+                model_id=str(folder),
+                prompt_template={},
+                parser="json",
+                questions=("naturalness",),
+                rubric=Rubric.from_schema(p.rubric),
+                item_fields=p.item_fields,
+                params={
+                    "batch_size": bs,
+                    "max_new_tokens": args.new_tokens,
+                    "min_new_tokens": args.new_tokens,
+                    "device": args.device,
+                },
+            )
             backend = backend_for(spec)
             out["parameters_m"] = round(sum(x.numel() for x in backend.model.parameters()) / 1e6, 2)
             backend.generate(requests[: min(bs, 4)])  # warm-up

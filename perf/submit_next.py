@@ -53,8 +53,10 @@ def make_images(folder: Path, n: int) -> list[str]:
         draw = ImageDraw.Draw(img)
         for _ in range(12):
             x0, y0 = rng.randrange(480), rng.randrange(360)
-            draw.rectangle([x0, y0, x0 + rng.randrange(10, 200), y0 + rng.randrange(10, 150)],
-                           fill=tuple(rng.randrange(256) for _ in range(3)))
+            draw.rectangle(
+                [x0, y0, x0 + rng.randrange(10, 200), y0 + rng.randrange(10, 150)],
+                fill=tuple(rng.randrange(256) for _ in range(3)),
+            )
         name = f"img_{i:04d}.png"
         img.save(folder / name)
         names.append(name)
@@ -71,8 +73,9 @@ def build(args) -> dict:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     researcher = User.objects.create(username="researcher", is_staff=True)
-    project = projects.create_project(name="perf valueground", preset_key="valueground.pair_quality",
-                                      created_by=researcher, k_per_item=args.k)
+    project = projects.create_project(
+        name="perf valueground", preset_key="valueground.pair_quality", created_by=researcher, k_per_item=args.k
+    )
     # bulk user rows (no password hashing: the benchmark logs in with force_login)
     users = User.objects.bulk_create([User(username=f"annotator{i:03d}", password="!") for i in range(args.annotators)])
     for u in users:
@@ -87,16 +90,23 @@ def build(args) -> dict:
     countries = ["China", "Germany", "India", "Brazil", "Nigeria", "Japan", "Mexico", "Egypt"]
     for i in range(args.items):
         p = i % pairs
-        lines.append(json.dumps({
-            "id": f"vg-{i:06d}",
-            "question": f"Survey question number {i % 290}: how important is this value in your life?",
-            "option_a": f"It is very important in my life ({i}).",
-            "option_b": f"It is not at all important in my life ({i}).",
-            "image_a": names[2 * p], "image_b": names[2 * p + 1],
-            "question_id": f"Q{i % 290}", "pipeline": "planner+editor+critic",
-            "generator": ("gpt", "gemini")[i % 2], "country": countries[i % len(countries)],
-            "category": ("family", "gender", "trust", "religion")[i % 4],
-        }))
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"vg-{i:06d}",
+                    "question": f"Survey question number {i % 290}: how important is this value in your life?",
+                    "option_a": f"It is very important in my life ({i}).",
+                    "option_b": f"It is not at all important in my life ({i}).",
+                    "image_a": names[2 * p],
+                    "image_b": names[2 * p + 1],
+                    "question_id": f"Q{i % 290}",
+                    "pipeline": "planner+editor+critic",
+                    "generator": ("gpt", "gemini")[i % 2],
+                    "country": countries[i % len(countries)],
+                    "category": ("family", "gender", "trust", "religion")[i % 4],
+                }
+            )
+        )
     data = ("\n".join(lines) + "\n").encode()
     t0 = time.perf_counter()
     report = importing.import_items(project=project, data=data, data_format="jsonl", images=img_dir)
@@ -112,7 +122,10 @@ def build(args) -> dict:
     timings["analyze_s"] = time.perf_counter() - t0
     raters = list(Rater.objects.filter(user__in=users).select_related("user").order_by("id"))
     return {
-        "project": project, "raters": raters, "report": report, "timings": timings,
+        "project": project,
+        "raters": raters,
+        "report": report,
+        "timings": timings,
         "assignments": Assignment.objects.filter(project=project).count(),
     }
 
@@ -121,7 +134,9 @@ def form_answers(rng: random.Random) -> dict[str, str]:
     return {
         "mode": "submit",
         "duration_ms": str(rng.randrange(3000, 60000)),
-        "q1": str(rng.randrange(3)), "q2": str(rng.randrange(3)), "q3": str(rng.randrange(3)),
+        "q1": str(rng.randrange(3)),
+        "q2": str(rng.randrange(3)),
+        "q3": str(rng.randrange(3)),
         "q4": str(rng.randrange(2)),
         "feedback": "" if rng.random() < 0.8 else "Image B shows a flag; remove it.",
     }
@@ -129,8 +144,13 @@ def form_answers(rng: random.Random) -> dict[str, str]:
 
 def api_answers(rng: random.Random) -> dict:
     return {
-        "answers": {"q1": rng.randrange(3), "q2": rng.randrange(3), "q3": rng.randrange(3), "q4": rng.randrange(2),
-                    "feedback": "" if rng.random() < 0.8 else "Image B shows a flag; remove it."},
+        "answers": {
+            "q1": rng.randrange(3),
+            "q2": rng.randrange(3),
+            "q3": rng.randrange(3),
+            "q4": rng.randrange(2),
+            "feedback": "" if rng.random() < 0.8 else "Image B shows a flag; remove it.",
+        },
         "duration_ms": rng.randrange(3000, 60000),
     }
 
@@ -170,8 +190,19 @@ def measure(args, built) -> dict:
     for i, c in enumerate(clients):
         assert c.get(f"/a/{cur[i]}/").status_code == 200
 
-    samples = {k: [] for k in ("web_post", "web_get", "web_pair", "api_submit", "api_get", "api_pair",
-                               "cpu_web_pair", "cpu_api_pair")}
+    samples = {
+        k: []
+        for k in (
+            "web_post",
+            "web_get",
+            "web_pair",
+            "api_submit",
+            "api_get",
+            "api_pair",
+            "cpu_web_pair",
+            "cpu_api_pair",
+        )
+    }
     cpu = time.thread_time
     queries: dict[str, int] = {}
     profiler = cProfile.Profile() if args.profile else None
@@ -245,8 +276,11 @@ def measure(args, built) -> dict:
     queries["web_get"] = count_queries(lambda: c.get(loc))
     aid = int(loc.rstrip("/").rsplit("/", 1)[1])
     queries["api_submit"] = count_queries(
-        lambda: holder.__setitem__("a", c.post(f"/api/assignments/{aid}/submit/", json.dumps(api_answers(rng)),
-                                                content_type="application/json")))
+        lambda: holder.__setitem__(
+            "a",
+            c.post(f"/api/assignments/{aid}/submit/", json.dumps(api_answers(rng)), content_type="application/json"),
+        )
+    )
     nxt = holder["a"].json()["next"]
     queries["api_get"] = count_queries(lambda: c.get(f"/api/assignments/{nxt}/"))
     out = {"samples": samples, "queries": queries}
@@ -276,15 +310,19 @@ def main() -> None:
     args._tmp = info["tmp"]
     mach = _common.machine()
     print(f"[submit_next] {mach}")
-    print(f"[submit_next] database: {info['backend']} {info['server_version']} "
-          f"(durable={os.environ.get('HV_PERF_PG_DURABLE', 'n/a')}); migrate {info['migrate_s']} s")
+    print(
+        f"[submit_next] database: {info['backend']} {info['server_version']} "
+        f"(durable={os.environ.get('HV_PERF_PG_DURABLE', 'n/a')}); migrate {info['migrate_s']} s"
+    )
     t0 = time.perf_counter()
     built = build(args)
     rep = built["report"]
-    print(f"[submit_next] setup {time.perf_counter() - t0:.1f} s: {rep.items_created} items, "
-          f"{built['assignments']} assignments, {len(built['raters'])} annotators, k={args.k}; "
-          f"import_items {built['timings']['import_s']:.1f} s "
-          f"({rep.items_created / built['timings']['import_s']:.0f} items/s incl. {rep.assignments_created} assignments)")
+    print(
+        f"[submit_next] setup {time.perf_counter() - t0:.1f} s: {rep.items_created} items, "
+        f"{built['assignments']} assignments, {len(built['raters'])} annotators, k={args.k}; "
+        f"import_items {built['timings']['import_s']:.1f} s "
+        f"({rep.items_created / built['timings']['import_s']:.0f} items/s incl. {rep.assignments_created} assignments)"
+    )
     print(f"[submit_next] load average before measuring: {os.getloadavg()}")
     t0 = time.perf_counter()
     res = measure(args, built)
@@ -299,8 +337,10 @@ def main() -> None:
         "cpu_web_pair": "  python CPU of the web pair",
         "cpu_api_pair": "  python CPU of the api pair",
     }
-    print(f"[submit_next] {args.submissions} counted submissions per path (+{args.warmup} warm-up), "
-          f"round-robin over {len(built['raters'])} annotators, {wall:.1f} s wall")
+    print(
+        f"[submit_next] {args.submissions} counted submissions per path (+{args.warmup} warm-up), "
+        f"round-robin over {len(built['raters'])} annotators, {wall:.1f} s wall"
+    )
     figures = {}
     for key, label in labels.items():
         st = _common.summary_ms(res["samples"][key])
@@ -314,16 +354,29 @@ def main() -> None:
                 print(f"    {q}")
     print(f"[submit_next] load average at end: {os.getloadavg()}")
     goal = figures["web_pair"]["p95"] < 30 and figures["api_submit"]["p95"] < 30
-    print(f"[submit_next] goal p95 < 30 ms: web pair p95 {figures['web_pair']['p95']:.2f} ms, "
-          f"api submit p95 {figures['api_submit']['p95']:.2f} ms -> {'MET' if goal else 'NOT MET'}")
+    print(
+        f"[submit_next] goal p95 < 30 ms: web pair p95 {figures['web_pair']['p95']:.2f} ms, "
+        f"api submit p95 {figures['api_submit']['p95']:.2f} ms -> {'MET' if goal else 'NOT MET'}"
+    )
     if "profile" in res:
         print(res["profile"])
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "machine": mach, "database": {k: v for k, v in info.items() if k != "tmp"},
-            "items": rep.items_created, "assignments": built["assignments"], "annotators": len(built["raters"]),
-            "k": args.k, "setup": built["timings"], "figures_ms": figures, "queries": res["queries"],
-        }, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "machine": mach,
+                    "database": {k: v for k, v in info.items() if k != "tmp"},
+                    "items": rep.items_created,
+                    "assignments": built["assignments"],
+                    "annotators": len(built["raters"]),
+                    "k": args.k,
+                    "setup": built["timings"],
+                    "figures_ms": figures,
+                    "queries": res["queries"],
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -49,7 +49,11 @@ def completion_url(study: CrowdStudy) -> str:
 
 
 def create_study(
-    *, project: Project, name: str, completion_code: str, items_per_participant: int = 10,
+    *,
+    project: Project,
+    name: str,
+    completion_code: str,
+    items_per_participant: int = 10,
     prescreen: list[dict[str, Any]] | None = None,
 ) -> CrowdStudy:
     code = (completion_code or "").strip()
@@ -65,8 +69,12 @@ def create_study(
         choices = [str(c).strip() for c in q.get("choices") or [] if str(c).strip()]
         clean.append({"attribute": attr, "label": (q.get("label") or attr).strip()[:200], "choices": choices})
     return CrowdStudy.objects.create(
-        project=project, name=(name or "Prolific study").strip()[:200], token=secrets.token_urlsafe(24),
-        completion_code=code, items_per_participant=int(items_per_participant), prescreen=clean,
+        project=project,
+        name=(name or "Prolific study").strip()[:200],
+        token=secrets.token_urlsafe(24),
+        completion_code=code,
+        items_per_participant=int(items_per_participant),
+        prescreen=clean,
     )
 
 
@@ -99,8 +107,12 @@ def enter_study(*, study: CrowdStudy, prolific_pid: str, study_id: str = "", ses
                 kind=Rater.Kind.HUMAN, user=user, name=username, attributes={"crowd": True}
             )
             participant = CrowdParticipant.objects.create(
-                study=study, pid_hash=digest, rater=rater, prolific_study_id=study_id,
-                prolific_session_id=session_id, eligible=None if study.prescreen else True,
+                study=study,
+                pid_hash=digest,
+                rater=rater,
+                prolific_study_id=study_id,
+                prolific_session_id=session_id,
+                eligible=None if study.prescreen else True,
             )
             if not study.prescreen:
                 add_member(project=study.project, user=user, role=Membership.Role.ANNOTATOR)
@@ -145,14 +157,17 @@ def answer_prescreen(*, participant: CrowdParticipant, answers: dict[str, str]) 
 
 
 def submitted_count(rater: Rater, project: Project) -> int:
-    return Assignment.objects.filter(rater=rater, project=project, purpose=Assignment.Purpose.REGULAR,
-                                     status=Assignment.Status.SUBMITTED).count()
+    return Assignment.objects.filter(
+        rater=rater, project=project, purpose=Assignment.Purpose.REGULAR, status=Assignment.Status.SUBMITTED
+    ).count()
 
 
 def participant_for(rater: Rater, project: Project) -> CrowdParticipant | None:
     return (
-        CrowdParticipant.objects.filter(rater=rater, study__project=project).select_related("study")
-        .order_by("-created_at").first()
+        CrowdParticipant.objects.filter(rater=rater, study__project=project)
+        .select_related("study")
+        .order_by("-created_at")
+        .first()
     )
 
 

@@ -34,7 +34,8 @@ def participant_in_session(request: HttpRequest, study: CrowdStudy) -> CrowdPart
         return None
     return (
         CrowdParticipant.objects.select_related("rater__user", "study")
-        .filter(pk=pid, study=study, rater__user=request.user).first()
+        .filter(pk=pid, study=study, rater__user=request.user)
+        .first()
     )
 
 
@@ -45,17 +46,21 @@ def entry(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "GET" and request.GET.get("PROLIFIC_PID"):
         try:
             participant = crowd.enter_study(
-                study=study, prolific_pid=request.GET.get("PROLIFIC_PID", ""),
-                study_id=request.GET.get("STUDY_ID", ""), session_id=request.GET.get("SESSION_ID", ""),
+                study=study,
+                prolific_pid=request.GET.get("PROLIFIC_PID", ""),
+                study_id=request.GET.get("STUDY_ID", ""),
+                session_id=request.GET.get("SESSION_ID", ""),
             )
         except DomainError as exc:
-            return render(request, "studies/crowd_message.html", {"study": study, "message": exc.message},
-                          status=400)
+            return render(request, "studies/crowd_message.html", {"study": study, "message": exc.message}, status=400)
         login(request, participant.rater.user, backend="django.contrib.auth.backends.ModelBackend")
         request.session[SESSION_KEY] = participant.pk
     if participant is None:
-        message = ("This study is not taking participants." if not study.active
-                   else "Open this study from Prolific: the link lacks your Prolific id.")
+        message = (
+            "This study is not taking participants."
+            if not study.active
+            else "Open this study from Prolific: the link lacks your Prolific id."
+        )
         return render(request, "studies/crowd_message.html", {"study": study, "message": message}, status=400)
     errors = {}
     if request.method == "POST":
@@ -64,14 +69,26 @@ def entry(request: HttpRequest, token: str) -> HttpResponse:
         except DomainError as exc:
             errors = exc.errors if isinstance(exc.errors, dict) else {}
     if participant.eligible is None:
-        return render(request, "studies/crowd_prescreen.html", {
-            "study": study, "errors": errors, "answers": request.POST if request.method == "POST" else {},
-        }, status=400 if errors else 200)
+        return render(
+            request,
+            "studies/crowd_prescreen.html",
+            {
+                "study": study,
+                "errors": errors,
+                "answers": request.POST if request.method == "POST" else {},
+            },
+            status=400 if errors else 200,
+        )
     if participant.eligible is False:
-        return render(request, "studies/crowd_message.html", {
-            "study": study, "message": "Thank you. This study needs participants with a different profile, so "
-                                       "there is no work for you here. Please return the study on Prolific.",
-        })
+        return render(
+            request,
+            "studies/crowd_message.html",
+            {
+                "study": study,
+                "message": "Thank you. This study needs participants with a different profile, so "
+                "there is no work for you here. Please return the study on Prolific.",
+            },
+        )
     return redirect("crowd_work", token=study.token)
 
 
@@ -100,7 +117,14 @@ def done(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("crowd_work", token=study.token)
     # Done: either the quota is reached or no work is left for them (both complete the study).
     crowd.complete(participant=participant)
-    return render(request, "studies/crowd_done.html", {
-        "study": study, "submitted": submitted, "code": study.completion_code,
-        "complete_url": crowd.completion_url(study), "quota_reached": finished,
-    })
+    return render(
+        request,
+        "studies/crowd_done.html",
+        {
+            "study": study,
+            "submitted": submitted,
+            "code": study.completion_code,
+            "complete_url": crowd.completion_url(study),
+            "quota_reached": finished,
+        },
+    )

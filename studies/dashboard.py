@@ -27,40 +27,54 @@ def status_counts(qs: QuerySet[Assignment], group: str) -> dict[Any, dict[str, i
 def progress_by_stratum(plan: AssignmentPlan) -> list[dict[str, Any]]:
     """Per stratum of the plan's sample: items, places (items x k), and where the work stands."""
     stratum = SampleItem.objects.filter(sample_id=plan.sample_id, item_id=OuterRef("item_id")).values("stratum")[:1]
-    by_status = status_counts(
-        Assignment.objects.filter(plan=plan).annotate(stratum=Subquery(stratum)), "stratum"
-    )
+    by_status = status_counts(Assignment.objects.filter(plan=plan).annotate(stratum=Subquery(stratum)), "stratum")
     items = dict(SampleItem.objects.filter(sample_id=plan.sample_id).values_list("stratum").annotate(c=Count("id")))
     open_slots = dict(
-        PoolSlot.objects.filter(plan=plan, state=PoolSlot.State.OPEN).annotate(stratum=Subquery(stratum))
-        .values_list("stratum").annotate(c=Count("id")).order_by()
+        PoolSlot.objects.filter(plan=plan, state=PoolSlot.State.OPEN)
+        .annotate(stratum=Subquery(stratum))
+        .values_list("stratum")
+        .annotate(c=Count("id"))
+        .order_by()
     )
     rows = []
     for name in sorted(items):
         counts = by_status.get(name, dict.fromkeys(STATUS_KEYS, 0))
-        rows.append({"stratum": name, "items": items[name], "places": items[name] * plan.k, **counts,
-                     "open_in_pool": open_slots.get(name, 0),
-                     "percent": round(100 * counts["submitted"] / (items[name] * plan.k)) if items[name] else 0})
+        rows.append(
+            {
+                "stratum": name,
+                "items": items[name],
+                "places": items[name] * plan.k,
+                **counts,
+                "open_in_pool": open_slots.get(name, 0),
+                "percent": round(100 * counts["submitted"] / (items[name] * plan.k)) if items[name] else 0,
+            }
+        )
     return rows
 
 
 def progress_by_annotator(project: Project) -> list[dict[str, Any]]:
     """Per annotator: work by status, quality-control results, pause state and an at-risk flag."""
     qc = qc_settings(project)
-    by_status = status_counts(Assignment.objects.filter(project=project, purpose=Assignment.Purpose.REGULAR),
-                               "rater_id")
+    by_status = status_counts(
+        Assignment.objects.filter(project=project, purpose=Assignment.Purpose.REGULAR), "rater_id"
+    )
     qc_rows = {
-        r["rater_id"]: r for r in Assignment.objects.filter(project=project).values("rater_id").annotate(
+        r["rater_id"]: r
+        for r in Assignment.objects.filter(project=project)
+        .values("rater_id")
+        .annotate(
             attention_answered=Count("id", filter=Q(purpose="attention", qc_passed__isnull=False)),
             attention_failed=Count("id", filter=Q(purpose="attention", qc_passed=False)),
             gold_answered=Count("id", filter=Q(purpose="gold", qc_passed__isnull=False)),
             gold_correct=Count("id", filter=Q(purpose="gold", qc_passed=True)),
-        ).order_by()
+        )
+        .order_by()
     }
     consistency = consistency_scores(project)
     members = (
         Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR)
-        .select_related("user__rater").order_by("user__username")
+        .select_related("user__rater")
+        .order_by("user__username")
     )
     rows = []
     for m in members:
@@ -81,13 +95,22 @@ def progress_by_annotator(project: Project) -> list[dict[str, Any]]:
         if cons and cons["consistency"] < 0.5:
             risks.append(f"consistency {cons['consistency']:.0%}")
         attrs = {k: v for k, v in ((rater.attributes if rater else {}) or {}).items() if k != "crowd"}
-        rows.append({
-            "rater_id": rid, "name": rater.name if rater else m.user.get_username(), "attributes": attrs,
-            **counts, "attention_answered": q.get("attention_answered", 0),
-            "attention_failed": q.get("attention_failed", 0), "gold_answered": gold_answered,
-            "gold_accuracy": accuracy, "repeats": cons.get("repeats", 0), "consistency": cons.get("consistency"),
-            "paused": bool(m.paused_at), "at_risk": "; ".join(risks),
-        })
+        rows.append(
+            {
+                "rater_id": rid,
+                "name": rater.name if rater else m.user.get_username(),
+                "attributes": attrs,
+                **counts,
+                "attention_answered": q.get("attention_answered", 0),
+                "attention_failed": q.get("attention_failed", 0),
+                "gold_answered": gold_answered,
+                "gold_accuracy": accuracy,
+                "repeats": cons.get("repeats", 0),
+                "consistency": cons.get("consistency"),
+                "paused": bool(m.paused_at),
+                "at_risk": "; ".join(risks),
+            }
+        )
     return rows
 
 
@@ -96,6 +119,9 @@ def throughput(project: Project, *, hours: int = 48) -> list[dict[str, Any]]:
     since = timezone.now() - timedelta(hours=hours)
     rows = (
         Assignment.objects.filter(project=project, status=Assignment.Status.SUBMITTED, submitted_at__gte=since)
-        .annotate(hour=TruncHour("submitted_at")).values("hour").annotate(n=Count("id")).order_by("hour")
+        .annotate(hour=TruncHour("submitted_at"))
+        .values("hour")
+        .annotate(n=Count("id"))
+        .order_by("hour")
     )
     return [{"hour": r["hour"], "submitted": r["n"]} for r in rows]

@@ -48,16 +48,27 @@ def project_annotators(project: Project) -> list[Rater]:
     return list(
         Rater.objects.filter(
             kind=Rater.Kind.HUMAN,
-            user__memberships__project=project, user__memberships__role=Membership.Role.ANNOTATOR,
-        ).distinct().order_by("id")
+            user__memberships__project=project,
+            user__memberships__role=Membership.Role.ANNOTATOR,
+        )
+        .distinct()
+        .order_by("id")
     )
 
 
 def create_plan(
-    *, sample: Sample, name: str = "", mode: str = AssignmentPlan.Mode.POOLED, k: int | None = None,
-    eligibility: list[dict[str, str]] | None = None, balance: dict[str, Any] | None = None,
-    cap_per_annotator: int | None = None, lease_seconds: int | None = None, seed: int | None = None,
-    take_over: bool = False, created_by: AbstractBaseUser | None = None,
+    *,
+    sample: Sample,
+    name: str = "",
+    mode: str = AssignmentPlan.Mode.POOLED,
+    k: int | None = None,
+    eligibility: list[dict[str, str]] | None = None,
+    balance: dict[str, Any] | None = None,
+    cap_per_annotator: int | None = None,
+    lease_seconds: int | None = None,
+    seed: int | None = None,
+    take_over: bool = False,
+    created_by: AbstractBaseUser | None = None,
 ) -> AssignmentPlan:
     """Assign a sample. ``take_over`` makes the plans the project's only assignment strategy:
     the default "everyone gets every item" rows nobody has opened yet are removed, and new
@@ -78,13 +89,23 @@ def create_plan(
     with transaction.atomic():
         if take_over:
             Assignment.objects.filter(
-                project=project, plan__isnull=True, status=Assignment.Status.ASSIGNED, opened_at__isnull=True,
+                project=project,
+                plan__isnull=True,
+                status=Assignment.Status.ASSIGNED,
+                opened_at__isnull=True,
                 purpose=Assignment.Purpose.REGULAR,
             ).delete()
         plan = AssignmentPlan.objects.create(
-            project=project, sample=sample, name=(name or "").strip()[:200] or f"{sample.name}: k={rules.k}",
-            mode=mode, k=rules.k, eligibility=rules.eligibility, balance=rules.balance,
-            cap_per_annotator=cap_per_annotator, lease_seconds=lease_seconds, seed=seed,
+            project=project,
+            sample=sample,
+            name=(name or "").strip()[:200] or f"{sample.name}: k={rules.k}",
+            mode=mode,
+            k=rules.k,
+            eligibility=rules.eligibility,
+            balance=rules.balance,
+            cap_per_annotator=cap_per_annotator,
+            lease_seconds=lease_seconds,
+            seed=seed,
             created_by=created_by if created_by is not None and created_by.is_authenticated else None,
         )
         rng = random.Random(seed)
@@ -98,7 +119,8 @@ def create_plan(
             slot_reqs.append((item_id, reqs))
         rng.shuffle(slot_reqs)
         report: dict[str, Any] = {
-            "items": len(item_ids), "slots": sum(len(r) for _, r in slot_reqs),
+            "items": len(item_ids),
+            "slots": sum(len(r) for _, r in slot_reqs),
             "unstaffable_items": [f"{n} item(s): {why}" for why, n in sorted(unstaffable.items())],
             "requires": sorted({r for _, reqs in slot_reqs for r in reqs}),
         }
@@ -136,9 +158,10 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
     if not raters:
         raise DomainError("the project has no annotators yet: add annotators before pre-assigning")
     load = dict(
-        Assignment.objects.filter(project=project, rater__in=raters).exclude(
-            status__in=[Assignment.Status.EXPIRED, Assignment.Status.SKIPPED]
-        ).values_list("rater_id").annotate(c=Count("id"))
+        Assignment.objects.filter(project=project, rater__in=raters)
+        .exclude(status__in=[Assignment.Status.EXPIRED, Assignment.Status.SKIPPED])
+        .values_list("rater_id")
+        .annotate(c=Count("id"))
     )
     plan_load = {r.id: 0 for r in raters}
     existing: dict[int, set[int]] = {}
@@ -188,9 +211,7 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
             plan_load[chosen] += 1
             heapq.heappush(heap, (load[chosen], tiebreak[chosen], chosen))
             new.setdefault(chosen, []).append((item_id, draw_presentation(project, rubric, rng)))
-    start_pos = dict(
-        Assignment.objects.filter(project=project).values_list("rater_id").annotate(p=Max("position"))
-    )
+    start_pos = dict(Assignment.objects.filter(project=project).values_list("rater_id").annotate(p=Max("position")))
     now = timezone.now()
 
     def rows():
@@ -198,13 +219,33 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
             rng.shuffle(entries)  # randomised item order per annotator, stored as position
             base = (start_pos.get(rid) or 0) + 1
             for offset, (item_id, presentation) in enumerate(entries):
-                yield (project.id, item_id, rid, Assignment.Status.ASSIGNED, Assignment.Purpose.REGULAR,
-                       base + offset, json.dumps(presentation), "", now, plan.id)
+                yield (
+                    project.id,
+                    item_id,
+                    rid,
+                    Assignment.Status.ASSIGNED,
+                    Assignment.Purpose.REGULAR,
+                    base + offset,
+                    json.dumps(presentation),
+                    "",
+                    now,
+                    plan.id,
+                )
 
     created = insert_rows(
         Assignment,
-        ["project", "item", "rater", "status", "purpose", "position", "presentation", "skip_reason", "created_at",
-         "plan"],
+        [
+            "project",
+            "item",
+            "rater",
+            "status",
+            "purpose",
+            "position",
+            "presentation",
+            "skip_reason",
+            "created_at",
+            "plan",
+        ],
         rows(),
     )
     return {
@@ -217,7 +258,12 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
 
 # --------------------------------------------------------------------------- hand assignment
 def hand_assign(
-    *, project: Project, item: Item, rater: Rater, plan: AssignmentPlan | None = None, force: bool = False,
+    *,
+    project: Project,
+    item: Item,
+    rater: Rater,
+    plan: AssignmentPlan | None = None,
+    force: bool = False,
 ) -> Assignment:
     """Give one item to one annotator by hand (optionally within a plan, checking its rules)."""
     if item.project_id != project.id:
@@ -230,7 +276,8 @@ def hand_assign(
     with transaction.atomic():
         row = (
             Assignment.objects.select_for_update()
-            .filter(item=item, rater=rater, purpose=Assignment.Purpose.REGULAR).first()
+            .filter(item=item, rater=rater, purpose=Assignment.Purpose.REGULAR)
+            .first()
         )
         if row is not None:
             if row.status in (Assignment.Status.SUBMITTED, *OPEN_STATUSES):
@@ -240,7 +287,11 @@ def hand_assign(
             return row
         position = (Assignment.objects.filter(project=project, rater=rater).aggregate(m=Max("position"))["m"] or 0) + 1
         return Assignment.objects.create(
-            project=project, item=item, rater=rater, plan=plan, position=position,
+            project=project,
+            item=item,
+            rater=rater,
+            plan=plan,
+            position=position,
             presentation=draw_presentation(project, rubric, random.Random()),
         )
 
@@ -262,8 +313,9 @@ def reassign(*, assignment: Assignment, to_rater: Rater, force: bool = False) ->
         new = hand_assign(project=assignment.project, item=assignment.item, rater=to_rater, plan=plan, force=force)
         if slot is not None:
             until = timezone.now() + timedelta(seconds=lease_seconds_for(plan))
-            PoolSlot.objects.filter(pk=slot[0]).update(state=PoolSlot.State.LEASED, rater=to_rater, assignment=new,
-                                                       lease_expires_at=until)
+            PoolSlot.objects.filter(pk=slot[0]).update(
+                state=PoolSlot.State.LEASED, rater=to_rater, assignment=new, lease_expires_at=until
+            )
             Assignment.objects.filter(pk=new.pk).update(lease_expires_at=until)
     return new
 

@@ -50,9 +50,11 @@ def _claim_in_plan(plan: AssignmentPlan, rater: Rater) -> Assignment | None:
     if not reqs:
         return None
     if plan.cap_per_annotator is not None:
-        mine = Assignment.objects.filter(plan=plan, rater=rater).exclude(
-            status__in=[Assignment.Status.EXPIRED, Assignment.Status.SKIPPED]
-        ).count()
+        mine = (
+            Assignment.objects.filter(plan=plan, rater=rater)
+            .exclude(status__in=[Assignment.Status.EXPIRED, Assignment.Status.SKIPPED])
+            .count()
+        )
         if mine >= plan.cap_per_annotator:
             return None
     lease = timedelta(seconds=lease_seconds_for(plan))
@@ -70,13 +72,19 @@ def _claim_in_plan(plan: AssignmentPlan, rater: Rater) -> Assignment | None:
             # order, one index range per requirement key (an IN would sort the whole pool).
             slot = (
                 base.filter(state=PoolSlot.State.LEASED, lease_expires_at__lt=now, requires__in=reqs)
-                .select_for_update(skip_locked=True).order_by("lease_expires_at").values_list(*fields).first()
+                .select_for_update(skip_locked=True)
+                .order_by("lease_expires_at")
+                .values_list(*fields)
+                .first()
             )
             if slot is None:
                 for req in reqs:
                     slot = (
                         base.filter(state=PoolSlot.State.OPEN, requires=req)
-                        .select_for_update(skip_locked=True).order_by("order_key").values_list(*fields).first()
+                        .select_for_update(skip_locked=True)
+                        .order_by("order_key")
+                        .values_list(*fields)
+                        .first()
                     )
                     if slot is not None:
                         break
@@ -90,16 +98,27 @@ def _claim_in_plan(plan: AssignmentPlan, rater: Rater) -> Assignment | None:
                             status=Assignment.Status.EXPIRED, lease_expires_at=None
                         )
                     assignment = Assignment.objects.create(
-                        project_id=plan.project_id, item_id=item_id, rater=rater, plan=plan,
-                        status=Assignment.Status.ASSIGNED, purpose=Assignment.Purpose.REGULAR, position=0,
+                        project_id=plan.project_id,
+                        item_id=item_id,
+                        rater=rater,
+                        plan=plan,
+                        status=Assignment.Status.ASSIGNED,
+                        purpose=Assignment.Purpose.REGULAR,
+                        position=0,
                         presentation=draw_presentation(plan.project, rubric, random.Random()),
                         lease_expires_at=now + lease,
                     )
                     # Compare-and-set: the guard on SQLite; always true under the row lock on PostgreSQL.
-                    took = PoolSlot.objects.filter(pk=slot_id).filter(
-                        Q(state=PoolSlot.State.OPEN) | Q(state=PoolSlot.State.LEASED, lease_expires_at__lt=now)
-                    ).update(state=PoolSlot.State.LEASED, rater=rater, lease_expires_at=now + lease,
-                             assignment=assignment)
+                    took = (
+                        PoolSlot.objects.filter(pk=slot_id)
+                        .filter(Q(state=PoolSlot.State.OPEN) | Q(state=PoolSlot.State.LEASED, lease_expires_at__lt=now))
+                        .update(
+                            state=PoolSlot.State.LEASED,
+                            rater=rater,
+                            lease_expires_at=now + lease,
+                            assignment=assignment,
+                        )
+                    )
                     if not took:
                         raise _LostRace
             except IntegrityError:
@@ -114,8 +133,10 @@ def _claim_in_plan(plan: AssignmentPlan, rater: Rater) -> Assignment | None:
 def claim_from_pool(*, rater: Rater, project: Project) -> Assignment | None:
     """Claim the next pooled item for this annotator from the project's active pooled plans."""
     plans = list(
-        AssignmentPlan.objects.filter(project=project, mode=AssignmentPlan.Mode.POOLED,
-                                      status=AssignmentPlan.Status.ACTIVE).select_related("project__rubric_version")
+        AssignmentPlan.objects.filter(
+            project=project, mode=AssignmentPlan.Mode.POOLED, status=AssignmentPlan.Status.ACTIVE
+        )
+        .select_related("project__rubric_version")
         .order_by("created_at", "id")
     )
     for plan in plans:
@@ -160,22 +181,22 @@ def expire_leases(*, project: Project | None = None, now=None) -> int:
             Assignment.objects.filter(pk__in=[r[1] for r in rows if r[1]], status__in=OPEN_STATUSES).update(
                 status=Assignment.Status.EXPIRED, lease_expires_at=None
             )
-            PoolSlot.objects.filter(pk__in=ids).update(state=PoolSlot.State.OPEN, rater=None, assignment=None,
-                                                       lease_expires_at=None)
+            PoolSlot.objects.filter(pk__in=ids).update(
+                state=PoolSlot.State.OPEN, rater=None, assignment=None, lease_expires_at=None
+            )
             expired += len(ids)
 
 
 def lock_slot_for(assignment_id: int) -> tuple[int, str] | None:
     """Lock the pool slot held by this assignment (before the assignment row: the same order
     as a claim, so a submit and a reclaim never deadlock). None when it holds none."""
-    return (
-        PoolSlot.objects.select_for_update().filter(assignment_id=assignment_id).values_list("id", "state").first()
-    )
+    return PoolSlot.objects.select_for_update().filter(assignment_id=assignment_id).values_list("id", "state").first()
 
 
 def release_slot(slot_id: int, *, submitted: bool) -> None:
     if submitted:
         PoolSlot.objects.filter(pk=slot_id).update(state=PoolSlot.State.SUBMITTED, lease_expires_at=None)
     else:
-        PoolSlot.objects.filter(pk=slot_id).update(state=PoolSlot.State.OPEN, rater=None, assignment=None,
-                                                   lease_expires_at=None)
+        PoolSlot.objects.filter(pk=slot_id).update(
+            state=PoolSlot.State.OPEN, rater=None, assignment=None, lease_expires_at=None
+        )

@@ -39,9 +39,17 @@ from core.errors import DomainError
 
 QC_PURPOSES = (Assignment.Purpose.ATTENTION, Assignment.Purpose.GOLD, Assignment.Purpose.REPEAT)
 DEFAULTS: dict[str, Any] = {
-    "attention_rate": 0.0, "attention_pause_after": 0,
-    "gold_rate": 0.0, "gold_threshold": 0.8, "gold_min_answered": 3, "gold_pause": False, "gold_tolerance": 0,
-    "repeat_rate": 0.0, "min_seconds": 0, "rationale_question": "", "rationale_min_chars": 0,
+    "attention_rate": 0.0,
+    "attention_pause_after": 0,
+    "gold_rate": 0.0,
+    "gold_threshold": 0.8,
+    "gold_min_answered": 3,
+    "gold_pause": False,
+    "gold_tolerance": 0,
+    "repeat_rate": 0.0,
+    "min_seconds": 0,
+    "rationale_question": "",
+    "rationale_min_chars": 0,
 }
 
 
@@ -91,8 +99,9 @@ def set_qc_settings(*, project: Project, values: dict[str, Any]) -> Project:
 
 
 # --------------------------------------------------------------------------- at submit time
-def check_submission(*, project: Project, assignment: Assignment, answers: dict[str, Any],
-                     duration_ms: int | None) -> None:
+def check_submission(
+    *, project: Project, assignment: Assignment, answers: dict[str, Any], duration_ms: int | None
+) -> None:
     """Refuse a first submission that is too fast or lacks the required rationale."""
     qc = qc_settings(project)
     min_s = qc["min_seconds"]
@@ -104,7 +113,8 @@ def check_submission(*, project: Project, assignment: Assignment, answers: dict[
         if elapsed < min_s:
             raise DomainError(
                 f"That was too fast ({elapsed:.0f} s): please take at least {min_s} seconds to look at each item "
-                "before submitting.", errors={"__all__": f"minimum time per item is {min_s} s"},
+                "before submitting.",
+                errors={"__all__": f"minimum time per item is {min_s} s"},
             )
     question, min_chars = qc["rationale_question"], qc["rationale_min_chars"]
     if question and min_chars:
@@ -131,7 +141,7 @@ def _matches(given: Any, expected: Any, tolerance: int) -> bool:
 
 def expected_answers(item: Item) -> dict[str, Any]:
     meta = item.meta or {}
-    return {k[len("expected."):]: v for k, v in meta.items() if k.startswith("expected.") and len(k) > 9}
+    return {k[len("expected.") :]: v for k, v in meta.items() if k.startswith("expected.") and len(k) > 9}
 
 
 def score(*, item: Item, answers: dict[str, Any], derived: dict[str, Any], tolerance: int = 0) -> bool | None:
@@ -150,18 +160,29 @@ def record_submission(*, assignment: Assignment, annotation: Annotation) -> bool
         return None
     project = assignment.project
     qc = qc_settings(project)
-    passed = score(item=assignment.item, answers=annotation.answers, derived=annotation.derived,
-                   tolerance=int(qc["gold_tolerance"]))
+    passed = score(
+        item=assignment.item,
+        answers=annotation.answers,
+        derived=annotation.derived,
+        tolerance=int(qc["gold_tolerance"]),
+    )
     Assignment.objects.filter(pk=assignment.pk).update(qc_passed=passed)
     assignment.qc_passed = passed
     if passed is False:
         stats = rater_qc(assignment.rater, project)
         reason = ""
-        if assignment.purpose == Assignment.Purpose.ATTENTION and qc["attention_pause_after"] and \
-                stats["attention_failed"] >= qc["attention_pause_after"]:
+        if (
+            assignment.purpose == Assignment.Purpose.ATTENTION
+            and qc["attention_pause_after"]
+            and stats["attention_failed"] >= qc["attention_pause_after"]
+        ):
             reason = f"failed {stats['attention_failed']} attention checks"
-        elif assignment.purpose == Assignment.Purpose.GOLD and qc["gold_pause"] and \
-                stats["gold_answered"] >= qc["gold_min_answered"] and stats["gold_accuracy"] < qc["gold_threshold"]:
+        elif (
+            assignment.purpose == Assignment.Purpose.GOLD
+            and qc["gold_pause"]
+            and stats["gold_answered"] >= qc["gold_min_answered"]
+            and stats["gold_accuracy"] < qc["gold_threshold"]
+        ):
             reason = f"gold accuracy {stats['gold_accuracy']:.0%} below {qc['gold_threshold']:.0%}"
         if reason:
             pause(project=project, rater=assignment.rater, reason=reason)
@@ -170,8 +191,9 @@ def record_submission(*, assignment: Assignment, annotation: Annotation) -> bool
 
 # --------------------------------------------------------------------------- pausing
 def pause(*, project: Project, rater: Rater, reason: str) -> int:
-    return Membership.objects.filter(project=project, user_id=rater.user_id, role=Membership.Role.ANNOTATOR,
-                                     paused_at__isnull=True).update(paused_at=timezone.now(), paused_reason=reason[:300])
+    return Membership.objects.filter(
+        project=project, user_id=rater.user_id, role=Membership.Role.ANNOTATOR, paused_at__isnull=True
+    ).update(paused_at=timezone.now(), paused_reason=reason[:300])
 
 
 def resume(*, project: Project, rater: Rater) -> int:
@@ -181,8 +203,13 @@ def resume(*, project: Project, rater: Rater) -> int:
 
 
 def pause_reason(rater: Rater, project: Project) -> str | None:
-    row = Membership.objects.filter(project=project, user_id=rater.user_id, role=Membership.Role.ANNOTATOR,
-                                    paused_at__isnull=False).values_list("paused_reason", flat=True).first()
+    row = (
+        Membership.objects.filter(
+            project=project, user_id=rater.user_id, role=Membership.Role.ANNOTATOR, paused_at__isnull=False
+        )
+        .values_list("paused_reason", flat=True)
+        .first()
+    )
     return None if row is None else (row or "paused by a researcher")
 
 
@@ -200,15 +227,18 @@ def maybe_inject(*, rater: Rater, project: Project) -> Assignment | None:
     """Add one attention / gold / repeat assignment at the head of the queue when the annotator's
     submitted work calls for one at the project's rates (and none is already waiting)."""
     qc = qc_settings(project)
-    rates = {Assignment.Purpose.ATTENTION: qc["attention_rate"], Assignment.Purpose.GOLD: qc["gold_rate"],
-             Assignment.Purpose.REPEAT: qc["repeat_rate"]}
+    rates = {
+        Assignment.Purpose.ATTENTION: qc["attention_rate"],
+        Assignment.Purpose.GOLD: qc["gold_rate"],
+        Assignment.Purpose.REPEAT: qc["repeat_rate"],
+    }
     if not any(rates.values()):
         return None
     counts = dict(
         Assignment.objects.filter(project=project, rater=rater)
         .exclude(status=Assignment.Status.EXPIRED)
-        .values_list("purpose").annotate(c=Count("id", filter=~Q(purpose=Assignment.Purpose.REGULAR)
-                                                 | Q(status=Assignment.Status.SUBMITTED)))
+        .values_list("purpose")
+        .annotate(c=Count("id", filter=~Q(purpose=Assignment.Purpose.REGULAR) | Q(status=Assignment.Status.SUBMITTED)))
     )
     done = counts.get(Assignment.Purpose.REGULAR, 0)
     for purpose, rate in rates.items():
@@ -224,9 +254,13 @@ def _inject(*, rater: Rater, project: Project, purpose: str) -> Assignment | Non
     mine = Assignment.objects.filter(project=project, rater=rater, purpose=purpose)
     if purpose == Assignment.Purpose.REPEAT:
         source = (
-            Assignment.objects.filter(project=project, rater=rater, purpose=Assignment.Purpose.REGULAR,
-                                      status=Assignment.Status.SUBMITTED)
-            .exclude(item_id__in=mine.values("item_id")).order_by("?").values_list("item_id", "presentation").first()
+            Assignment.objects.filter(
+                project=project, rater=rater, purpose=Assignment.Purpose.REGULAR, status=Assignment.Status.SUBMITTED
+            )
+            .exclude(item_id__in=mine.values("item_id"))
+            .order_by("?")
+            .values_list("item_id", "presentation")
+            .first()
         )
         if source is None:
             return None
@@ -240,8 +274,9 @@ def _inject(*, rater: Rater, project: Project, purpose: str) -> Assignment | Non
         item_id = random.choice(fresh)
         presentation = draw_presentation(project, project.rubric_version.parsed(), random.Random())
     with transaction.atomic():
-        return Assignment.objects.create(project=project, item_id=item_id, rater=rater, purpose=purpose,
-                                         position=0, presentation=presentation)
+        return Assignment.objects.create(
+            project=project, item_id=item_id, rater=rater, purpose=purpose, position=0, presentation=presentation
+        )
 
 
 # --------------------------------------------------------------------------- reading
@@ -265,7 +300,8 @@ def consistency_scores(project: Project) -> dict[int, dict[str, Any]]:
     originals = {
         (a.item_id, a.rater_id): a.answers
         for a in Annotation.objects.filter(
-            assignment__project=project, assignment__purpose=Assignment.Purpose.REGULAR,
+            assignment__project=project,
+            assignment__purpose=Assignment.Purpose.REGULAR,
             item_id__in=repeats.values("item_id"),
         ).only("item_id", "rater_id", "answers")
     }
@@ -280,4 +316,3 @@ def consistency_scores(project: Project) -> dict[int, dict[str, Any]]:
         same = sum(1 for k in keys if first.get(k) == rep.answers.get(k))
         out.setdefault(rep.rater_id, []).append(same / len(keys))
     return {rid: {"repeats": len(v), "consistency": sum(v) / len(v)} for rid, v in out.items()}
-

@@ -93,7 +93,7 @@ def parse_rules(*, k: int, eligibility: list[dict[str, str]] | None, balance: di
 
 
 def parse_balance_text(attribute: str, text: str) -> dict[str, Any]:
-    """"China:2, Germany:2" -> {"attribute": ..., "quota": {"China": 2, "Germany": 2}}."""
+    """ "China:2, Germany:2" -> {"attribute": ..., "quota": {"China": 2, "Germany": 2}}."""
     quota: dict[str, int] = {}
     for part in (text or "").split(","):
         if not part.strip():

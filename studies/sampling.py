@@ -79,8 +79,14 @@ class SamplePlan:
             "total_asked": self.total_asked,
             "total_drawn": self.total_drawn,
             "strata": [
-                {"values": list(s.values), "label": s.label, "available": s.available, "asked": s.asked,
-                 "drawn": s.drawn, "short": s.short}
+                {
+                    "values": list(s.values),
+                    "label": s.label,
+                    "available": s.available,
+                    "asked": s.asked,
+                    "drawn": s.drawn,
+                    "short": s.short,
+                }
                 for s in self.strata
             ],
             "short": [
@@ -142,8 +148,13 @@ def _stratum_rng(seed: int, values: tuple[str, ...]) -> random.Random:
 
 
 def plan_sample(
-    *, project: Project, strata_keys: list[str], allocation: str = Sample.Allocation.EQUAL,
-    total_size: int | None = None, per_stratum: int | None = None, seed: int = 0,
+    *,
+    project: Project,
+    strata_keys: list[str],
+    allocation: str = Sample.Allocation.EQUAL,
+    total_size: int | None = None,
+    per_stratum: int | None = None,
+    seed: int = 0,
 ) -> SamplePlan:
     """The sample these parameters give (counts per stratum and the chosen item ids), without
     writing anything: the preview, and the first half of :func:`draw_sample`."""
@@ -183,8 +194,14 @@ def plan_sample(
         asked = largest_remainder(total_size, [1] * len(order), tie_order=tie_order)
     else:
         asked = largest_remainder(total_size, sizes, tie_order=tie_order)
-    plan = SamplePlan(strata_keys=keys, allocation=allocation, total_size=total_size, per_stratum=per_stratum,
-                      seed=int(seed), population=population)
+    plan = SamplePlan(
+        strata_keys=keys,
+        allocation=allocation,
+        total_size=total_size,
+        per_stratum=per_stratum,
+        seed=int(seed),
+        population=population,
+    )
     for values, n_asked, available in zip(order, asked, sizes, strict=True):
         ids = groups[values]
         take = min(n_asked, available)
@@ -195,22 +212,41 @@ def plan_sample(
 
 
 def draw_sample(
-    *, project: Project, name: str, strata_keys: list[str], allocation: str = Sample.Allocation.EQUAL,
-    total_size: int | None = None, per_stratum: int | None = None, seed: int = 0,
+    *,
+    project: Project,
+    name: str,
+    strata_keys: list[str],
+    allocation: str = Sample.Allocation.EQUAL,
+    total_size: int | None = None,
+    per_stratum: int | None = None,
+    seed: int = 0,
     created_by: AbstractBaseUser | None = None,
 ) -> Sample:
     """Draw and store a sample (its parameters, per-stratum report and items) in one transaction."""
-    plan = plan_sample(project=project, strata_keys=strata_keys, allocation=allocation, total_size=total_size,
-                       per_stratum=per_stratum, seed=seed)
+    plan = plan_sample(
+        project=project,
+        strata_keys=strata_keys,
+        allocation=allocation,
+        total_size=total_size,
+        per_stratum=per_stratum,
+        seed=seed,
+    )
     name = (name or "").strip() or f"sample {timezone.now():%Y-%m-%d %H:%M}"
     with transaction.atomic():
         sample = Sample.objects.create(
-            project=project, name=name[:200], strata_keys=plan.strata_keys, allocation=allocation,
-            total_size=total_size, per_stratum=per_stratum, seed=int(seed), report=plan.report(),
+            project=project,
+            name=name[:200],
+            strata_keys=plan.strata_keys,
+            allocation=allocation,
+            total_size=total_size,
+            per_stratum=per_stratum,
+            seed=int(seed),
+            report=plan.report(),
             created_by=created_by if created_by is not None and created_by.is_authenticated else None,
         )
         insert_rows(
-            SampleItem, ["sample", "item", "stratum"],
+            SampleItem,
+            ["sample", "item", "stratum"],
             ((sample.id, item_id, s.label) for s in plan.strata for item_id in plan.item_ids[s.values]),
         )
     return sample

@@ -16,8 +16,9 @@ urlpatterns = [
     path("projects/<int:project_id>/dashboard/<str:table>.csv", views.dashboard_csv, name="dashboard_csv"),
     path("projects/<int:project_id>/qc/", views.qc_settings, name="qc_settings"),
     path("projects/<int:project_id>/annotators/<int:rater_id>/pause/", views.annotator_pause, name="annotator_pause"),
-    path("projects/<int:project_id>/annotators/<int:rater_id>/resume/", views.annotator_resume,
-         name="annotator_resume"),
+    path(
+        "projects/<int:project_id>/annotators/<int:rater_id>/resume/", views.annotator_resume, name="annotator_resume"
+    ),
     path("projects/<int:project_id>/studies/new/", views.study_create, name="study_create"),
     path("projects/<int:project_id>/studies/<int:study_id>/toggle/", views.study_toggle, name="study_toggle"),
     path("p/<str:token>/", crowd_views.entry, name="crowd_entry"),

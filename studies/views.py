@@ -32,10 +32,17 @@ from .rules import format_balance_text, parse_balance_text
 
 class SampleForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
-    strata = forms.MultipleChoiceField(choices=[(k, k) for k in STRATA_KEYS], required=False,
-                                       widget=forms.CheckboxSelectMultiple, label="Strata columns")
-    meta_keys = forms.CharField(required=False, label="Strata meta keys",
-                                help_text="comma-separated keys of the items' meta, e.g. pipeline, question_id")
+    strata = forms.MultipleChoiceField(
+        choices=[(k, k) for k in STRATA_KEYS],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Strata columns",
+    )
+    meta_keys = forms.CharField(
+        required=False,
+        label="Strata meta keys",
+        help_text="comma-separated keys of the items' meta, e.g. pipeline, question_id",
+    )
     allocation = forms.ChoiceField(choices=Sample.Allocation.choices)
     total_size = forms.IntegerField(min_value=1, required=False, help_text="a total sample size ...")
     per_stratum = forms.IntegerField(min_value=1, required=False, help_text="... or a size per stratum")
@@ -47,26 +54,42 @@ class SampleForm(forms.Form):
 
     def params(self) -> dict:
         d = self.cleaned_data
-        return {"strata_keys": self.keys(), "allocation": d["allocation"], "total_size": d.get("total_size"),
-                "per_stratum": d.get("per_stratum"), "seed": d["seed"]}
+        return {
+            "strata_keys": self.keys(),
+            "allocation": d["allocation"],
+            "total_size": d.get("total_size"),
+            "per_stratum": d.get("per_stratum"),
+            "seed": d["seed"],
+        }
 
 
 class PlanForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
     mode = forms.ChoiceField(choices=AssignmentPlan.Mode.choices, initial=AssignmentPlan.Mode.POOLED)
     k = forms.IntegerField(min_value=1, max_value=100, label="Annotators per item (k)")
-    eligibility_attribute = forms.CharField(required=False, label="Eligibility: annotator attribute",
-                                            help_text="e.g. nationality")
-    eligibility_item_key = forms.CharField(required=False, label="... must equal item key",
-                                           help_text="e.g. country (a strata column or a meta key)")
-    balance_attribute = forms.CharField(required=False, label="Balance: annotator attribute",
-                                        help_text="e.g. nationality")
+    eligibility_attribute = forms.CharField(
+        required=False, label="Eligibility: annotator attribute", help_text="e.g. nationality"
+    )
+    eligibility_item_key = forms.CharField(
+        required=False, label="... must equal item key", help_text="e.g. country (a strata column or a meta key)"
+    )
+    balance_attribute = forms.CharField(
+        required=False, label="Balance: annotator attribute", help_text="e.g. nationality"
+    )
     balance_quota = forms.CharField(required=False, label="... per item", help_text="e.g. China:2, Germany:2")
     cap_per_annotator = forms.IntegerField(min_value=1, required=False, label="Cap per annotator")
-    lease_minutes = forms.IntegerField(min_value=1, max_value=10080, required=False,
-                                       help_text="pooled: how long an opened item is held (empty = default)")
-    take_over = forms.BooleanField(required=False, initial=True, label="Plans replace the default assignment",
-                                   help_text="removes unopened 'every annotator gets every item' rows")
+    lease_minutes = forms.IntegerField(
+        min_value=1,
+        max_value=10080,
+        required=False,
+        help_text="pooled: how long an opened item is held (empty = default)",
+    )
+    take_over = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Plans replace the default assignment",
+        help_text="removes unopened 'every annotator gets every item' rows",
+    )
 
 
 class HandAssignForm(forms.Form):
@@ -184,12 +207,23 @@ def plan_initial(project: Project, design: StudyDesign | None) -> dict:
 
 
 # --------------------------------------------------------------------------- samples
-def render_design(request: HttpRequest, project: Project, form: SampleForm, preview: dict | None = None) -> HttpResponse:
-    return render(request, "studies/design.html", {
-        "project": project, "form": form, "preview": preview,
-        "samples": project.samples.all()[:50], "plans": project.plans.select_related("sample")[:50],
-        "meta_keys": meta_keys(project), **suggestion(project),
-    }, status=400 if form.is_bound and form.errors else 200)
+def render_design(
+    request: HttpRequest, project: Project, form: SampleForm, preview: dict | None = None
+) -> HttpResponse:
+    return render(
+        request,
+        "studies/design.html",
+        {
+            "project": project,
+            "form": form,
+            "preview": preview,
+            "samples": project.samples.all()[:50],
+            "plans": project.plans.select_related("sample")[:50],
+            "meta_keys": meta_keys(project),
+            **suggestion(project),
+        },
+        status=400 if form.is_bound and form.errors else 200,
+    )
 
 
 @login_required
@@ -221,8 +255,9 @@ def sample_create(request: HttpRequest, project_id: int) -> HttpResponse:
     form = SampleForm(request.POST)
     if form.is_valid():
         try:
-            sample = sampling.draw_sample(project=project, name=form.cleaned_data["name"],
-                                          created_by=request.user, **form.params())
+            sample = sampling.draw_sample(
+                project=project, name=form.cleaned_data["name"], created_by=request.user, **form.params()
+            )
         except DomainError as exc:
             form_error(form, exc)
         else:
@@ -247,20 +282,34 @@ def sample_detail(request: HttpRequest, project_id: int, sample_id: int) -> Http
             if balance and not balance["attribute"]:
                 raise DomainError("a balance rule needs an annotator attribute")
             plan = plans.create_plan(
-                sample=sample, name=d["name"], mode=d["mode"], k=d["k"], eligibility=eligibility, balance=balance,
+                sample=sample,
+                name=d["name"],
+                mode=d["mode"],
+                k=d["k"],
+                eligibility=eligibility,
+                balance=balance,
                 cap_per_annotator=d["cap_per_annotator"],
                 lease_seconds=d["lease_minutes"] * 60 if d["lease_minutes"] else None,
-                take_over=d["take_over"], created_by=request.user,
+                take_over=d["take_over"],
+                created_by=request.user,
             )
         except DomainError as exc:
             form_error(form, exc)
         else:
             messages.success(request, f"plan created: {plan.report.get('slots', 0)} places")
             return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
-    return render(request, "studies/sample_detail.html", {
-        "project": project, "sample": sample, "form": form, **suggestion(project),
-        "items": sample.members.select_related("item").order_by("stratum", "item__external_id")[:500],
-    }, status=400 if request.method == "POST" and form.errors else 200)
+    return render(
+        request,
+        "studies/sample_detail.html",
+        {
+            "project": project,
+            "sample": sample,
+            "form": form,
+            **suggestion(project),
+            "items": sample.members.select_related("item").order_by("stratum", "item__external_id")[:500],
+        },
+        status=400 if request.method == "POST" and form.errors else 200,
+    )
 
 
 # --------------------------------------------------------------------------- plans
@@ -270,18 +319,33 @@ def managed_plan(request: HttpRequest, project_id: int, plan_id: int) -> tuple[P
     return project, plan
 
 
-def render_plan(request: HttpRequest, project: Project, plan: AssignmentPlan, *, hand: forms.Form | None = None,
-                move: forms.Form | None = None) -> HttpResponse:
+def render_plan(
+    request: HttpRequest,
+    project: Project,
+    plan: AssignmentPlan,
+    *,
+    hand: forms.Form | None = None,
+    move: forms.Form | None = None,
+) -> HttpResponse:
     assignments = (
-        Assignment.objects.filter(plan=plan).select_related("item", "rater")
+        Assignment.objects.filter(plan=plan)
+        .select_related("item", "rater")
         .order_by("item__external_id", "rater__name")[:500]
     )
     bound = [f for f in (hand, move) if f is not None and f.is_bound and f.errors]
-    return render(request, "studies/plan_detail.html", {
-        "project": project, "plan": plan, "assignments": assignments,
-        "hand": hand or HandAssignForm(prefix="hand"), "move": move or ReassignForm(prefix="move"),
-        "strata": dashboard.progress_by_stratum(plan),
-    }, status=400 if bound else 200)
+    return render(
+        request,
+        "studies/plan_detail.html",
+        {
+            "project": project,
+            "plan": plan,
+            "assignments": assignments,
+            "hand": hand or HandAssignForm(prefix="hand"),
+            "move": move or ReassignForm(prefix="move"),
+            "strata": dashboard.progress_by_stratum(plan),
+        },
+        status=400 if bound else 200,
+    )
 
 
 @login_required
@@ -303,8 +367,9 @@ def plan_hand_assign(request: HttpRequest, project_id: int, plan_id: int) -> Htt
             item = Item.objects.filter(project=project, external_id=d["item"].strip()).order_by("-version").first()
             if item is None:
                 raise DomainError(f"no item {d['item']!r} in this project", code="not_found")
-            made = plans.hand_assign(project=project, item=item, plan=plan, force=d["force"],
-                                     rater=user_rater(d["username"]))
+            made = plans.hand_assign(
+                project=project, item=item, plan=plan, force=d["force"], rater=user_rater(d["username"])
+            )
         except DomainError as exc:
             return refused(request, exc, "plan_detail", project_id=project.id, plan_id=plan.id)
         messages.success(request, f"assigned {item.external_id} to {made.rater.name}")
@@ -360,18 +425,25 @@ def dashboard_page(request: HttpRequest, project_id: int) -> HttpResponse:
     qc_suggested = suggested if suggested and suggested.qc and not quality.qc_enabled(project) else None
     if qc_suggested:  # the paper's QC as the form's initial values until the project has its own
         qc_initial = {**qc_initial, **qc_suggested.qc}
-    return render(request, "studies/dashboard.html", {
-        "project": project,
-        "progress": project_progress(project),
-        "plans": [(p, dashboard.progress_by_stratum(p)) for p in project.plans.select_related("sample")],
-        "annotators": dashboard.progress_by_annotator(project),
-        "throughput": dashboard.throughput(project),
-        "qc_form": QCForm(initial=qc_initial), "qc_on": quality.qc_enabled(project), "qc_suggested": qc_suggested,
-        "qc_summary": design_summary(qc_suggested)["qc"] if qc_suggested else "",
-        "studies": [(s, request.build_absolute_uri(reverse("crowd_entry", args=[s.token])))
-                    for s in project.studies.all()],
-        "study_form": StudyForm(),
-    })
+    return render(
+        request,
+        "studies/dashboard.html",
+        {
+            "project": project,
+            "progress": project_progress(project),
+            "plans": [(p, dashboard.progress_by_stratum(p)) for p in project.plans.select_related("sample")],
+            "annotators": dashboard.progress_by_annotator(project),
+            "throughput": dashboard.throughput(project),
+            "qc_form": QCForm(initial=qc_initial),
+            "qc_on": quality.qc_enabled(project),
+            "qc_suggested": qc_suggested,
+            "qc_summary": design_summary(qc_suggested)["qc"] if qc_suggested else "",
+            "studies": [
+                (s, request.build_absolute_uri(reverse("crowd_entry", args=[s.token]))) for s in project.studies.all()
+            ],
+            "study_form": StudyForm(),
+        },
+    )
 
 
 @login_required
@@ -419,10 +491,20 @@ def study_create(request: HttpRequest, project_id: int) -> HttpResponse:
         d = form.cleaned_data
         prescreen = []
         if d["prescreen_attribute"]:
-            prescreen = [{"attribute": d["prescreen_attribute"], "label": d["prescreen_label"],
-                          "choices": [c for c in d["prescreen_choices"].split(",") if c.strip()]}]
-        crowd.create_study(project=project, name=d["name"], completion_code=d["completion_code"],
-                           items_per_participant=d["items_per_participant"], prescreen=prescreen)
+            prescreen = [
+                {
+                    "attribute": d["prescreen_attribute"],
+                    "label": d["prescreen_label"],
+                    "choices": [c for c in d["prescreen_choices"].split(",") if c.strip()],
+                }
+            ]
+        crowd.create_study(
+            project=project,
+            name=d["name"],
+            completion_code=d["completion_code"],
+            items_per_participant=d["items_per_participant"],
+            prescreen=prescreen,
+        )
     except DomainError as exc:
         return refused(request, exc, "dashboard", project_id=project.id)
     messages.success(request, "study created: give Prolific the study link below")
@@ -446,16 +528,41 @@ def dashboard_csv(request: HttpRequest, project_id: int, table: str) -> HttpResp
     response["Content-Disposition"] = f'attachment; filename="project-{project.id}-{table}.csv"'
     writer = csv.writer(response)
     if table == "annotators":
-        cols = ["name", "attributes", "assigned", "in_progress", "submitted", "skipped", "expired",
-                "attention_answered", "attention_failed", "gold_answered", "gold_accuracy", "repeats",
-                "consistency", "paused", "at_risk"]
+        cols = [
+            "name",
+            "attributes",
+            "assigned",
+            "in_progress",
+            "submitted",
+            "skipped",
+            "expired",
+            "attention_answered",
+            "attention_failed",
+            "gold_answered",
+            "gold_accuracy",
+            "repeats",
+            "consistency",
+            "paused",
+            "at_risk",
+        ]
         writer.writerow(cols)
         for row in dashboard.progress_by_annotator(project):
             row["attributes"] = ";".join(f"{k}={v}" for k, v in sorted(row["attributes"].items()))
             writer.writerow([csv_safe(row[c]) for c in cols])
     elif table == "strata":
-        cols = ["plan", "stratum", "items", "places", "assigned", "in_progress", "submitted", "skipped", "expired",
-                "open_in_pool", "percent"]
+        cols = [
+            "plan",
+            "stratum",
+            "items",
+            "places",
+            "assigned",
+            "in_progress",
+            "submitted",
+            "skipped",
+            "expired",
+            "open_in_pool",
+            "percent",
+        ]
         writer.writerow(cols)
         for plan in project.plans.all():
             for row in dashboard.progress_by_stratum(plan):

@@ -84,8 +84,7 @@ def _celery_worker_session(redis_url, django_db_setup, django_db_blocker, tmp_pa
     settings_dict = connections["default"].settings_dict
     if not settings_dict["ENGINE"].endswith("postgresql"):
         _need_service(
-            "celery_worker_process needs the PostgreSQL test database "
-            f"(DATABASE_URL is {settings_dict['ENGINE']})"
+            f"celery_worker_process needs the PostgreSQL test database (DATABASE_URL is {settings_dict['ENGINE']})"
         )
     broker = services.redis_url_for_db(redis_url, services.xdist_index())
     worker = services.CeleryWorker(
@@ -114,8 +113,7 @@ def celery_worker_process(_celery_worker_session):
     with services.celery_app_on_broker(app, worker.broker_url, worker.result_backend):
         yield worker
     if not worker.alive:
-        pytest.fail(f"celery worker died during the test; log:\n{worker.log_tail()}",
-                    pytrace=False)
+        pytest.fail(f"celery worker died during the test; log:\n{worker.log_tail()}", pytrace=False)
 
 
 # -------------------------------------------------------------------------------- browser

@@ -31,9 +31,7 @@ def services_problems() -> list[str]:
     problems = []
     db = os.environ.get("DATABASE_URL", "")
     if urlparse(db).scheme not in {"postgres", "postgresql"}:
-        problems.append(
-            f"DATABASE_URL must point at PostgreSQL (postgres://...), got {db or '(unset)'!r}"
-        )
+        problems.append(f"DATABASE_URL must point at PostgreSQL (postgres://...), got {db or '(unset)'!r}")
     if not os.environ.get("REDIS_URL"):
         problems.append("REDIS_URL is not set (redis://host:port/db)")
     return problems
@@ -71,10 +69,18 @@ def database_url_from_settings(settings_dict: dict) -> str:
 class CeleryWorker:
     """A real `celery -A config worker` subprocess on the given broker."""
 
-    def __init__(self, broker_url: str, database_url: str, log_path: Path,
-                 result_backend: str | None = None, queues: str = WORKER_QUEUES,
-                 pool: str = "threads", concurrency: int = 2, extra_env: dict | None = None,
-                 include: tuple[str, ...] = ("tests.services",)):
+    def __init__(
+        self,
+        broker_url: str,
+        database_url: str,
+        log_path: Path,
+        result_backend: str | None = None,
+        queues: str = WORKER_QUEUES,
+        pool: str = "threads",
+        concurrency: int = 2,
+        extra_env: dict | None = None,
+        include: tuple[str, ...] = ("tests.services",),
+    ):
         self.broker_url = broker_url
         self.result_backend = result_backend or broker_url
         self.database_url = database_url
@@ -91,29 +97,49 @@ class CeleryWorker:
     # -- lifecycle
     def start(self, timeout: float = 60.0) -> CeleryWorker:
         env = dict(os.environ)
-        env.update({
-            "CELERY_BROKER_URL": self.broker_url,
-            "CELERY_RESULT_BACKEND": self.result_backend,
-            "CELERY_TASK_ALWAYS_EAGER": "0",
-            "DATABASE_URL": self.database_url,
-            "DB_CONN_MAX_AGE": "0",  # no idle connections holding the test DB
-            "DJANGO_SETTINGS_MODULE": env.get("DJANGO_SETTINGS_MODULE", "config.settings"),
-            "PYTHONUNBUFFERED": "1",
-        })
+        env.update(
+            {
+                "CELERY_BROKER_URL": self.broker_url,
+                "CELERY_RESULT_BACKEND": self.result_backend,
+                "CELERY_TASK_ALWAYS_EAGER": "0",
+                "DATABASE_URL": self.database_url,
+                "DB_CONN_MAX_AGE": "0",  # no idle connections holding the test DB
+                "DJANGO_SETTINGS_MODULE": env.get("DJANGO_SETTINGS_MODULE", "config.settings"),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         env.update(self.extra_env)
         cmd = [
-            sys.executable, "-m", "celery", "-A", "config", "worker",
-            "-Q", self.queues, f"--pool={self.pool}", f"--concurrency={self.concurrency}",
-            "-n", self.hostname, "-l", "info", "--without-mingle", "--without-gossip",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            self.queues,
+            f"--pool={self.pool}",
+            f"--concurrency={self.concurrency}",
+            "-n",
+            self.hostname,
+            "-l",
+            "info",
+            "--without-mingle",
+            "--without-gossip",
         ]
         if self.include:  # test-only task modules (e.g. db_probe below)
             cmd += ["--include", ",".join(self.include)]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
+            cmd,
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             self.wait_ready(timeout)
@@ -144,10 +170,7 @@ class CeleryWorker:
                     time.sleep(0.5)
                 if any(self.hostname in r for r in replies or []):
                     return
-            raise TimeoutError(
-                f"celery worker {self.hostname} not ready after {timeout:.0f}s; log:\n"
-                f"{self.log_tail()}"
-            )
+            raise TimeoutError(f"celery worker {self.hostname} not ready after {timeout:.0f}s; log:\n{self.log_tail()}")
         finally:
             probe.close()
 

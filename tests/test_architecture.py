@@ -187,7 +187,8 @@ def test_no_import_cycles_between_app_modules():
     without_tasks = {m: {t for t in targets if not task_edge(m, t)} for m, targets in graph.items()}
     cycles = strongly_connected(without_tasks)
     assert not cycles, "import cycles (break them by moving the shared piece below both): " + "; ".join(
-        " <-> ".join(c) for c in cycles)
+        " <-> ".join(c) for c in cycles
+    )
 
 
 def test_no_private_name_crosses_a_module():
@@ -195,11 +196,14 @@ def test_no_private_name_crosses_a_module():
     assert not private, "make these names public or move them:\n" + "\n".join(private)
 
 
-@pytest.mark.parametrize("layer, forbidden", [
-    ("core", APPS),
-    ("agreement.stats", (*APPS, "django", "rest_framework", "celery")),
-    ("benchmarks", ("judges", "curation", "agreement", "studies")),
-])
+@pytest.mark.parametrize(
+    "layer, forbidden",
+    [
+        ("core", APPS),
+        ("agreement.stats", (*APPS, "django", "rest_framework", "celery")),
+        ("benchmarks", ("judges", "curation", "agreement", "studies")),
+    ],
+)
 def test_lower_layers_do_not_import_upper_ones(layer, forbidden):
     offenders = []
     for module, path in FILES.items():

@@ -74,8 +74,9 @@ def test_judge_run_fails_with_the_reason(refused, project, django_capture_on_com
 def test_export_fails_with_the_reason(refused, project, django_capture_on_commit_callbacks):
     p, owner = project
     with django_capture_on_commit_callbacks(execute=True):
-        export = curation_services.start_export(project=p, user=owner, content="annotations", format="jsonl",
-                                                scope="all")
+        export = curation_services.start_export(
+            project=p, user=owner, content="annotations", format="jsonl", scope="all"
+        )
     export = Export.objects.get(pk=export.pk)
     assert export.status == Export.Status.FAILED
     _why(export.message)

@@ -58,23 +58,38 @@ def test_a_released_database_migrates_forward_with_its_data():
 
     preset = get_preset("cqbench.turing")
     rubric = RubricVersion.objects.create(rubric_key=preset.key, version=1, schema=preset.rubric, schema_hash="h" * 64)
-    project = Project.objects.create(name="old", preset_key=preset.key, rubric_version=rubric, k_per_item=1,
-                                     created_by=owner)
+    project = Project.objects.create(
+        name="old", preset_key=preset.key, rubric_version=rubric, k_per_item=1, created_by=owner
+    )
     Membership.objects.create(project=project, user=annotator, role="annotator")
     human = Rater.objects.create(kind="human", user=annotator, name="ann")
-    items = [Item.objects.create(project=project, external_id=f"t{i}", data={"left": "a", "right": "b"},
-                                 country="China") for i in range(3)]
+    items = [
+        Item.objects.create(project=project, external_id=f"t{i}", data={"left": "a", "right": "b"}, country="China")
+        for i in range(3)
+    ]
     done = Assignment.objects.create(project=project, item=items[0], rater=human, status="submitted", position=0)
-    Annotation.objects.create(assignment=done, item=items[0], rater=human, rubric_version=rubric,
-                              answers={"human_written": "left"}, derived={})
+    Annotation.objects.create(
+        assignment=done,
+        item=items[0],
+        rater=human,
+        rubric_version=rubric,
+        answers={"human_written": "left"},
+        derived={},
+    )
     Assignment.objects.create(project=project, item=items[1], rater=human, status="assigned", position=1)
-    ImportJob.objects.create(project=project, status="done", data_file="x.jsonl", data_format="jsonl",
-                             report={"ok": True, "items_created": 3})
+    ImportJob.objects.create(
+        project=project,
+        status="done",
+        data_file="x.jsonl",
+        data_format="jsonl",
+        report={"ok": True, "items_created": 3},
+    )
     judge = Rater.objects.create(kind="model", name="judge: j", backend="openai_chat", model_id="m")
     config = JudgeConfig.objects.create(project=project, name="j", backend="openai_chat", model_id="m", rater=judge)
     JudgeRun.objects.create(config=config, project=project, state="running", item_ids=[items[0].id], total=1)
-    JudgeRun.objects.create(config=config, project=project, state="cancelled", item_ids=[], total=0,
-                            message="cancelled")
+    JudgeRun.objects.create(
+        config=config, project=project, state="cancelled", item_ids=[], total=0, message="cancelled"
+    )
     AgreementReport.objects.create(project=project, status="failed", message="why")
     Export.objects.create(project=project, content="items", format="jsonl", status="queued")
 

@@ -9,6 +9,7 @@ Public API::
 
 Matrices are items x raters with NaN for a missing rating.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -29,8 +30,14 @@ from .result import MetricResult, to_jsonable, undefined
 from .turing import turing_accuracy
 
 
-def pairwise_matrix(data: np.ndarray, metric: str = "cohen_kappa", raters: Sequence[str] | None = None,
-                    level: str = "interval", n_boot: int = 0, seed: int = 0) -> dict[str, Any]:
+def pairwise_matrix(
+    data: np.ndarray,
+    metric: str = "cohen_kappa",
+    raters: Sequence[str] | None = None,
+    level: str = "interval",
+    n_boot: int = 0,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Pairwise rater matrix of ``metric`` (any two-rater metric or krippendorff_alpha) for an
     items x raters matrix: ``{"raters", "matrix", "pairs"}``."""
     X = np.asarray(data, dtype=float)
@@ -41,10 +48,35 @@ def pairwise_matrix(data: np.ndarray, metric: str = "cohen_kappa", raters: Seque
 
 
 __all__ = [
-    "MetricResult", "RatingTableError", "agreement_report", "analyse_matrix", "binary_report",
-    "bootstrap_statistic", "cohen_kappa", "compress_rows", "confusion", "correlation", "flag_rates",
-    "fleiss_kappa", "gwet_ac", "infer_level", "judge_vs_humans", "kendall", "krippendorff_alpha",
-    "leave_one_rater_out", "majority_vote", "pairwise_matrix", "pearson", "percent_agreement",
-    "percentile_ci", "rate", "restricted_agreement", "spearman", "split_half", "to_frame", "to_jsonable",
-    "turing_accuracy", "undefined",
+    "MetricResult",
+    "RatingTableError",
+    "agreement_report",
+    "analyse_matrix",
+    "binary_report",
+    "bootstrap_statistic",
+    "cohen_kappa",
+    "compress_rows",
+    "confusion",
+    "correlation",
+    "flag_rates",
+    "fleiss_kappa",
+    "gwet_ac",
+    "infer_level",
+    "judge_vs_humans",
+    "kendall",
+    "krippendorff_alpha",
+    "leave_one_rater_out",
+    "majority_vote",
+    "pairwise_matrix",
+    "pearson",
+    "percent_agreement",
+    "percentile_ci",
+    "rate",
+    "restricted_agreement",
+    "spearman",
+    "split_half",
+    "to_frame",
+    "to_jsonable",
+    "turing_accuracy",
+    "undefined",
 ]

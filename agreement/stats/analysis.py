@@ -41,6 +41,7 @@ Judge vs humans
   [min, max] of the human values, ``difference`` = judge - mean human ceiling with a
   bootstrap CI (same resamples), i.e. "is the judge inside the human spread?".
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -60,8 +61,14 @@ from .pairs import PairTable
 from .reliability import alpha_features, krippendorff_alpha
 from .result import MetricResult, undefined
 
-MULTI_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_linear",
-                 "gwet_ac2_quadratic", "percent_agreement")
+MULTI_METRICS = (
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "gwet_ac2_linear",
+    "gwet_ac2_quadratic",
+    "percent_agreement",
+)
 CEILING_METRICS = ("pearson", "spearman")
 ALPHA = "krippendorff_alpha"
 
@@ -147,14 +154,29 @@ class _Matrix:
     cats: np.ndarray
 
     @classmethod
-    def prepare(cls, X: np.ndarray, raters: Sequence[str], humans: Sequence[str], judges: Sequence[str],
-                level: str, metrics: Sequence[str] | None) -> _Matrix:
+    def prepare(
+        cls,
+        X: np.ndarray,
+        raters: Sequence[str],
+        humans: Sequence[str],
+        judges: Sequence[str],
+        level: str,
+        metrics: Sequence[str] | None,
+    ) -> _Matrix:
         raters = list(raters)
         P, counts, _ = compress_rows(np.asarray(X, dtype=float))
         cats = np.unique(P[~np.isnan(P)])
         categorical = 0 < len(cats) <= MAX_CATEGORIES
-        return cls(P, counts, raters, [raters.index(h) for h in humans], [raters.index(j) for j in judges],
-                   level, list(metrics) if metrics else default_metrics(level, categorical), cats)
+        return cls(
+            P,
+            counts,
+            raters,
+            [raters.index(h) for h in humans],
+            [raters.index(j) for j in judges],
+            level,
+            list(metrics) if metrics else default_metrics(level, categorical),
+            cats,
+        )
 
     @property
     def categorical(self) -> bool:
@@ -205,8 +227,11 @@ class _Matrix:
 
     def kappa_metrics(self) -> list[str]:
         """Requested Cohen's kappas (categorical data; weighted ones for ordered data)."""
-        return [m for m in self.metrics if m.startswith("cohen_kappa") and self.categorical
-                and (self.numeric or m == "cohen_kappa")]
+        return [
+            m
+            for m in self.metrics
+            if m.startswith("cohen_kappa") and self.categorical and (self.numeric or m == "cohen_kappa")
+        ]
 
 
 class _Collector:
@@ -217,8 +242,9 @@ class _Collector:
         self.block = Block(counts)
         self.tables: dict[TableKey, PairTable] = {}
 
-    def pair(self, key: TableKey, x: np.ndarray, y: np.ndarray, metrics: Sequence[str],
-             labels: np.ndarray | None = None) -> PairTable:
+    def pair(
+        self, key: TableKey, x: np.ndarray, y: np.ndarray, metrics: Sequence[str], labels: np.ndarray | None = None
+    ) -> PairTable:
         """Register the joint-value table of ``x`` and ``y`` under ``key`` and its
         coefficients ``metrics`` under ``key._replace(metric=m)``."""
         t = PairTable(x, y, weights=self.block.counts)
@@ -276,10 +302,19 @@ class _Estimates:
 # ---------------------------------------------------------------------------------------
 # The analysis
 # ---------------------------------------------------------------------------------------
-def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], judges: Sequence[str],
-                   level: str, metrics: Sequence[str] | None = None, n_boot: int = 1000,
-                   rng: np.random.Generator | None = None, n_splits: int = 100, seed: int = 0,
-                   positive: float | None = None) -> dict[str, Any]:
+def analyse_matrix(
+    X: np.ndarray,
+    raters: Sequence[str],
+    humans: Sequence[str],
+    judges: Sequence[str],
+    level: str,
+    metrics: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    rng: np.random.Generator | None = None,
+    n_splits: int = 100,
+    seed: int = 0,
+    positive: float | None = None,
+) -> dict[str, Any]:
     """Everything for one matrix ``X`` (items x raters, NaN = missing, category codes for
     nominal data); ``raters`` names the columns, ``humans`` and ``judges`` are subsets.
 
@@ -305,16 +340,22 @@ def analyse_matrix(X: np.ndarray, raters: Sequence[str], humans: Sequence[str], 
     ceilings = _ceiling_results(mx, ceiling_metrics, est)
     if mx.numeric and mx.nh >= 2:
         hum["split_half"] = _split_half_results(mx, ceiling_metrics, n_splits, seed)
-    pos = positive if positive is not None else (
-        1.0 if 1.0 in mx.cats else (mx.cats.max() if len(mx.cats) else None))
+    pos = positive if positive is not None else (1.0 if 1.0 in mx.cats else (mx.cats.max() if len(mx.cats) else None))
     jout = {mx.raters[j]: _judge_results(mx, k, judge_plan, ceilings, est, pos) for k, j in enumerate(mx.jidx)}
     hum["leave_one_rater_out"] = {m: c.result.to_dict() for m, c in ceilings.items()}
     if mx.binary:
         hum["positive_rate"] = _rate(mx.human_ratings.reshape(-1), np.repeat(mx.counts, mx.nh), pos)
         hum["majority_positive_rate"] = _rate(mx.human_majority, mx.counts, pos)
-    return {"n_items": mx.n_items, "n_patterns": len(mx.counts), "level": level,
-            "humans": list(humans), "judges": list(judges), "n_categories": len(mx.cats),
-            "humans_vs_humans": hum, "judges_vs_humans": jout}
+    return {
+        "n_items": mx.n_items,
+        "n_patterns": len(mx.counts),
+        "level": level,
+        "humans": list(humans),
+        "judges": list(judges),
+        "n_categories": len(mx.cats),
+        "humans_vs_humans": hum,
+        "judges_vs_humans": jout,
+    }
 
 
 # ---- step 1: multi-rater coefficients of the humans ------------------------------------
@@ -366,8 +407,9 @@ def _multi_rater_results(mx: _Matrix, plan: MultiPlan, est: _Estimates) -> dict[
         elif why:
             r = undefined(name, why, mx.n_multi, mx.nh)
         elif not np.isfinite(v := est.value(MultiKey(name))):
-            r = undefined(name, "all ratings in a single category / no variation (expected disagreement 0)",
-                          mx.n_multi, mx.nh)
+            r = undefined(
+                name, "all ratings in a single category / no variation (expected disagreement 0)", mx.n_multi, mx.nh
+            )
         else:
             r = est.with_ci(MetricResult(name, float(v), None, None, mx.n_multi, mx.nh, None), MultiKey(name))
             if name == ALPHA:
@@ -399,8 +441,9 @@ def _add_pairwise(mx: _Matrix, col: _Collector) -> _PairwisePlan:
     if "percent_agreement" in mx.metrics:
         metrics.append("percent_agreement")
     all_idx = mx.hidx + mx.jidx
-    plan = _PairwisePlan([mx.raters[i] for i in all_idx], list(combinations(range(len(all_idx)), 2)),
-                         metrics, ALPHA in mx.metrics)
+    plan = _PairwisePlan(
+        [mx.raters[i] for i in all_idx], list(combinations(range(len(all_idx)), 2)), metrics, ALPHA in mx.metrics
+    )
     for a, b in plan.pairs:
         x, y = mx.P[:, all_idx[a]], mx.P[:, all_idx[b]]
         t = col.pair(PairKey(a, b), x, y, metrics, mx.labels) if metrics else None
@@ -410,8 +453,9 @@ def _add_pairwise(mx: _Matrix, col: _Collector) -> _PairwisePlan:
     return plan
 
 
-def _add_pair_alpha(mx: _Matrix, col: _Collector, key: PairKey, t: PairTable | None,
-                    x: np.ndarray, y: np.ndarray) -> None:
+def _add_pair_alpha(
+    mx: _Matrix, col: _Collector, key: PairKey, t: PairTable | None, x: np.ndarray, y: np.ndarray
+) -> None:
     """Alpha of two raters is additive over the items rated by both, i.e. over the pair's
     distinct ``(x, y)`` values: with a pair table, the alpha features of its G rows applied
     to the table's (resampled) joint counts (no extra resampled columns); without one, the
@@ -444,8 +488,11 @@ def _pairwise_results(mx: _Matrix, plan: _PairwisePlan, est: _Estimates) -> dict
                 t = est.tables.get(PairKey(a, b))
                 n = round(t.n) if t is not None else plan.n_both[a, b]
                 v = est.value(key)
-                r = est.with_ci(MetricResult(metric, float(v), None, None, n, 2, None), key) if np.isfinite(v) \
+                r = (
+                    est.with_ci(MetricResult(metric, float(v), None, None, n, 2, None), key)
+                    if np.isfinite(v)
                     else undefined(metric, "no pairable items or no variation", n, 2)
+                )
             mat[a][b] = mat[b][a] = r.value
             d = r.to_dict()
             d["raters"] = [plan.names[a], plan.names[b]]
@@ -504,8 +551,15 @@ def _ceiling_results(mx: _Matrix, metrics: list[str], est: _Estimates) -> dict[s
         if bad:
             res = undefined(metric, f"leave-one-out undefined for rater(s) {bad}", mx.n_items, mx.nh)
         else:
-            res = MetricResult(metric, float(np.mean([r.value for r in per.values()])), None, None,
-                               max(r.n_items for r in per.values()), mx.nh, None)
+            res = MetricResult(
+                metric,
+                float(np.mean([r.value for r in per.values()])),
+                None,
+                None,
+                max(r.n_items for r in per.values()),
+                mx.nh,
+                None,
+            )
             if est.n_boot:
                 boot = np.mean([est.boot[CeilingKey(k, metric)] for k in range(mx.nh)], axis=0)
                 res.ci = percentile_ci(boot)[0]
@@ -539,8 +593,9 @@ def _add_judges(mx: _Matrix, col: _Collector, ceiling_metrics: list[str]) -> _Ju
     return plan
 
 
-def _judge_results(mx: _Matrix, k: int, plan: _JudgePlan, ceilings: dict[str, _Ceiling],
-                   est: _Estimates, pos: float | None) -> dict[str, Any]:
+def _judge_results(
+    mx: _Matrix, k: int, plan: _JudgePlan, ceilings: dict[str, _Ceiling], est: _Estimates, pos: float | None
+) -> dict[str, Any]:
     """Judge ``k``: vs the human mean / majority, its rank among the humans' leave-one-out
     values and, for binary data, the binary report vs the majority."""
     if mx.nh == 0:
@@ -549,11 +604,9 @@ def _judge_results(mx: _Matrix, k: int, plan: _JudgePlan, ceilings: dict[str, _C
     if plan.correlations:
         jd["vs_human_mean"] = {m: est.pair_result(JudgeKey(k, "mean", m)).to_dict() for m in plan.correlations}
     if plan.categorical:
-        jd["vs_human_majority"] = {m: est.pair_result(JudgeKey(k, "majority", m)).to_dict()
-                                   for m in plan.categorical}
+        jd["vs_human_majority"] = {m: est.pair_result(JudgeKey(k, "majority", m)).to_dict() for m in plan.categorical}
     if ceilings:
-        jd["rank_among_humans"] = {m: _rank_among_humans(JudgeKey(k, "mean", m), c, est)
-                                   for m, c in ceilings.items()}
+        jd["rank_among_humans"] = {m: _rank_among_humans(JudgeKey(k, "mean", m), c, est) for m, c in ceilings.items()}
     if mx.binary:
         j = mx.jidx[k]
         rep = np.repeat(np.arange(len(mx.P)), mx.counts.astype(int))
@@ -573,12 +626,19 @@ def _rank_among_humans(key: JudgeKey, ceiling: _Ceiling, est: _Estimates) -> dic
     diff_ci = None
     if est.n_boot and ceiling.boot is not None:
         diff_ci = percentile_ci(est.boot[key] - ceiling.boot)[0]
-    return {"judge": jr.value, "human_leave_one_out": dict(zip(ceiling.per_rater.keys(), hv, strict=True)),
-            "human_mean": lres.value, "human_min": min(hv), "human_max": max(hv),
-            "rank": 1 + sum(v > jr.value for v in hv), "of": len(hv) + 1,
-            "inside_spread": bool(min(hv) <= jr.value <= max(hv)),
-            "above_all_humans": bool(jr.value > max(hv)),
-            "difference": jr.value - lres.value, "difference_ci": diff_ci}
+    return {
+        "judge": jr.value,
+        "human_leave_one_out": dict(zip(ceiling.per_rater.keys(), hv, strict=True)),
+        "human_mean": lres.value,
+        "human_min": min(hv),
+        "human_max": max(hv),
+        "rank": 1 + sum(v > jr.value for v in hv),
+        "of": len(hv) + 1,
+        "inside_spread": bool(min(hv) <= jr.value <= max(hv)),
+        "above_all_humans": bool(jr.value > max(hv)),
+        "difference": jr.value - lres.value,
+        "difference_ci": diff_ci,
+    }
 
 
 def _rate(v: np.ndarray, w: np.ndarray, pos) -> float | None:
@@ -587,8 +647,9 @@ def _rate(v: np.ndarray, w: np.ndarray, pos) -> float | None:
     return float(w[m][v[m] == pos].sum() / tot) if tot else None
 
 
-def split_half(data: np.ndarray, metric: str = "pearson", n_splits: int = 100, seed: int = 0,
-               weights: np.ndarray | None = None) -> MetricResult:
+def split_half(
+    data: np.ndarray, metric: str = "pearson", n_splits: int = 100, seed: int = 0, weights: np.ndarray | None = None
+) -> MetricResult:
     """Split-half reliability of the rater mean, Spearman-Brown corrected (see module doc).
 
     For each of ``n_splits`` seeded random splits of the raters into halves (sizes
@@ -599,8 +660,9 @@ def split_half(data: np.ndarray, metric: str = "pearson", n_splits: int = 100, s
     return _split_half_many(data, [metric], n_splits, seed, weights)[metric]
 
 
-def _split_half_many(data: np.ndarray, metrics: Sequence[str], n_splits: int = 100, seed: int = 0,
-                     weights: np.ndarray | None = None) -> dict[str, MetricResult]:
+def _split_half_many(
+    data: np.ndarray, metrics: Sequence[str], n_splits: int = 100, seed: int = 0, weights: np.ndarray | None = None
+) -> dict[str, MetricResult]:
     """:func:`split_half` for several metrics: the same seeded splits for each metric, and
     each distinct split's half-mean table is built once."""
     X = np.asarray(data, dtype=float)
@@ -615,7 +677,7 @@ def _split_half_many(data: np.ndarray, metrics: Sequence[str], n_splits: int = 1
     cache: dict[tuple, dict[str, float]] = {}
     for _ in range(n_splits):
         perm = rng.permutation(R)
-        a, b = sorted(perm[: R // 2].tolist()), sorted(perm[R // 2:].tolist())
+        a, b = sorted(perm[: R // 2].tolist()), sorted(perm[R // 2 :].tolist())
         key = (tuple(a), tuple(b))
         if key not in cache:  # few raters -> few distinct splits; compute each once
             t = PairTable(_nanmean_rows(X[:, a]), _nanmean_rows(X[:, b]), weights=weights)
@@ -636,37 +698,58 @@ def _split_half_many(data: np.ndarray, metrics: Sequence[str], n_splits: int = 1
         if not raw[m]:
             out[m] = undefined(name, "half means are constant or too few items", n_items, R)
             continue
-        out[m] = MetricResult(name, float(np.nanmean(sb[m])), None, None, n_items, R, None,
-                              {"raw_mean": float(np.mean(raw[m])), "n_splits": len(raw[m]),
-                               "correction": "Spearman-Brown 2r/(1+r)"})
+        out[m] = MetricResult(
+            name,
+            float(np.nanmean(sb[m])),
+            None,
+            None,
+            n_items,
+            R,
+            None,
+            {"raw_mean": float(np.mean(raw[m])), "n_splits": len(raw[m]), "correction": "Spearman-Brown 2r/(1+r)"},
+        )
     return out
 
 
-def leave_one_rater_out(data: np.ndarray, metric: str = "pearson", n_boot: int = 0, seed: int = 0,
-                        raters: Sequence[str] | None = None) -> MetricResult:
+def leave_one_rater_out(
+    data: np.ndarray, metric: str = "pearson", n_boot: int = 0, seed: int = 0, raters: Sequence[str] | None = None
+) -> MetricResult:
     """Each rater vs the mean of the others, averaged (per-rater values in ``per_rater``)."""
     X = np.asarray(data, dtype=float)
     names = list(raters) if raters is not None else [f"r{i}" for i in range(X.shape[1])]
-    r = analyse_matrix(X, names, names, [], "interval", [metric, "leave_one_rater_out"], n_boot,
-                       np.random.default_rng(seed), seed=seed)
+    r = analyse_matrix(
+        X, names, names, [], "interval", [metric, "leave_one_rater_out"], n_boot, np.random.default_rng(seed), seed=seed
+    )
     d = r["humans_vs_humans"]["leave_one_rater_out"].get(metric)
     if d is None:
         return undefined(metric, "fewer than two raters", X.shape[0], X.shape[1])
     return _from_dict(d)
 
 
-def judge_vs_humans(judge: np.ndarray, humans: np.ndarray, metric: str = "pearson",
-                    n_boot: int = 0, seed: int = 0) -> dict[str, Any]:
+def judge_vs_humans(
+    judge: np.ndarray, humans: np.ndarray, metric: str = "pearson", n_boot: int = 0, seed: int = 0
+) -> dict[str, Any]:
     """Judge vs the human mean (``metric`` correlation) and its rank among the humans'
     leave-one-out correlations.  ``humans`` is items x human raters."""
     H = np.asarray(humans, dtype=float)
     names = [f"h{i}" for i in range(H.shape[1])]
     X = np.column_stack([H, np.asarray(judge, dtype=float)])
-    r = analyse_matrix(X, [*names, "judge"], names, ["judge"], "interval", [metric, "leave_one_rater_out"],
-                       n_boot, np.random.default_rng(seed), seed=seed)
+    r = analyse_matrix(
+        X,
+        [*names, "judge"],
+        names,
+        ["judge"],
+        "interval",
+        [metric, "leave_one_rater_out"],
+        n_boot,
+        np.random.default_rng(seed),
+        seed=seed,
+    )
     j = r["judges_vs_humans"]["judge"]
-    return {"vs_human_mean": j.get("vs_human_mean", {}).get(metric),
-            "rank_among_humans": j.get("rank_among_humans", {}).get(metric)}
+    return {
+        "vs_human_mean": j.get("vs_human_mean", {}).get(metric),
+        "rank_among_humans": j.get("rank_among_humans", {}).get(metric),
+    }
 
 
 def _from_dict(d: dict) -> MetricResult:

@@ -7,6 +7,7 @@ negative": that is :func:`restricted_agreement` with ``given="pred", side="posit
 share of model-positive items on which the human also says positive, i.e. precision of the
 model against the human reference).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -45,16 +46,28 @@ def confusion(pred: Labels, ref: Labels, positive: Any = 1) -> dict[str, Any]:
 
     def ratio(a: float, b: float) -> float | None:
         return a / b if b else None
+
     prec = ratio(tp, tp + fp)
     rec = ratio(tp, tp + fn)
     f1 = (2 * prec * rec / (prec + rec)) if prec is not None and rec is not None and (prec + rec) > 0 else None
-    return {"n_items": n, "tp": tp, "fp": fp, "fn": fn, "tn": tn,
-            "accuracy": ratio(tp + tn, n), "precision": prec, "recall": rec, "f1": f1,
-            "pred_positive_rate": ratio(tp + fp, n), "ref_positive_rate": ratio(tp + fn, n)}
+    return {
+        "n_items": n,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "accuracy": ratio(tp + tn, n),
+        "precision": prec,
+        "recall": rec,
+        "f1": f1,
+        "pred_positive_rate": ratio(tp + fp, n),
+        "ref_positive_rate": ratio(tp + fn, n),
+    }
 
 
-def restricted_agreement(pred: Labels, ref: Labels, given: str = "pred", side: str = "positive",
-                         positive: Any = 1) -> MetricResult:
+def restricted_agreement(
+    pred: Labels, ref: Labels, given: str = "pred", side: str = "positive", positive: Any = 1
+) -> MetricResult:
     """Agreement among items where ``given`` ("pred" or "ref") says ``side``
     ("positive"/"negative").  given=pred, side=positive = precision; given=ref,
     side=positive = recall; negatives: NPV / specificity."""

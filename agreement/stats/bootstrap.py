@@ -10,6 +10,7 @@ into distinct *patterns*; drawing multinomial counts over patterns with probabil
 
 Randomness: ``numpy.random.Generator`` (PCG64) seeded by the caller.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
@@ -120,24 +121,25 @@ class PatternSampler:
         ``self.order``."""
         H, PL = self.H, self.PL
         Wt = np.empty((self.P, n))
-        Wt[H + PL:] = 0.0
+        Wt[H + PL :] = 0.0
         step = self.rows_per_chunk
         for s in range(0, n, step):
             b = min(step, n - s)
             if self.NL == 0:
-                Wt[:H, s:s + b] = rng.multinomial(self.N, self.p_heavy, size=b).T
+                Wt[:H, s : s + b] = rng.multinomial(self.N, self.p_heavy, size=b).T
                 continue
             if self.NH:
                 ML = rng.binomial(self.N, self.NL / self.N, size=b)
-                Wt[:H, s:s + b] = rng.multinomial(self.N - ML, self.p_heavy).T
+                Wt[:H, s : s + b] = rng.multinomial(self.N - ML, self.p_heavy).T
             else:
                 ML = np.full(b, self.N, dtype=np.int64)
-            Wt[H:H + PL, s:s + b] = self._light(ML, rng)
+            Wt[H : H + PL, s : s + b] = self._light(ML, rng)
         return Wt
 
 
-def resample_counts(counts: np.ndarray, n_boot: int, rng: np.random.Generator,
-                    max_cells: int = 20_000_000) -> Iterator[np.ndarray]:
+def resample_counts(
+    counts: np.ndarray, n_boot: int, rng: np.random.Generator, max_cells: int = 20_000_000
+) -> Iterator[np.ndarray]:
     """Yield chunks (b x P) of bootstrap multiplicities for P patterns with ``counts``
     (see :class:`PatternSampler`)."""
     sampler = PatternSampler(counts)
@@ -249,12 +251,14 @@ class Block:
                 if S is not None:
                     sparts.append(np.asarray(S @ Wt))  # (g, b): rows of S are contiguous
             cols: dict[Key, np.ndarray] = {}
-            for group, full in ((dense, np.vstack(dparts) if dense else None),
-                                (sparse, np.hstack(sparts).T if sparse else None)):
+            for group, full in (
+                (dense, np.vstack(dparts) if dense else None),
+                (sparse, np.hstack(sparts).T if sparse else None),
+            ):
                 off = 0
                 for i, F in group:
                     k = F.shape[1]
-                    cols[self._feats[i][0]] = np.ascontiguousarray(full[:, off:off + k])
+                    cols[self._feats[i][0]] = np.ascontiguousarray(full[:, off : off + k])
                     off += k
             for key, _, fin in self._feats:
                 boot.update(self._as_dict(key, fin(cols[key])))
@@ -263,8 +267,9 @@ class Block:
         return point, boot
 
 
-def bootstrap_statistic(data: np.ndarray, builder: Callable[[np.ndarray], tuple], n_boot: int = 1000,
-                        seed: int = 0, level: float = 0.95) -> tuple[float, tuple[float, float] | None]:
+def bootstrap_statistic(
+    data: np.ndarray, builder: Callable[[np.ndarray], tuple], n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float, tuple[float, float] | None]:
     """Convenience: point value and percentile CI of a feature-based statistic on an
     items x raters matrix, e.g. ``bootstrap_statistic(X, lambda P: alpha_features(P, "ordinal"))``."""
     P, cnt, _ = compress_rows(data)

@@ -4,6 +4,7 @@ Pearson r, Spearman rho (mid-ranks) and Kendall tau-b, each with its two-sided p
 n.  The values are computed from :class:`.pairs.PairTable` (the same code path the
 bootstrap uses) and agree with scipy.stats.pearsonr / spearmanr / kendalltau.
 """
+
 from __future__ import annotations
 
 import numpy as np

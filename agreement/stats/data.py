@@ -4,6 +4,7 @@ Columns: ``item``, ``rater``, ``value`` (required); ``field`` (default ``"value"
 ``rater_kind`` ("human" | "model", default "human"); any other column is a stratum
 (country, region, model, ...).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -69,8 +70,13 @@ def numeric_values(df: pd.DataFrame, level: str, row_offset: int = 1) -> tuple[n
         miss = miss | raw.map(lambda v: isinstance(v, str) and v.strip() == "").to_numpy(dtype=bool)
     if level == "nominal":
         lab = raw.astype(object).where(~miss, None)
-        as_str = lab.map(lambda v: None if v is None else (
-            str(v) if not isinstance(v, (int, float, np.number)) or isinstance(v, bool) else v))
+        as_str = lab.map(
+            lambda v: (
+                None
+                if v is None
+                else (str(v) if not isinstance(v, (int, float, np.number)) or isinstance(v, bool) else v)
+            )
+        )
         keys = as_str.map(lambda v: None if v is None else str(v))
         uniq = sorted({k for k in keys if k is not None}, key=_natural)
         index = {k: i for i, k in enumerate(uniq)}

@@ -1,4 +1,5 @@
 """Reading long-format rating files (CSV or JSONL) with line-numbered errors."""
+
 from __future__ import annotations
 
 import csv

@@ -20,6 +20,7 @@
 
 Input: ``data`` items x raters (NaN = missing); values are category codes or numbers.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -66,6 +67,7 @@ def fleiss_features(data: np.ndarray, cats: np.ndarray | None = None) -> Feature
             k = (pbar - pe) / (1 - pe)
         k[~((S[:, 0] >= 1) & (1 - pe > 1e-12))] = np.nan
         return k
+
     return F, fin
 
 
@@ -82,6 +84,7 @@ def percent_agreement_features(data: np.ndarray, cats: np.ndarray | None = None)
             v = S[:, 1] / S[:, 0]
         v[~(S[:, 0] >= 1)] = np.nan
         return v
+
     return F, fin
 
 
@@ -120,6 +123,7 @@ def gwet_features(data: np.ndarray, weights: str | None = None, cats: np.ndarray
             v = (pa - pe) / (1 - pe)
         v[~((S[:, 0] >= 1) & (np.abs(1 - pe) > 1e-12))] = np.nan
         return v
+
     return F, fin
 
 
@@ -162,8 +166,9 @@ def percent_agreement(data: np.ndarray) -> MetricResult:
     return _multi("percent_agreement", data, percent_agreement_features, min_categories=1)
 
 
-def cohen_kappa(x: np.ndarray, y: np.ndarray, weights: str | None = None,
-                labels: np.ndarray | None = None) -> MetricResult:
+def cohen_kappa(
+    x: np.ndarray, y: np.ndarray, weights: str | None = None, labels: np.ndarray | None = None
+) -> MetricResult:
     """Cohen's kappa of two raters (pairwise-complete items); ``weights`` None/linear/quadratic."""
     name = "cohen_kappa" if weights is None else f"cohen_kappa_{weights}"
     t = PairTable(x, y)

@@ -1,6 +1,7 @@
 """Majority vote, acceptance outcomes and flag rates (BLEnD-Vis 2-of-3 majority,
 ValueGround acceptance rule, Cultural Counterfactuals failure-flag rates).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -50,8 +51,14 @@ def rate(flags: Iterable[Any], n_boot: int = 0, seed: int = 0, metric: str = "ra
     return MetricResult(metric, float(v.mean()), ci, None, len(v), 0, None, {"count": int(v.sum())})
 
 
-def flag_rates(table: Any, flags: list[str] | None = None, by: list[str] | None = None,
-               unit: str = "judgement", n_boot: int = 0, seed: int = 0) -> dict[str, Any]:
+def flag_rates(
+    table: Any,
+    flags: list[str] | None = None,
+    by: list[str] | None = None,
+    unit: str = "judgement",
+    n_boot: int = 0,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Rate of each binary flag field, overall and per stratum.
 
     ``table``: long-format DataFrame (item, rater, field, value, strata...).  ``unit``:
@@ -59,6 +66,7 @@ def flag_rates(table: Any, flags: list[str] | None = None, by: list[str] | None 
     majority sets the flag; ties count as not flagged).
     """
     import pandas as pd  # local: keep module import light
+
     df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(list(table))
     if "field" not in df.columns:
         df = df.assign(field="value")
@@ -71,13 +79,15 @@ def flag_rates(table: Any, flags: list[str] | None = None, by: list[str] | None 
             vals = pd.to_numeric(s["value"], errors="coerce")
             if unit == "item":
                 piv = pd.DataFrame({"item": s["item"], "rater": s["rater"], "v": vals}).pivot_table(
-                    index="item", columns="rater", values="v", aggfunc="first")
+                    index="item", columns="rater", values="v", aggfunc="first"
+                )
                 mv = majority_vote(piv.to_numpy(dtype=float))
                 mv = np.where(np.isnan(mv), 0.0, mv)
                 res[f] = rate(mv, n_boot, seed, "flag_rate").to_dict()
             else:
                 res[f] = rate(vals.to_numpy(dtype=float), n_boot, seed, "flag_rate").to_dict()
         return res
+
     out: dict[str, Any] = {"overall": one(df), "unit": unit}
     for col in by or []:
         out.setdefault("strata", {})[col] = {str(k): one(g) for k, g in df.groupby(col, sort=True)}

@@ -17,6 +17,7 @@ Formulas:
 - Cohen's kappa (Cohen 1960; weighted: Cohen 1968) with the weight convention of
   sklearn.metrics.cohen_kappa_score (|i-j| or (i-j)^2 on label indices).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -26,8 +27,15 @@ import scipy.sparse as sp
 from scipy import special
 from scipy import stats as sps
 
-PAIR_METRICS = ("pearson", "spearman", "kendall", "cohen_kappa", "cohen_kappa_linear",
-                "cohen_kappa_quadratic", "percent_agreement")
+PAIR_METRICS = (
+    "pearson",
+    "spearman",
+    "kendall",
+    "cohen_kappa",
+    "cohen_kappa_linear",
+    "cohen_kappa_quadratic",
+    "percent_agreement",
+)
 
 #: above this many distinct (x, y) cells Kendall's tau-b is not bootstrapped (O(B*Kx*Ky)).
 KENDALL_MAX_CELLS = 40_000
@@ -78,8 +86,7 @@ class PairTable:
         """(n_rows x G) sparse indicator of each row's group (zero row where missing)."""
         m = self.row_group >= 0
         indptr = np.concatenate([[0], np.cumsum(m)])
-        return sp.csr_matrix((np.ones(int(indptr[-1])), self.row_group[m], indptr),
-                             shape=(self.n_rows, max(self.G, 1)))
+        return sp.csr_matrix((np.ones(int(indptr[-1])), self.row_group[m], indptr), shape=(self.n_rows, max(self.G, 1)))
 
     # -- helpers ---------------------------------------------------------------------
     def _dense(self, name: str, build) -> np.ndarray:
@@ -98,10 +105,12 @@ class PairTable:
     def _pearson(self, T: np.ndarray, n: np.ndarray, ok: np.ndarray) -> np.ndarray:
         """Pearson r from the weighted moments ``T @ [a, b, a^2, b^2, ab]`` (a, b centred
         on the full-sample means, so the one-pass sums do not cancel)."""
+
         def build():
             a = self.xg - self._cx
             b = self.yg - self._cy
             return np.column_stack([a, b, a * a, b * b, a * b])
+
         S = T @ self._dense("moments", build)
         with np.errstate(invalid="ignore", divide="ignore"):
             sa, sb = S[:, 0], S[:, 1]
@@ -134,8 +143,9 @@ class PairTable:
         return c - Tm + (Tm + 1.0) / 2.0
 
     # -- coefficients -----------------------------------------------------------------
-    def compute(self, T: np.ndarray, metrics: Iterable[str], labels: np.ndarray | None = None,
-                chunk: int = 64) -> dict[str, np.ndarray]:
+    def compute(
+        self, T: np.ndarray, metrics: Iterable[str], labels: np.ndarray | None = None, chunk: int = 64
+    ) -> dict[str, np.ndarray]:
         """Evaluate ``metrics`` for each row of the count matrix ``T`` (B, G).
 
         Returns ``{metric: (B,) array}`` with NaN where the coefficient is undefined for
@@ -180,10 +190,12 @@ class PairTable:
 
     def _concordance(self) -> np.ndarray:
         """G x G matrix sign(x_g - x_h) * sign(y_g - y_h)."""
+
         def build():
             sx = np.sign(self.xg[:, None] - self.xg[None, :])
             sy = np.sign(self.yg[:, None] - self.yg[None, :])
             return sx * sy
+
         return self._dense("concordance", build)
 
     def _kendall(self, T, Tx, Ty, chunk: int = 64):
@@ -195,7 +207,7 @@ class PairTable:
             pq = np.empty(T.shape[0])
             step = max(chunk, 4_000_000 // max(self.kx * self.ky, 1))
             for s in range(0, T.shape[0], step):
-                pq[s:s + step] = self._grid_pq(T[s:s + step])
+                pq[s : s + step] = self._grid_pq(T[s : s + step])
         n = T.sum(1)
         n0 = n * (n - 1) / 2
         n1 = (Tx * (Tx - 1) / 2).sum(1)
@@ -249,6 +261,7 @@ class PairTable:
         labels = np.asarray(labels, dtype=float)
         L = len(labels)
         key = ("kappa", labels.tobytes())
+
         def build():
             li_x = np.searchsorted(labels, self.xg)
             li_y = np.searchsorted(labels, self.yg)
@@ -258,6 +271,7 @@ class PairTable:
             Ly = np.zeros((self.G, L))
             Ly[g, li_y] = 1.0
             return li_x, li_y, Lx, Ly
+
         li_x, li_y, Lx, Ly = self._dense(key, build)
         n = T.sum(1)
         r = T @ Lx  # row marginals over the labels

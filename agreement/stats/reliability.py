@@ -48,6 +48,7 @@ categories, where no bootstrap is offered, one column per coincident pair of val
 Input layout: ``data`` is an *items x raters* matrix (NaN = missing).  The ``krippendorff``
 package uses the transpose (raters x units).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -234,8 +235,9 @@ def _interval(c: _Coding) -> AlphaFeatures:
         n, S1, S2 = S[:, 0], S[:, 1], S[:, 2]
         # sum_{c,k} n_c n_k (c - k)^2 over the pairable values; relative threshold: constant
         # data leave only rounding error of the (uncancelled) 2 n sum x^2
-        de = 2 * n * S2 - 2 * S1 ** 2
+        de = 2 * n * S2 - 2 * S1**2
         return _alpha(n, S[:, 3], de, de > 1e-12 * 2 * n * S2)
+
     return AlphaFeatures(F, finalize)
 
 
@@ -262,6 +264,7 @@ def _nominal(c: _Coding, dense: bool) -> AlphaFeatures:
         tot = nc.sum(1)
         de = tot * tot - (nc * nc).sum(1)  # sum_{c != k} n_c n_k
         return _alpha(tot, S[:, K], de, de > 0.5)
+
     return AlphaFeatures(F, finalize)
 
 
@@ -306,6 +309,7 @@ def _ordinal(c: _Coding, dense: bool) -> AlphaFeatures:
         s1 = (nc * r).sum(1)
         de = 2 * tot * (nc * r * r).sum(1) - 2 * s1 * s1  # sum_{c,k} n_c n_k (r_c - r_k)^2
         return _alpha(tot, do, de, de > 0)
+
     return AlphaFeatures(F, finalize)
 
 
@@ -338,9 +342,10 @@ def _ratio(c: _Coding, dense: bool) -> AlphaFeatures:
         else:  # sum_{c,k} n_c n_k delta^2_ck in row blocks of the K x K difference matrix
             de = np.zeros(len(S))
             for s0 in range(0, K, step):
-                blk = _ratio_delta(cats[s0:s0 + step, None], cats[None, :])
-                de += ((nc[:, s0:s0 + step] @ blk) * nc).sum(1)
+                blk = _ratio_delta(cats[s0 : s0 + step, None], cats[None, :])
+                de += ((nc[:, s0 : s0 + step] @ blk) * nc).sum(1)
         return _alpha(nc.sum(1), S[:, K], de, de > 0)
+
     return AlphaFeatures(F, finalize)
 
 
@@ -363,8 +368,7 @@ def _weighted_sums(F: np.ndarray | sp.spmatrix, w: np.ndarray | None) -> np.ndar
     return (F.sum(0) if w is None else w @ F)[None, :]
 
 
-def krippendorff_alpha(data: np.ndarray, level: str = "interval",
-                       weights: np.ndarray | None = None) -> MetricResult:
+def krippendorff_alpha(data: np.ndarray, level: str = "interval", weights: np.ndarray | None = None) -> MetricResult:
     """Krippendorff's alpha for an items x raters matrix (NaN = missing): the finaliser of
     :func:`alpha_features` applied to the feature sums of the unresampled items.
 
@@ -387,10 +391,16 @@ def krippendorff_alpha(data: np.ndarray, level: str = "interval",
     F, finalize = _features(c, level)
     value = float(finalize(_weighted_sums(F, w))[0])
     if not np.isfinite(value):
-        return undefined("krippendorff_alpha", "all pairable values are identical (no expected disagreement)",
-                         n_items, n_raters, level=level)
-    return MetricResult("krippendorff_alpha", value, None, None, n_items, n_raters, None,
-                        {"level": level, "n_values": n_values})
+        return undefined(
+            "krippendorff_alpha",
+            "all pairable values are identical (no expected disagreement)",
+            n_items,
+            n_raters,
+            level=level,
+        )
+    return MetricResult(
+        "krippendorff_alpha", value, None, None, n_items, n_raters, None, {"level": level, "n_values": n_values}
+    )
 
 
 def alpha_features(data: np.ndarray, level: str) -> AlphaFeatures | None:

@@ -1,4 +1,5 @@
 """``agreement_report``: the full JSON-serialisable agreement report of a long table."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -28,10 +29,18 @@ def _single_thread_blas():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def agreement_report(table: Any, fields: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
-                     level: str | None = None, by: Sequence[str] = (), judges: Sequence[str] | None = None,
-                     bootstrap: int = 1000, seed: int = 0, n_splits: int = 100,
-                     positive: float | None = None) -> dict[str, Any]:
+def agreement_report(
+    table: Any,
+    fields: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    level: str | None = None,
+    by: Sequence[str] = (),
+    judges: Sequence[str] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    n_splits: int = 100,
+    positive: float | None = None,
+) -> dict[str, Any]:
     """Agreement report of a long-format rating table.
 
     Per field: humans vs humans (multi-rater coefficients, pairwise matrix,
@@ -59,19 +68,36 @@ def _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits
     for f in fields:
         if f not in all_fields:
             raise ValueError(f"unknown field {f!r}; fields present: {all_fields}")
-    out: dict[str, Any] = {"settings": {"fields": fields, "metrics": list(metrics) if metrics else None,
-                                        "by": list(by), "bootstrap": bootstrap, "seed": seed,
-                                        "ci_level": 0.95 if bootstrap else None}, "fields": {}}
+    out: dict[str, Any] = {
+        "settings": {
+            "fields": fields,
+            "metrics": list(metrics) if metrics else None,
+            "by": list(by),
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "ci_level": 0.95 if bootstrap else None,
+        },
+        "fields": {},
+    }
     for fi, f in enumerate(fields):
         sub = df[df["field"] == f].reset_index(drop=True)
-        out["fields"][f] = _field_report(sub, f, fi, level, by, judges, metrics, bootstrap, seed, n_splits,
-                                         positive)
+        out["fields"][f] = _field_report(sub, f, fi, level, by, judges, metrics, bootstrap, seed, n_splits, positive)
     return to_jsonable(out)
 
 
-def _field_report(sub: pd.DataFrame, f: str, fi: int, level: str | None, by: Sequence[str],
-                  judges: Sequence[str] | None, metrics: Sequence[str] | None, bootstrap: int, seed: int,
-                  n_splits: int, positive: float | None) -> dict[str, Any]:
+def _field_report(
+    sub: pd.DataFrame,
+    f: str,
+    fi: int,
+    level: str | None,
+    by: Sequence[str],
+    judges: Sequence[str] | None,
+    metrics: Sequence[str] | None,
+    bootstrap: int,
+    seed: int,
+    n_splits: int,
+    positive: float | None,
+) -> dict[str, Any]:
     """Report of field ``f`` (the ``fi``-th; its rows ``sub``): the whole field and every
     stratum of every ``by`` column.  Seeds: ``[seed, fi]`` for the field, ``[seed, fi, column
     + 1, group]`` for a stratum."""
@@ -97,8 +123,20 @@ def _field_report(sub: pd.DataFrame, f: str, fi: int, level: str | None, by: Seq
             X = _matrix(item_codes, len(item_ids), rcol, vals, cols, item_ids, f)
         else:
             X = _matrix(item_codes[rows], None, rcol[rows], vals[rows], cols, item_ids, f)
-        return analyse_matrix(X, cols, hl, jl, lv, metrics, bootstrap, np.random.default_rng(sseq),
-                              n_splits=n_splits, seed=seed, positive=positive)
+        return analyse_matrix(
+            X,
+            cols,
+            hl,
+            jl,
+            lv,
+            metrics,
+            bootstrap,
+            np.random.default_rng(sseq),
+            n_splits=n_splits,
+            seed=seed,
+            positive=positive,
+        )
+
     fo = run(None, np.random.SeedSequence([seed, fi]))
     if labels is not None:
         fo["labels"] = list(labels)
@@ -118,8 +156,15 @@ def _field_report(sub: pd.DataFrame, f: str, fi: int, level: str | None, by: Seq
     return fo
 
 
-def _matrix(item_codes: np.ndarray, n_items: int | None, rater_col: np.ndarray, values: np.ndarray,
-            cols: list[str], item_ids, field: str) -> np.ndarray:
+def _matrix(
+    item_codes: np.ndarray,
+    n_items: int | None,
+    rater_col: np.ndarray,
+    values: np.ndarray,
+    cols: list[str],
+    item_ids,
+    field: str,
+) -> np.ndarray:
     """items x raters matrix from integer codes (``rater_col`` -1: rater not analysed; its
     items still count).  ``n_items``: codes are already 0..n_items-1, all present.
     Row order is irrelevant to every statistic (rows are collapsed into sorted patterns)."""
@@ -136,8 +181,9 @@ def _matrix(item_codes: np.ndarray, n_items: int | None, rater_col: np.ndarray, 
     if (cnt > 1).any():
         k = int(np.argmax(cnt > 1))
         row = k // R if items is None else int(items[k // R])
-        raise RatingTableError(f"duplicate rating for item {str(item_ids[row])!r}, rater {cols[k % R]!r} "
-                               f"in field {field!r}")
+        raise RatingTableError(
+            f"duplicate rating for item {str(item_ids[row])!r}, rater {cols[k % R]!r} in field {field!r}"
+        )
     X = np.full((n_items, R), np.nan)
     X[ii, rr] = v
     return X

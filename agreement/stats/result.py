@@ -1,4 +1,5 @@
 """Result type shared by every coefficient in :mod:`agreement.stats`."""
+
 from __future__ import annotations
 
 import math

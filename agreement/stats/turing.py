@@ -8,6 +8,7 @@ correct count among *non-tie* answers against 0.5 (a tie carries no direction);
 ``p_value_ties_incorrect`` tests correct / all answers against 0.5.
 Results per rater, pooled over all answers, and the macro mean of per-rater accuracies.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -47,14 +48,27 @@ def _one(name: str, s: np.ndarray) -> MetricResult:
     nt = n - ties
     p_nt = float(binomtest(correct, nt, 0.5).pvalue) if nt else None
     p_all = float(binomtest(correct, n, 0.5).pvalue)
-    return MetricResult(name, correct / n, None, p_nt, n, 1, None, {
-        "correct": correct, "ties": ties, "tie_rate": ties / n,
-        "accuracy_non_tie": (correct / nt) if nt else None,
-        "p_value_ties_incorrect": p_all})
+    return MetricResult(
+        name,
+        correct / n,
+        None,
+        p_nt,
+        n,
+        1,
+        None,
+        {
+            "correct": correct,
+            "ties": ties,
+            "tie_rate": ties / n,
+            "accuracy_non_tie": (correct / nt) if nt else None,
+            "p_value_ties_incorrect": p_all,
+        },
+    )
 
 
-def turing_accuracy(answers: Iterable[Any], truth: Iterable[Any] | None = None,
-                    raters: Iterable[Any] | None = None) -> dict[str, Any]:
+def turing_accuracy(
+    answers: Iterable[Any], truth: Iterable[Any] | None = None, raters: Iterable[Any] | None = None
+) -> dict[str, Any]:
     """Accuracy of Turing-pair answers.
 
     ``answers``: the chosen option per judgement ("A"/"B"/"tie"), compared with ``truth``

@@ -30,15 +30,26 @@ from .common import Pseudonyms, TableWriter, json_field, plain_value
 ANNOTATION_CHUNK = 5_000
 ANNOTATION_BATCH = 50_000  # long rows per write / Parquet row group
 
-ANNOTATION_SCHEMA = pa.schema([
-    pa.field("item", pa.string()), pa.field("item_version", pa.int64()), pa.field("rater", pa.string()),
-    pa.field("rater_kind", pa.string()), pa.field("field", pa.string()), pa.field("value", pa.string()),
-    pa.field("value_num", pa.float64()), pa.field("rubric_key", pa.string()), pa.field("rubric_version", pa.int64()),
-    pa.field("created_at", pa.timestamp("us", tz="UTC")), pa.field("updated_at", pa.timestamp("us", tz="UTC")),
-    pa.field("annotation_revision", pa.int64()), pa.field("judge_backend", pa.string()),
-    pa.field("judge_model", pa.string()), pa.field("judge_prompt_hash", pa.string()),
-    json_field("judge_parameters"),
-])
+ANNOTATION_SCHEMA = pa.schema(
+    [
+        pa.field("item", pa.string()),
+        pa.field("item_version", pa.int64()),
+        pa.field("rater", pa.string()),
+        pa.field("rater_kind", pa.string()),
+        pa.field("field", pa.string()),
+        pa.field("value", pa.string()),
+        pa.field("value_num", pa.float64()),
+        pa.field("rubric_key", pa.string()),
+        pa.field("rubric_version", pa.int64()),
+        pa.field("created_at", pa.timestamp("us", tz="UTC")),
+        pa.field("updated_at", pa.timestamp("us", tz="UTC")),
+        pa.field("annotation_revision", pa.int64()),
+        pa.field("judge_backend", pa.string()),
+        pa.field("judge_model", pa.string()),
+        pa.field("judge_prompt_hash", pa.string()),
+        json_field("judge_parameters"),
+    ]
+)
 
 
 def _value(v: Any) -> tuple[str, float | None]:
@@ -59,38 +70,101 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple
     project = export.project
     raters = {}
     for rid, kind, backend, model_id, prompt_hash, params in (
-            Rater.objects.filter(annotations__item__project=project).distinct()
-            .values_list("id", "kind", "backend", "model_id", "prompt_hash", "parameters")):
+        Rater.objects.filter(annotations__item__project=project)
+        .distinct()
+        .values_list("id", "kind", "backend", "model_id", "prompt_hash", "parameters")
+    ):
         model = kind == Rater.Kind.MODEL
-        raters[rid] = (pseudonyms(rid), kind, backend if model else None, model_id if model else None,
-                       prompt_hash if model else None, params if model else None)
+        raters[rid] = (
+            pseudonyms(rid),
+            kind,
+            backend if model else None,
+            model_id if model else None,
+            prompt_hash if model else None,
+            params if model else None,
+        )
     rubrics: dict[int, tuple[Rubric, str, int]] = {}
     qs = submitted_annotations(project)
     if export.scope == "accepted":
         qs = qs.filter(item__decision__status="accepted")
-    rows = qs.order_by("id").values_list(
-        "item__external_id", "item__version", "rater_id", "rubric_version_id", "answers", "derived",
-        "assignment__presentation", "created_at", "updated_at", "revision").iterator(chunk_size=ANNOTATION_CHUNK)
+    rows = (
+        qs.order_by("id")
+        .values_list(
+            "item__external_id",
+            "item__version",
+            "rater_id",
+            "rubric_version_id",
+            "answers",
+            "derived",
+            "assignment__presentation",
+            "created_at",
+            "updated_at",
+            "revision",
+        )
+        .iterator(chunk_size=ANNOTATION_CHUNK)
+    )
     for ext, version, rater_id, rv_id, answers, derived, presentation, created, updated, revision in rows:
         rb = rubrics.get(rv_id)
         if rb is None:
             rv = RubricVersion.objects.get(pk=rv_id)
             rb = rubrics[rv_id] = (rv.parsed(), rv.rubric_key, rv.version)
-        yield (ext, version, raters[rater_id], rb, rv_id, rater_id, answers, derived, presentation, created, updated,
-               revision)
+        yield (
+            ext,
+            version,
+            raters[rater_id],
+            rb,
+            rv_id,
+            rater_id,
+            answers,
+            derived,
+            presentation,
+            created,
+            updated,
+            revision,
+        )
 
 
 def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tuple]]:
     """Long rows (tuples in ``ANNOTATION_SCHEMA`` order), ``ANNOTATION_BATCH`` at a time (Parquet)."""
     batch: list[tuple] = []
-    for (ext, version, rater, rb, _rv_id, _rater_id, answers, derived, presentation, created, updated,
-         revision) in _annotation_source(export, pseudonyms):
+    for (
+        ext,
+        version,
+        rater,
+        rb,
+        _rv_id,
+        _rater_id,
+        answers,
+        derived,
+        presentation,
+        created,
+        updated,
+        revision,
+    ) in _annotation_source(export, pseudonyms):
         rubric, rkey, rver = rb
         pseud, kind, backend, model_id, prompt_hash, params = rater
         for fname, _, v, _ in flatten_answers(rubric, answers, derived, presentation):
             text, num = _value(v)
-            batch.append((ext, version, pseud, kind, fname, text, num, rkey, rver, created, updated, revision,
-                          backend, model_id, prompt_hash, params))
+            batch.append(
+                (
+                    ext,
+                    version,
+                    pseud,
+                    kind,
+                    fname,
+                    text,
+                    num,
+                    rkey,
+                    rver,
+                    created,
+                    updated,
+                    revision,
+                    backend,
+                    model_id,
+                    prompt_hash,
+                    params,
+                )
+            )
         if len(batch) >= ANNOTATION_BATCH:
             yield batch
             batch = []
@@ -128,6 +202,7 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
     dumps = json.dumps
     names = ANNOTATION_SCHEMA.names
     if fmt == "jsonl":
+
         def enc(v: Any) -> str:
             return dumps(v.isoformat() if isinstance(v, datetime) else v, ensure_ascii=False)
 
@@ -138,32 +213,57 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
 
         def enc_cells(vs: Sequence[Any]) -> str:
             return cells(["" if v is None else plain_value(v, nested=False) for v in vs])
+
     rater_pieces: dict[int, tuple[str, str]] = {}
     rubric_pieces: dict[int, str] = {}
     field_pieces: dict[str, str] = {}
     value_pieces: dict[tuple[type, Any], str] = {}
     parts: list[str] = []
-    for (ext, version, rater, rb, rv_id, rater_id, answers, derived, presentation, created, updated,
-         revision) in _annotation_source(export, pseudonyms):
+    for (
+        ext,
+        version,
+        rater,
+        rb,
+        rv_id,
+        rater_id,
+        answers,
+        derived,
+        presentation,
+        created,
+        updated,
+        revision,
+    ) in _annotation_source(export, pseudonyms):
         rubric, rkey, rver = rb
         rp = rater_pieces.get(rater_id)
         if rp is None:  # (pseudonym + kind, judge columns + line end)
             pseud, kind, backend, model_id, prompt_hash, params = rater
             if fmt == "jsonl":
-                rp = (key[2] + enc(pseud) + key[3] + enc(kind) + key[4],
-                      key[12] + enc(backend) + key[13] + enc(model_id) + key[14] + enc(prompt_hash)
-                      + key[15] + enc(params) + end)
+                rp = (
+                    key[2] + enc(pseud) + key[3] + enc(kind) + key[4],
+                    key[12]
+                    + enc(backend)
+                    + key[13]
+                    + enc(model_id)
+                    + key[14]
+                    + enc(prompt_hash)
+                    + key[15]
+                    + enc(params)
+                    + end,
+                )
             else:
-                rp = ("," + enc_cells([pseud, kind]) + ",",
-                      "," + enc_cells([backend, model_id, prompt_hash, params]) + "\n")
+                rp = (
+                    "," + enc_cells([pseud, kind]) + ",",
+                    "," + enc_cells([backend, model_id, prompt_hash, params]) + "\n",
+                )
             rater_pieces[rater_id] = rp
         rk = rubric_pieces.get(rv_id)
         if rk is None:
-            rk = rubric_pieces[rv_id] = (key[7] + enc(rkey) + key[8] + enc(rver) if fmt == "jsonl"
-                                         else "," + enc_cells([rkey, rver]))
+            rk = rubric_pieces[rv_id] = (
+                key[7] + enc(rkey) + key[8] + enc(rver) if fmt == "jsonl" else "," + enc_cells([rkey, rver])
+            )
         if fmt == "jsonl":
             head = key[0] + enc(ext) + key[1] + enc(version) + rp[0]
-            tail = (rk + key[9] + enc(created) + key[10] + enc(updated) + key[11] + enc(revision) + rp[1])
+            tail = rk + key[9] + enc(created) + key[10] + enc(updated) + key[11] + enc(revision) + rp[1]
         else:
             head = enc_cells([ext, version]) + rp[0]
             tail = rk + "," + enc_cells([created, updated, revision]) + rp[1]
@@ -186,8 +286,9 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
         yield "".join(parts), len(parts)
 
 
-def export_annotations(export: Export, root: Path, prov: dict[str, Any],
-                       progress: Callable[[float], None]) -> list[dict]:
+def export_annotations(
+    export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]
+) -> list[dict]:
     qs = submitted_annotations(export.project)
     if export.scope == "accepted":
         qs = qs.filter(item__decision__status="accepted")

@@ -28,8 +28,10 @@ PLATFORM_NAME = "hv-human-validation"
 
 
 def platform_version() -> str:
-    return str(getattr(settings, "HV_PLATFORM_VERSION", None)
-               or getattr(settings, "SPECTACULAR_SETTINGS", {}).get("VERSION", "0"))
+    return str(
+        getattr(settings, "HV_PLATFORM_VERSION", None)
+        or getattr(settings, "SPECTACULAR_SETTINGS", {}).get("VERSION", "0")
+    )
 
 
 def export_root(export: Export) -> Path:
@@ -105,9 +107,13 @@ class TableWriter:
         else:
             names = self.names
             dumps = json.dumps
-            self._fh.write("".join(
-                dumps({n: plain_value(v, nested=True) for n, v in zip(names, r, strict=True)}, ensure_ascii=False)
-                + "\n" for r in rows))
+            self._fh.write(
+                "".join(
+                    dumps({n: plain_value(v, nested=True) for n, v in zip(names, r, strict=True)}, ensure_ascii=False)
+                    + "\n"
+                    for r in rows
+                )
+            )
 
     def write_text(self, text: str, rows: int) -> None:
         """Pre-serialised JSONL / CSV lines (``rows`` of them), e.g. from
@@ -154,14 +160,19 @@ def provenance(export: Export) -> dict[str, Any]:
     return {
         "platform": PLATFORM_NAME,
         "platform_version": platform_version(),
-        "export": {"id": export.id, "content": export.content, "format": export.format, "scope": export.scope,
-                   "exported_at": timezone.now().isoformat(),
-                   "exported_by": export.created_by.get_username() if export.created_by else None},
+        "export": {
+            "id": export.id,
+            "content": export.content,
+            "format": export.format,
+            "scope": export.scope,
+            "exported_at": timezone.now().isoformat(),
+            "exported_by": export.created_by.get_username() if export.created_by else None,
+        },
         "project": {"id": project.id, "name": project.name, "preset": project.preset_key},
         "protocol": project.preset.protocol,
         "rubric": {"key": rv.rubric_key, "version": rv.version, "schema_sha256": rv.schema_hash},
         "acceptance_policy": current_policy(project),
         "decisions": decision_counts(project),
         "pseudonyms": "rater = 'r_' + HMAC-SHA256(per-export random salt, rater id)[:12]; the salt is not kept, "
-                      "so pseudonyms are consistent within this export only",
+        "so pseudonyms are consistent within this export only",
     }

@@ -48,8 +48,9 @@ def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callab
     (build / "data").mkdir(parents=True)
     (build / "images").mkdir()
     feats = _hf_features(schema, images)
-    schema = schema.with_metadata({"huggingface": json.dumps({"info": {"features": feats}}),
-                                   "hv_provenance": json.dumps(prov)})
+    schema = schema.with_metadata(
+        {"huggingface": json.dumps({"info": {"features": feats}}), "hv_provenance": json.dumps(prov)}
+    )
     assets = {}
 
     def image_value(sha: str) -> dict[str, Any]:
@@ -66,8 +67,9 @@ def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callab
             a = assets[sha] = rel
         return {"bytes": (build / a).read_bytes(), "path": a}
 
-    writer = TableWriter(build / "data" / "train-00000-of-00001.parquet", "parquet", schema,
-                         row_group_size=HF_ITEM_BATCH)
+    writer = TableWriter(
+        build / "data" / "train-00000-of-00001.parquet", "parquet", schema, row_group_size=HF_ITEM_BATCH
+    )
     try:
         for rows in item_rows(export, schema, images, hf=True, image_value=image_value):
             writer.write(rows)
@@ -82,8 +84,12 @@ def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callab
     readme.write_text(dataset_card(export, prov, feats, images, data_entry["rows"]), encoding="utf-8")
     prov_entry = write_json_atomic(build / "provenance.json", prov)
     image_files = list((build / "images").iterdir())
-    images_entry = {"name": "dataset/images/", "size": sum(p.stat().st_size for p in image_files),
-                    "rows": len(image_files), "sha256": None}
+    images_entry = {
+        "name": "dataset/images/",
+        "size": sum(p.stat().st_size for p in image_files),
+        "rows": len(image_files),
+        "sha256": None,
+    }
     final = root / "dataset"
     if final.exists():
         shutil.rmtree(final)
@@ -136,20 +142,28 @@ def dataset_card(export: Export, prov: dict[str, Any], feats: dict[str, Any], im
     policy = prov["acceptance_policy"]
     features_yaml = "\n".join(
         f"  - name: {name}\n    dtype: {'image' if f.get('_type') == 'Image' else f['dtype']}"
-        for name, f in feats.items())
+        for name, f in feats.items()
+    )
     counts = prov["decisions"]
-    policy_lines = (["(no acceptance policy set: items are pending)"] if not policy else [
-        f"- rule per rater: `{policy['rule']}`", f"- aggregation across raters: {policy['aggregation']}"
-        + (f" (ties: {policy['tie']})" if policy["aggregation"] == "majority" else ""),
-        f"- judge screening before human review: {'yes' if policy['judge_screening'] else 'no'}",
-        f"- minimum complete human ratings: {policy['min_human_ratings']}",
-        f"- needs revision when rejected and any rating satisfies: `{policy['revise_if'] or '(never)'}`"])
+    policy_lines = (
+        ["(no acceptance policy set: items are pending)"]
+        if not policy
+        else [
+            f"- rule per rater: `{policy['rule']}`",
+            f"- aggregation across raters: {policy['aggregation']}"
+            + (f" (ties: {policy['tie']})" if policy["aggregation"] == "majority" else ""),
+            f"- judge screening before human review: {'yes' if policy['judge_screening'] else 'no'}",
+            f"- minimum complete human ratings: {policy['min_human_ratings']}",
+            f"- needs revision when rejected and any rating satisfies: `{policy['revise_if'] or '(never)'}`",
+        ]
+    )
     ef = (policy or {}).get("element_filter") or {}
     if ef:
         policy_lines.append(
             f"- elements of `{ef['over']}` kept only when `{ef['keep_if']}` holds for the human raters "
             f"({ef['aggregation']}; ties and elements without a complete rating: {ef['tie']}); the dropped ones "
-            "are listed, with the reason, in the `_removed` column")
+            "are listed, with the reason, in the `_removed` column"
+        )
     questions = "\n".join(f"- `{q.id}` ({q.type}): {q.label}" for q in rubric.questions)
     derived = "\n".join(f"- `{d.id}` = `{d.expr.source}`: {d.label}" for d in rubric.derived) or "- (none)"
     return f"""---
@@ -169,9 +183,9 @@ dataset_info:
 
 # {project.name}
 
-Exported from the human-validation platform ({PLATFORM_NAME} {prov['platform_version']}) on
-{prov['export']['exported_at']}: {'accepted items only' if export.scope == 'accepted' else 'all items'},
-{rows} rows. Image columns ({', '.join(images) or 'none'}) hold the images (also under `images/`).
+Exported from the human-validation platform ({PLATFORM_NAME} {prov["platform_version"]}) on
+{prov["export"]["exported_at"]}: {"accepted items only" if export.scope == "accepted" else "all items"},
+{rows} rows. Image columns ({", ".join(images) or "none"}) hold the images (also under `images/`).
 
 ```python
 from datasets import load_dataset
@@ -181,11 +195,11 @@ ds = load_dataset("path/to/this/folder", split="train")
 
 ## Protocol
 
-Preset `{project.preset_key}`. {prov['protocol']}
+Preset `{project.preset_key}`. {prov["protocol"]}
 
 ## Rubric
 
-`{prov['rubric']['key']}` version {prov['rubric']['version']} (schema sha256 `{prov['rubric']['schema_sha256']}`).
+`{prov["rubric"]["key"]}` version {prov["rubric"]["version"]} (schema sha256 `{prov["rubric"]["schema_sha256"]}`).
 {rubric.acceptance_description}
 
 Questions:
@@ -200,8 +214,8 @@ The `mean_*` columns are means over the item's submitted human ratings; `n_human
 
 {chr(10).join(policy_lines)}
 
-Decisions in the project at export time: {counts['accepted']} accepted, {counts['rejected']} rejected,
-{counts['needs_revision']} need revision, {counts['pending']} pending (of {counts['total']} item versions).
+Decisions in the project at export time: {counts["accepted"]} accepted, {counts["rejected"]} rejected,
+{counts["needs_revision"]} need revision, {counts["pending"]} pending (of {counts["total"]} item versions).
 
 ## Agreement
 

@@ -31,15 +31,21 @@ HF_ITEM_BATCH = 200  # rows per row group when images are embedded
 def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
     preset = project.preset
     rubric = project.rubric_version.parsed()
-    fields: list[pa.Field] = [pa.field("id", pa.string()), pa.field("version", pa.int64()),
-                              pa.field("parent_version", pa.int64())]
+    fields: list[pa.Field] = [
+        pa.field("id", pa.string()),
+        pa.field("version", pa.int64()),
+        pa.field("parent_version", pa.int64()),
+    ]
     images: list[str] = []
     for spec in preset.item_fields:
         t = spec["type"]
         if t == "image":
             images.append(spec["name"])
-            fields.append(pa.field(spec["name"], pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
-                          if hf else pa.field(spec["name"], pa.string()))
+            fields.append(
+                pa.field(spec["name"], pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
+                if hf
+                else pa.field(spec["name"], pa.string())
+            )
         elif t == "number":
             fields.append(pa.field(spec["name"], pa.float64()))
         elif t in ("list", "object"):
@@ -47,8 +53,12 @@ def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
         else:
             fields.append(pa.field(spec["name"], pa.string()))
     fields += [pa.field(c, pa.string()) for c in STRATA_KEYS]
-    fields += [json_field("meta"), pa.field("status", pa.string()), pa.field("status_reason", pa.string()),
-               pa.field("n_human_ratings", pa.int64())]
+    fields += [
+        json_field("meta"),
+        pa.field("status", pa.string()),
+        pa.field("status_reason", pa.string()),
+        pa.field("n_human_ratings", pa.int64()),
+    ]
     fields += [pa.field(f"mean_{n}", pa.float64()) for n in _mean_fields(rubric)]
     if _element_filter(project):
         fields.append(json_field("_removed"))
@@ -69,8 +79,11 @@ def _apply_element_filter(over: str, elements: Any, details: dict | None) -> tup
         return elements, None
     removed = {r["element"]: r.get("reason", "") for r in record.get("removed") or []}
     kept = [e for n, e in enumerate(elements, start=1) if n not in removed]
-    return kept, [{"element": n, "value": elements[n - 1], "reason": why}
-                  for n, why in sorted(removed.items()) if 1 <= n <= len(elements)]
+    return kept, [
+        {"element": n, "value": elements[n - 1], "reason": why}
+        for n, why in sorted(removed.items())
+        if 1 <= n <= len(elements)
+    ]
 
 
 def _mean_fields(rubric: Rubric) -> list[str]:
@@ -78,27 +91,35 @@ def _mean_fields(rubric: Rubric) -> list[str]:
     return names + [d.id for d in rubric.derived]
 
 
-def _human_means(project: Project, rubric: Rubric, item_ids: list[int],
-                 names: list[str]) -> dict[int, tuple[int, list[float | None]]]:
+def _human_means(
+    project: Project, rubric: Rubric, item_ids: list[int], names: list[str]
+) -> dict[int, tuple[int, list[float | None]]]:
     """Per item: (most ratings behind one mean, the mean of each field over its human ratings);
     the stored (rounded) answers, read with the project's current rubric."""
     sums: dict[int, list[list[float]]] = defaultdict(lambda: [[] for _ in names])
-    rows = (submitted_annotations(project).filter(item_id__in=item_ids, rater__kind=Rater.Kind.HUMAN)
-            .values_list("item_id", "answers", "derived"))
+    rows = (
+        submitted_annotations(project)
+        .filter(item_id__in=item_ids, rater__kind=Rater.Kind.HUMAN)
+        .values_list("item_id", "answers", "derived")
+    )
     for item_id, answers, derived in rows:
         acc = sums[item_id]
-        fields = {name: v for name, _, v, _ in flatten_answers(rubric, answers, derived, None,
-                                                               elements=False, text=False)}
+        fields = {
+            name: v for name, _, v, _ in flatten_answers(rubric, answers, derived, None, elements=False, text=False)
+        }
         for k, n in enumerate(names):
             v = fields.get(n)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 acc[k].append(float(v))
-    return {i: (max((len(x) for x in acc), default=0), [sum(x) / len(x) if x else None for x in acc])
-            for i, acc in sums.items()}
+    return {
+        i: (max((len(x) for x in acc), default=0), [sum(x) / len(x) if x else None for x in acc])
+        for i, acc in sums.items()
+    }
 
 
-def item_rows(export: Export, schema: pa.Schema, images: list[str], *, hf: bool,
-              image_value: Callable[[str], Any]) -> Iterator[list[tuple]]:
+def item_rows(
+    export: Export, schema: pa.Schema, images: list[str], *, hf: bool, image_value: Callable[[str], Any]
+) -> Iterator[list[tuple]]:
     """Rows (tuples in ``schema`` order) of the export's items, a keyset chunk at a time."""
     project = export.project
     rubric = project.rubric_version.parsed()
@@ -108,8 +129,19 @@ def item_rows(export: Export, schema: pa.Schema, images: list[str], *, hf: bool,
     qs = selectors.exported_items(project, export.scope)
     parents = {}
     batch = HF_ITEM_BATCH if hf else ITEM_BATCH
-    for rows in selectors.item_chunks(qs, "external_id", "version", "parent_id", "data", *STRATA_KEYS, "meta",
-                                      "decision__status", "decision__reason", "decision__details", chunk=batch):
+    for rows in selectors.item_chunks(
+        qs,
+        "external_id",
+        "version",
+        "parent_id",
+        "data",
+        *STRATA_KEYS,
+        "meta",
+        "decision__status",
+        "decision__reason",
+        "decision__details",
+        chunk=batch,
+    ):
         ids = [r[0] for r in rows]
         parent_ids = [r[3] for r in rows if r[3]]
         parents = dict(Item.objects.filter(id__in=parent_ids).values_list("id", "version")) if parent_ids else {}
@@ -126,7 +158,7 @@ def item_rows(export: Export, schema: pa.Schema, images: list[str], *, hf: bool,
                 if name == over:
                     v, removed = _apply_element_filter(over, v, r[k + 3])
                 values.append(image_value(v) if name in images and v else v)
-            values += [v or "" for v in r[5:5 + len(STRATA_KEYS)]]
+            values += [v or "" for v in r[5 : 5 + len(STRATA_KEYS)]]
             values += [r[k] or {}, r[k + 1] or "pending", r[k + 2] or "", n, *mv]
             if over is not None:
                 values.append(removed)

@@ -34,27 +34,41 @@ def export_revisions(export: Export, root: Path, prov: dict[str, Any], progress:
     tmp = root / f".tmp-{secrets.token_hex(6)}-revisions.jsonl"
     n = 0
     with open(tmp, "w", encoding="utf-8") as fh:
-        for rows in selectors.item_chunks(qs, "external_id", "version", "data", *STRATA_KEYS, "meta",
-                                          "decision__reason", "decision__note"):
+        for rows in selectors.item_chunks(
+            qs, "external_id", "version", "data", *STRATA_KEYS, "meta", "decision__reason", "decision__note"
+        ):
             feedback = defaultdict(list)
             for item_id, rater_id, kind, answers, derived in (
-                    submitted_annotations(project).filter(item_id__in=[r[0] for r in rows]).order_by("id")
-                    .values_list("item_id", "rater_id", "rater__kind", "answers", "derived")):
-                feedback[item_id].append({
-                    "rater": pseudonyms(rater_id), "rater_kind": kind, "answers": answers, "derived": derived,
-                    "feedback": {t: answers.get(t) for t in text_ids if (answers or {}).get(t)}})
+                submitted_annotations(project)
+                .filter(item_id__in=[r[0] for r in rows])
+                .order_by("id")
+                .values_list("item_id", "rater_id", "rater__kind", "answers", "derived")
+            ):
+                feedback[item_id].append(
+                    {
+                        "rater": pseudonyms(rater_id),
+                        "rater_kind": kind,
+                        "answers": answers,
+                        "derived": derived,
+                        "feedback": {t: answers.get(t) for t in text_ids if (answers or {}).get(t)},
+                    }
+                )
             for r in rows:
                 record: dict[str, Any] = {"id": r[1]}
                 for k, v in (r[3] or {}).items():
                     record[k] = f"sha256:{v}" if k in images and v else v
-                for c, v in zip(STRATA_KEYS, r[4:4 + len(STRATA_KEYS)], strict=True):
+                for c, v in zip(STRATA_KEYS, r[4 : 4 + len(STRATA_KEYS)], strict=True):
                     if v:
                         record[c] = v
                 k = 4 + len(STRATA_KEYS)
                 if r[k]:
                     record["meta"] = r[k]
-                record["_revision"] = {"of_version": r[2], "reason": r[k + 1], "note": r[k + 2],
-                                       "ratings": feedback.get(r[0], [])}
+                record["_revision"] = {
+                    "of_version": r[2],
+                    "reason": r[k + 1],
+                    "note": r[k + 2],
+                    "ratings": feedback.get(r[0], []),
+                }
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 n += 1
             progress(n / total)

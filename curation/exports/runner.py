@@ -40,8 +40,9 @@ def run_export_job(*, export: Export) -> Export:
         if export.content == "items" and export.format == "hf":
             run = export_hf
         else:
-            run = {"items": export_items, "annotations": export_annotations,
-                   "revisions": export_revisions}[export.content]
+            run = {"items": export_items, "annotations": export_annotations, "revisions": export_revisions}[
+                export.content
+            ]
         files = run(export, root, prov, progress)
         files.append({**write_json_atomic(root / "provenance.json", prov)})
         export.files, export.provenance = files, prov

@@ -44,6 +44,13 @@ def backend_for(spec: JudgeSpec) -> JudgeBackend:
 
 
 __all__ = [
-    "QUEUES", "BackendUnavailable", "ChatReply", "ChatRequest", "JudgeBackend", "JudgeItem", "JudgeSpec",
-    "Verdict", "backend_for",
+    "QUEUES",
+    "BackendUnavailable",
+    "ChatReply",
+    "ChatRequest",
+    "JudgeBackend",
+    "JudgeItem",
+    "JudgeSpec",
+    "Verdict",
+    "backend_for",
 ]

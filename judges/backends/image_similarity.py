@@ -95,8 +95,12 @@ class ImageSimilarityBackend(JudgeBackend):
                     if s_ctx < self.context_min:
                         flags.append("context_missing")
                     answers = {"flags": flags}
-                    evidence = {"ssim_context": round(s_ctx, 4), "ssim_person": round(s_person, 4),
-                                "context_min": self.context_min, "person_min": self.person_min}
+                    evidence = {
+                        "ssim_context": round(s_ctx, 4),
+                        "ssim_person": round(s_person, 4),
+                        "context_min": self.context_min,
+                        "person_min": self.person_min,
+                    }
                 raw, err = json.dumps(evidence), ""
             except (OSError, ValueError) as exc:
                 answers, raw, err = None, "", f"cannot judge this item: {exc}"

@@ -114,11 +114,15 @@ class TransformersBackend(GenerativeBackend):
             for req in batch:
                 content = [{"type": "image", "image": Image.open(p).convert("RGB")} for p in req.images]
                 content.append({"type": "text", "text": req.user})
-                msgs = ([{"role": "system", "content": [{"type": "text", "text": req.system}]}] if req.system else [])
+                msgs = [{"role": "system", "content": [{"type": "text", "text": req.system}]}] if req.system else []
                 conversations.append([*msgs, {"role": "user", "content": content}])
             return self.processor.apply_chat_template(
-                conversations, add_generation_prompt=True, tokenize=True, return_dict=True,
-                return_tensors="pt", processor_kwargs={"padding": True},
+                conversations,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+                return_tensors="pt",
+                processor_kwargs={"padding": True},
             )
         if any(req.images for req in batch) and not self.spec.params.get("ignore_images"):
             raise BackendUnavailable("a text-only (causal) model cannot see the item images; use kind image-text")
@@ -128,7 +132,8 @@ class TransformersBackend(GenerativeBackend):
         torch = _torch()
         inputs = self._inputs(batch).to(self.device)
         kwargs: dict[str, Any] = {
-            "max_new_tokens": self.max_new_tokens, "do_sample": self.do_sample,
+            "max_new_tokens": self.max_new_tokens,
+            "do_sample": self.do_sample,
             "pad_token_id": self.tokenizer.pad_token_id,
         }
         if self.min_new_tokens:

@@ -53,7 +53,8 @@ def _client(base_url: str, timeout: float):
         client = _CLIENTS.get(key)
         if client is None:
             client = _CLIENTS[key] = httpx.Client(
-                base_url=base_url.rstrip("/") + "/", timeout=httpx.Timeout(timeout),
+                base_url=base_url.rstrip("/") + "/",
+                timeout=httpx.Timeout(timeout),
                 limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
             )
     return client
@@ -86,10 +87,13 @@ class OpenAIChatBackend(GenerativeBackend):
         from ..prompts import template_kind
 
         # constrained output for JSON rubric answers and for label judges (App. D.1: structured JSON)
-        default_rf = "json_schema" if spec.parser == "json" or template_kind(spec.prompt_template) == "label" else "none"
+        default_rf = (
+            "json_schema" if spec.parser == "json" or template_kind(spec.prompt_template) == "label" else "none"
+        )
         self.response_format = str(p.get("response_format", default_rf))
         self.generation = {
-            k: p[k] for k in ("temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty")
+            k: p[k]
+            for k in ("temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty")
             if k in p
         }
         self._rf_refused = False

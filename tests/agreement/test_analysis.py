@@ -1,4 +1,5 @@
 """analyse_matrix: the shape of its output, typed keys, and the steps sharing one bootstrap."""
+
 import numpy as np
 import pytest
 
@@ -18,13 +19,38 @@ def _likert(n=300, humans=4, seed=0, k=5):
 def test_output_shape():
     X, names = _likert()
     r = analyse_matrix(X, names, names[:-1], ["judge"], "ordinal", None, n_boot=50)
-    assert list(r) == ["n_items", "n_patterns", "level", "humans", "judges", "n_categories",
-                       "humans_vs_humans", "judges_vs_humans"]
+    assert list(r) == [
+        "n_items",
+        "n_patterns",
+        "level",
+        "humans",
+        "judges",
+        "n_categories",
+        "humans_vs_humans",
+        "judges_vs_humans",
+    ]
     h = r["humans_vs_humans"]
-    assert list(h) == ["krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_linear", "gwet_ac2_quadratic",
-                       "percent_agreement", "pairwise", "split_half", "leave_one_rater_out"]
-    assert list(h["pairwise"]) == ["pearson", "spearman", "kendall", "cohen_kappa", "cohen_kappa_linear",
-                                   "cohen_kappa_quadratic", "percent_agreement", "krippendorff_alpha"]
+    assert list(h) == [
+        "krippendorff_alpha",
+        "fleiss_kappa",
+        "gwet_ac1",
+        "gwet_ac2_linear",
+        "gwet_ac2_quadratic",
+        "percent_agreement",
+        "pairwise",
+        "split_half",
+        "leave_one_rater_out",
+    ]
+    assert list(h["pairwise"]) == [
+        "pearson",
+        "spearman",
+        "kendall",
+        "cohen_kappa",
+        "cohen_kappa_linear",
+        "cohen_kappa_quadratic",
+        "percent_agreement",
+        "krippendorff_alpha",
+    ]
     for pw in h["pairwise"].values():
         assert pw["raters"] == names and len(pw["pairs"]) == 10 and len(pw["matrix"]) == 5
     assert list(h["leave_one_rater_out"]) == ["pearson", "spearman"]
@@ -32,8 +58,18 @@ def test_output_shape():
     j = r["judges_vs_humans"]["judge"]
     assert list(j) == ["vs_human_mean", "vs_human_majority", "rank_among_humans"]
     assert set(j["rank_among_humans"]["pearson"]) == {
-        "judge", "human_leave_one_out", "human_mean", "human_min", "human_max", "rank", "of", "inside_spread",
-        "above_all_humans", "difference", "difference_ci"}
+        "judge",
+        "human_leave_one_out",
+        "human_mean",
+        "human_min",
+        "human_max",
+        "rank",
+        "of",
+        "inside_spread",
+        "above_all_humans",
+        "difference",
+        "difference_ci",
+    }
     assert "boot" not in h["leave_one_rater_out"]["pearson"]
 
 

@@ -1,5 +1,6 @@
 """The pattern resampler draws exactly Multinomial(N, counts / N) (item bootstrap), and the
 batched helpers give the same numbers as the one-at-a-time ones."""
+
 import numpy as np
 import pytest
 
@@ -98,6 +99,7 @@ def test_kendall_quadratic_form_equals_grid(monkeypatch):
     import scipy.stats as ss
 
     from agreement.stats import pairs
+
     rng = np.random.default_rng(5)
     x = rng.integers(0, 40, 3000).astype(float)
     y = x + rng.integers(0, 60, 3000)

@@ -11,12 +11,14 @@ from agreement.stats import cohen_kappa, correlation, fleiss_kappa, gwet_ac, pai
 from agreement.stats.pairs import PairTable
 
 nan = np.nan
-KRIPP = np.array([
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-    [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
-]).T
+KRIPP = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+    ]
+).T
 
 
 def _pair(seed, n=200, k=5, miss=0.1, cont=False):
@@ -118,7 +120,8 @@ def test_pair_table_weighted_equals_repeated():
     assert got["spearman"][0] == pytest.approx(ss.spearmanr(xr[m], yr[m]).statistic, abs=1e-9)
     assert got["kendall"][0] == pytest.approx(ss.kendalltau(xr[m], yr[m]).statistic, abs=1e-9)
     assert got["cohen_kappa_quadratic"][0] == pytest.approx(
-        cohen_kappa_score(xr[m], yr[m], weights="quadratic", labels=t.xu if len(t.xu) >= len(t.yu) else t.yu), abs=1e-9)
+        cohen_kappa_score(xr[m], yr[m], weights="quadratic", labels=t.xu if len(t.xu) >= len(t.yu) else t.yu), abs=1e-9
+    )
 
 
 def test_pairwise_matrix():

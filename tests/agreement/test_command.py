@@ -18,6 +18,7 @@ def csv_file(tmp_path):
 
 def _call(*args):
     from django.core.management import call_command
+
     out = io.StringIO()
     call_command("agreement", *[str(a) for a in args], stdout=out)
     return out.getvalue()
@@ -28,20 +29,24 @@ def test_command_json_and_table(django_ready, csv_file):
     f = rep["fields"]["Total"]
     assert f["humans_vs_humans"]["krippendorff_alpha"]["value"] is not None
     assert "judge" in f["judges_vs_humans"] and set(f["strata"]["country"]) == {"CN", "DE"}
-    txt = _call(csv_file, "--format", "table", "--bootstrap", "0", "--metric", "pearson", "--metric", "krippendorff_alpha")
+    txt = _call(
+        csv_file, "--format", "table", "--bootstrap", "0", "--metric", "pearson", "--metric", "krippendorff_alpha"
+    )
     assert "krippendorff_alpha" in txt and "field Total" in txt
 
 
 def test_command_jsonl(django_ready, tmp_path):
     p = tmp_path / "r.jsonl"
-    p.write_text("\n".join(json.dumps({"item": i, "rater": r, "value": (i * (r + 1)) % 4})
-                           for i in range(12) for r in range(3)))
+    p.write_text(
+        "\n".join(json.dumps({"item": i, "rater": r, "value": (i * (r + 1)) % 4}) for i in range(12) for r in range(3))
+    )
     rep = json.loads(_call(p, "--bootstrap", "0"))
     assert rep["fields"]["value"]["n_items"] == 12
 
 
 def test_command_errors(django_ready, tmp_path, csv_file):
     from django.core.management.base import CommandError
+
     with pytest.raises(CommandError, match="cannot read"):
         _call(tmp_path / "nope.csv")
     bad = tmp_path / "bad.csv"
@@ -68,6 +73,7 @@ def test_command_krippendorff_worked_example(django_ready, tmp_path, level):
     import krippendorff
 
     from tests.agreement.kripp2011 import KRIPP, PUBLISHED, write_csv
+
     p = write_csv(tmp_path / "kripp2011.csv")
     ref = krippendorff.alpha(reliability_data=KRIPP.T, level_of_measurement=level)
     rep = json.loads(_call(p, "--metric", "krippendorff_alpha", "--level", level, "--bootstrap", "100"))

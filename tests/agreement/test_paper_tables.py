@@ -70,15 +70,19 @@ def write_pngs(folder: Path, names: list[str]) -> None:
 
 
 def human_assignments(project):
-    return (Assignment.objects.filter(project=project, rater__kind="human", purpose=Assignment.Purpose.REGULAR)
-            .select_related("rater", "item").order_by("id"))
+    return (
+        Assignment.objects.filter(project=project, rater__kind="human", purpose=Assignment.Purpose.REGULAR)
+        .select_related("rater", "item")
+        .order_by("id")
+    )
 
 
 def submit_humans(project, answers_for) -> None:
     """Every human assignment answered with ``answers_for(external_id, username, assignment)``."""
     for a in human_assignments(project):
-        annotating.submit_annotation(assignment_id=a.id, rater=a.rater,
-                                              answers=answers_for(a.item.external_id, a.rater.name, a))
+        annotating.submit_annotation(
+            assignment_id=a.id, rater=a.rater, answers=answers_for(a.item.external_id, a.rater.name, a)
+        )
 
 
 def submit_judge(project, name: str, answers_for) -> Rater:
@@ -139,6 +143,7 @@ def valueground_raw(n: int = 36, seed: int = 11):
             out[f] = np.clip(np.round(1.2 + 0.9 * quality + rng.normal(scale=noise, size=n)), 0, hi).astype(int)
         out["q4"] = (quality + rng.normal(scale=noise, size=n) > -0.6).astype(int)
         return out
+
     humans = {name: scores(0.7) for name, _ in VG_ANNOTATORS}
     judges = {"judge-a": scores(0.8), "judge-b": scores(0.9)}
     return [f"vg-{i:02d}" for i in range(n)], humans, judges
@@ -153,11 +158,23 @@ def valueground(tmp_path):
     folder = tmp_path / "vg-images"
     write_pngs(folder, [f"{e}-{s}.png" for e in ids for s in "ab"])
     stratum = ["gpt", "gemini"]
-    import_ok(project, [
-        {"id": e, "question": "How important is family in your life?", "option_a": "Very important",
-         "option_b": "Not at all important", "image_a": f"{e}-a.png", "image_b": f"{e}-b.png",
-         "question_id": f"Q{i // 2 + 1}", "generator": stratum[i % 2]}
-        for i, e in enumerate(ids)], images=folder)
+    import_ok(
+        project,
+        [
+            {
+                "id": e,
+                "question": "How important is family in your life?",
+                "option_a": "Very important",
+                "option_b": "Not at all important",
+                "image_a": f"{e}-a.png",
+                "image_b": f"{e}-b.png",
+                "question_id": f"Q{i // 2 + 1}",
+                "generator": stratum[i % 2],
+            }
+            for i, e in enumerate(ids)
+        ],
+        images=folder,
+    )
     pos = {e: i for i, e in enumerate(ids)}
     assert human_assignments(project).count() == 4 * len(ids)
     submit_humans(project, lambda e, u, a: {f: int(humans[u][f][pos[e]]) for f in VG_FIELDS})
@@ -178,9 +195,13 @@ def table4_platform(project, frame: pd.DataFrame, judge: str) -> dict[str, dict[
             fr = rep["fields"][f]
         jm = fr["judges_vs_humans"][judge]["vs_human_mean"]
         loo = fr["humans_vs_humans"]["leave_one_rater_out"]
-        out[f] = {"judge_pearson": jm["pearson"]["value"], "judge_spearman": jm["spearman"]["value"],
-                  "human_pearson": loo["pearson"]["value"], "human_spearman": loo["spearman"]["value"],
-                  "n": jm["pearson"]["n_items"]}
+        out[f] = {
+            "judge_pearson": jm["pearson"]["value"],
+            "judge_spearman": jm["spearman"]["value"],
+            "human_pearson": loo["pearson"]["value"],
+            "human_spearman": loo["spearman"]["value"],
+            "n": jm["pearson"]["n_items"],
+        }
     return out
 
 
@@ -197,8 +218,13 @@ def table4_independent(humans: dict, judge: dict) -> dict[str, dict[str, float]]
         hm = H.mean(1)
         loo_p = [pearson(H[:, k], np.delete(H, k, 1).mean(1)) for k in range(4)]
         loo_s = [spearman(H[:, k], np.delete(H, k, 1).mean(1)) for k in range(4)]
-        out[f] = {"judge_pearson": pearson(j, hm), "judge_spearman": spearman(j, hm),
-                  "human_pearson": float(np.mean(loo_p)), "human_spearman": float(np.mean(loo_s)), "n": len(j)}
+        out[f] = {
+            "judge_pearson": pearson(j, hm),
+            "judge_spearman": spearman(j, hm),
+            "human_pearson": float(np.mean(loo_p)),
+            "human_spearman": float(np.mean(loo_s)),
+            "n": len(j),
+        }
     return out
 
 
@@ -220,8 +246,9 @@ def test_valueground_table4_single_judge_and_leave_one_annotator_out(valueground
         for k in ("judge_pearson", "judge_spearman", "human_pearson", "human_spearman"):
             assert close(got[f][k], want[f][k]), (f, k, got[f][k], want[f][k])
     # the judge's place among the humans is reported beside it (Total)
-    rank = services.compute_report(project=project, params=ReportParams(field="total", bootstrap=0))[
-        "fields"]["total"]["judges_vs_humans"]["judge-a"]["rank_among_humans"]["pearson"]
+    rank = services.compute_report(project=project, params=ReportParams(field="total", bootstrap=0))["fields"]["total"][
+        "judges_vs_humans"
+    ]["judge-a"]["rank_among_humans"]["pearson"]
     assert close(rank["judge"], want["total"]["judge_pearson"])
     assert close(rank["human_mean"], want["total"]["human_pearson"])
 
@@ -255,8 +282,12 @@ def test_valueground_table4_two_judge_ensemble_mean(valueground):
     for f in want:
         assert close(got[f]["human_pearson"], want[f]["human_pearson"])
         assert close(got[f]["human_spearman"], want[f]["human_spearman"])
-    bad = [(f, k, got[f][k], want[f][k]) for f in want for k in ("judge_pearson", "judge_spearman")
-           if not close(got[f][k], want[f][k])]
+    bad = [
+        (f, k, got[f][k], want[f][k])
+        for f in want
+        for k in ("judge_pearson", "judge_spearman")
+        if not close(got[f][k], want[f][k])
+    ]
     assert not bad, bad
 
 
@@ -275,8 +306,12 @@ def test_valueground_ensemble_stores_valid_options_and_keeps_the_exact_mean(valu
 
 
 # ------------------------------------------------------------------------------ CULTIVate
-CV_COUNTRIES = (("India", "Global South"), ("Nigeria", "Global South"), ("Germany", "Global North"),
-                ("Spain", "Global North"))
+CV_COUNTRIES = (
+    ("India", "Global South"),
+    ("Nigeria", "Global South"),
+    ("Germany", "Global North"),
+    ("Spain", "Global North"),
+)
 CV_PER_COUNTRY = 10
 
 
@@ -289,23 +324,31 @@ def cultivate(tmp_path):
     project.save(update_fields=["options"])
     for c, _ in CV_COUNTRIES:
         for g in (1, 2):
-            projects.add_member(project=project, user=annotator(f"{c}-{g}", nationality=c),
-                                           role="annotator")
+            projects.add_member(project=project, user=annotator(f"{c}-{g}", nationality=c), role="annotator")
     records, truth = [], {}
     folder = tmp_path / "cv-images"
     for c, region in CV_COUNTRIES:
         for i in range(CV_PER_COUNTRY):
             e = f"cv-{c}-{i}"
             truth[e] = rng.normal()
-            records.append({"id": e, "image": f"{e}.png", "activity": f"activity {i}", "country": c,
-                            "region": region, "category": ["eating", "wedding"][i % 2],
-                            "generator": ["FLUX", "Qwen-Image"][i % 2],
-                            "prompt": f"A photorealistic photo of activity {i} in {c}."})
+            records.append(
+                {
+                    "id": e,
+                    "image": f"{e}.png",
+                    "activity": f"activity {i}",
+                    "country": c,
+                    "region": region,
+                    "category": ["eating", "wedding"][i % 2],
+                    "generator": ["FLUX", "Qwen-Image"][i % 2],
+                    "prompt": f"A photorealistic photo of activity {i} in {c}.",
+                }
+            )
     write_pngs(folder, [r["image"] for r in records])
     import_ok(project, records, images=folder)
     sample = sampling.draw_sample(project=project, name="all", strata_keys=["country"], per_stratum=100, seed=1)
-    plan = plans.create_plan(sample=sample, mode="preassigned", k=2,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
+    plan = plans.create_plan(
+        sample=sample, mode="preassigned", k=2, eligibility=[{"attribute": "nationality", "item_key": "country"}]
+    )
     assert plan.report["unfilled_slots"] == 0
     raw: dict[tuple[str, str], int] = {}
     noise = {f"{c}-{g}": 0.5 + 0.3 * k for k, (c, _) in enumerate(CV_COUNTRIES) for g in (1, 2)}
@@ -315,10 +358,14 @@ def cultivate(tmp_path):
         v = int(np.clip(np.round(3 + truth[e] + rng.normal(scale=noise[u])), 1, 5))
         raw[(e, u)] = v
         return {"faith": v, "exag": 3, "hal": 2, "realism": 4, "rationale": "minor issues with the attire"}
+
     submit_humans(project, answers)
     judge_raw = {e: int(np.clip(np.round(3 + truth[e] + rng.normal(scale=0.9)), 1, 5)) for e in truth}
-    submit_judge(project, "mllm-judge", lambda e: {"faith": judge_raw[e], "exag": 2, "hal": 2, "realism": 4,
-                                                   "rationale": "judge output, no rationale"})
+    submit_judge(
+        project,
+        "mllm-judge",
+        lambda e: {"faith": judge_raw[e], "exag": 2, "hal": 2, "realism": 4, "rationale": "judge output, no rationale"},
+    )
     return project, raw, judge_raw
 
 
@@ -338,6 +385,7 @@ def test_cultivate_spearman_per_region_alpha_per_country_and_group_kappa(cultiva
 
     def want_rho(sel):
         return spearman([judge_raw[e] for e in sel], [hmean[e] for e in sel])
+
     assert close(faith["judges_vs_humans"]["mllm-judge"]["vs_human_mean"]["spearman"]["value"], want_rho(items))
     for reg in ("Global South", "Global North"):
         got = faith["strata"]["region"][reg]["judges_vs_humans"]["mllm-judge"]["vs_human_mean"]["spearman"]
@@ -346,8 +394,7 @@ def test_cultivate_spearman_per_region_alpha_per_country_and_group_kappa(cultiva
         assert close(got["value"], want_rho(sel)), reg
 
     # --- Krippendorff's alpha (ordinal) per country, the two raters of each image
-    by_country = services.compute_report(project=project, params=ReportParams(field="faith", by="country",
-                                                                              bootstrap=0))
+    by_country = services.compute_report(project=project, params=ReportParams(field="faith", by="country", bootstrap=0))
     alphas = {}
     for c, _ in CV_COUNTRIES:
         sel = [e for e in items if country[e] == c]
@@ -358,22 +405,48 @@ def test_cultivate_spearman_per_region_alpha_per_country_and_group_kappa(cultiva
         assert close(got["value"], ref), c
         alphas[c] = got["value"]
     gs = [alphas[c] for c, r in CV_COUNTRIES if r == "Global South"]
-    ref_gs = [krippendorff.alpha(reliability_data=np.array(
-        [[raw[(e, f"{c}-{g}")] for e in items if country[e] == c] for g in (1, 2)], float),
-        level_of_measurement="ordinal") for c, r in CV_COUNTRIES if r == "Global South"]
+    ref_gs = [
+        krippendorff.alpha(
+            reliability_data=np.array(
+                [[raw[(e, f"{c}-{g}")] for e in items if country[e] == c] for g in (1, 2)], float
+            ),
+            level_of_measurement="ordinal",
+        )
+        for c, r in CV_COUNTRIES
+        if r == "Global South"
+    ]
     assert close(float(np.mean(gs)), float(np.mean(ref_gs)))
-    assert close(float(np.std(list(alphas.values()), ddof=1)), float(np.std(
-        [krippendorff.alpha(reliability_data=np.array([[raw[(e, f"{c}-{g}")] for e in items if country[e] == c]
-                                                       for g in (1, 2)], float), level_of_measurement="ordinal")
-         for c, _ in CV_COUNTRIES], ddof=1)))
+    assert close(
+        float(np.std(list(alphas.values()), ddof=1)),
+        float(
+            np.std(
+                [
+                    krippendorff.alpha(
+                        reliability_data=np.array(
+                            [[raw[(e, f"{c}-{g}")] for e in items if country[e] == c] for g in (1, 2)], float
+                        ),
+                        level_of_measurement="ordinal",
+                    )
+                    for c, _ in CV_COUNTRIES
+                ],
+                ddof=1,
+            )
+        ),
+    )
 
     # --- Cohen's kappa between the two rater groups (rater 1 vs rater 2 of every country),
     # and the human-human Spearman ceiling between the groups
     frame = selectors.ratings_frame(project, include_models=False)
     fa = frame[frame["field"] == "faith"].copy()
     fa["rater"] = "group" + fa["rater"].str.rsplit("-", n=1).str[1]
-    core = agreement_report(fa.reset_index(drop=True), fields=["faith"], level="ordinal", by=["country"],
-                            metrics=["cohen_kappa", "cohen_kappa_quadratic", "spearman"], bootstrap=0)
+    core = agreement_report(
+        fa.reset_index(drop=True),
+        fields=["faith"],
+        level="ordinal",
+        by=["country"],
+        metrics=["cohen_kappa", "cohen_kappa_quadratic", "spearman"],
+        bootstrap=0,
+    )
     pw = core["fields"]["faith"]["humans_vs_humans"]["pairwise"]
     g1 = [raw[(e, f"{country[e]}-1")] for e in items]
     g2 = [raw[(e, f"{country[e]}-2")] for e in items]
@@ -395,8 +468,14 @@ def test_cultivate_spearman_per_region_alpha_per_country_and_group_kappa(cultiva
 
 
 # ------------------------------------------------------------------------------ Cultural Counterfactuals
-CC_FLAGS = ("context_source", "context_counterfactual", "orientation", "person_missing", "attributes",
-            "context_missing")
+CC_FLAGS = (
+    "context_source",
+    "context_counterfactual",
+    "orientation",
+    "person_missing",
+    "attributes",
+    "context_missing",
+)
 CC_DIMS = ("religion", "nationality", "socioeconomic")
 
 
@@ -410,10 +489,20 @@ def test_counterfactuals_failure_flag_rates_per_dimension_and_overall(tmp_path):
     for d in CC_DIMS:  # equal numbers per dimension
         for i in range(10):
             e = f"cc-{d}-{i}"
-            records.append({"id": e, "context_image": f"{e}-ctx.png", "person_image": f"{e}-p.png",
-                            "counterfactual_image": f"{e}-cf.png", "context_label": f"{d} label {i % 3}",
-                            "age_group": "Young", "race": "Black", "gender": "Woman", "dimension": d,
-                            "counterfactual_set": f"{d}-{i // 3}"})
+            records.append(
+                {
+                    "id": e,
+                    "context_image": f"{e}-ctx.png",
+                    "person_image": f"{e}-p.png",
+                    "counterfactual_image": f"{e}-cf.png",
+                    "context_label": f"{d} label {i % 3}",
+                    "age_group": "Young",
+                    "race": "Black",
+                    "gender": "Woman",
+                    "dimension": d,
+                    "counterfactual_set": f"{d}-{i // 3}",
+                }
+            )
     write_pngs(folder, [r[k] for r in records for k in ("context_image", "person_image", "counterfactual_image")])
     import_ok(project, records, images=folder)
     prob = np.array([0.3, 0.15, 0.1, 0.05, 0.0, 0.0])
@@ -423,6 +512,7 @@ def test_counterfactuals_failure_flag_rates_per_dimension_and_overall(tmp_path):
         ticked = [f for f, p in zip(CC_FLAGS, prob, strict=True) if rng.random() < p]
         raw[e] = ticked
         return {"flags": ticked}
+
     submit_humans(project, answers)
     assert len(raw) == 30  # k = 1: one judgement per image
 
@@ -453,15 +543,31 @@ def test_blendvis_two_of_three_majority_bad_rate(tmp_path):
     folder = tmp_path / "bv-images"
     ids = [f"bv-{i:02d}" for i in range(30)]
     write_pngs(folder, [f"{e}.png" for e in ids])
-    import_ok(project, [{"id": e, "image": f"{e}.png", "entity": f"dish {i}", "region": ["Spain", "Iran"][i % 2],
-                         "placeholder": "this food", "category": "food"} for i, e in enumerate(ids)], images=folder)
+    import_ok(
+        project,
+        [
+            {
+                "id": e,
+                "image": f"{e}.png",
+                "entity": f"dish {i}",
+                "region": ["Spain", "Iran"][i % 2],
+                "placeholder": "this food",
+                "category": "food",
+            }
+            for i, e in enumerate(ids)
+        ],
+        images=folder,
+    )
     p_bad = {e: (0.6 if i % 5 == 0 else 0.1) for i, e in enumerate(ids)}
     raw: dict[tuple[str, str], str] = {}
 
     def answers(e, u, a):
         v = "B" if rng.random() < p_bad[e] else "G"
         raw[(e, u)] = v
-        return {"verdict": v, "reason_category": "wrong_subject", "reason": "wrong dish"} if v == "B" else {"verdict": v}
+        return (
+            {"verdict": v, "reason_category": "wrong_subject", "reason": "wrong dish"} if v == "B" else {"verdict": v}
+        )
+
     submit_humans(project, answers)
     bad_votes = {e: sum(raw[(x, u)] == "B" for (x, u) in raw if x == e) for e in ids}
     assert {sum(1 for (x, _) in raw if x == e) for e in ids} == {3}
@@ -487,9 +593,19 @@ def test_cqbench_story_kappa_and_agreement_restricted_to_model_positives():
     team = [make_user("cq-ann1"), make_user("cq-ann2")]
     project = make_project("cqbench.story", owner=owner, annotators=team, k=2)
     ids = [f"cq-{i:02d}" for i in range(20)]
-    import_ok(project, [{"id": e, "story": f"A: hello {e}\nB: hi", "category": "social values",
-                         "values": [{"statement": f"value {v}", "attitude": "agree"} for v in range(5)],
-                         "rewrites": [{"before": "x", "after": "y"}, {"before": "p", "after": "q"}]} for e in ids])
+    import_ok(
+        project,
+        [
+            {
+                "id": e,
+                "story": f"A: hello {e}\nB: hi",
+                "category": "social values",
+                "values": [{"statement": f"value {v}", "attitude": "agree"} for v in range(5)],
+                "rewrites": [{"before": "x", "after": "y"}, {"before": "p", "after": "q"}],
+            }
+            for e in ids
+        ],
+    )
     latent = {q: {e: rng.random(5) for e in ids} for q in ("consistency", "reflection")}
     raw: dict[tuple[str, str], dict] = {}
 
@@ -497,14 +613,25 @@ def test_cqbench_story_kappa_and_agreement_restricted_to_model_positives():
         return [int((latent[q][e][v] < 0.65) != (rng.random() < flip)) for v in range(5)]
 
     def answers(e, u, a):
-        ans = {"consistency": binary("consistency", e, 0.15), "reflection": binary("reflection", e, 0.2),
-               "rewrite_improvement": [int(x) for x in rng.integers(0, 6, size=2)],
-               "naturalness": int(rng.integers(1, 6))}
+        ans = {
+            "consistency": binary("consistency", e, 0.15),
+            "reflection": binary("reflection", e, 0.2),
+            "rewrite_improvement": [int(x) for x in rng.integers(0, 6, size=2)],
+            "naturalness": int(rng.integers(1, 6)),
+        }
         raw[(e, u)] = ans
         return ans
+
     submit_humans(project, answers)
-    judge_raw = {e: {"consistency": binary("consistency", e, 0.1), "reflection": binary("reflection", e, 0.1),
-                     "rewrite_improvement": [3, 3], "naturalness": 4} for e in ids}
+    judge_raw = {
+        e: {
+            "consistency": binary("consistency", e, 0.1),
+            "reflection": binary("reflection", e, 0.1),
+            "rewrite_improvement": [3, 3],
+            "naturalness": 4,
+        }
+        for e in ids
+    }
     submit_judge(project, "gpt-judge", lambda e: judge_raw[e])
     frame = selectors.ratings_frame(project)
     units = [(e, v) for e in ids for v in range(5)]
@@ -536,8 +663,9 @@ def test_cqbench_story_kappa_and_agreement_restricted_to_model_positives():
         assert close(bm["cohen_kappa"]["value"], cohen_kappa(j[agree], h1[agree])), q
     # mean rewrite improvement and naturalness over the human judgements
     ri = frame[(frame["field"] == "rewrite_improvement[*]") & (frame["rater_kind"] == "human")]["value"]
-    assert close(float(ri.astype(float).mean()), float(np.mean([x for a in raw.values()
-                                                                for x in a["rewrite_improvement"]])))
+    assert close(
+        float(ri.astype(float).mean()), float(np.mean([x for a in raw.values() for x in a["rewrite_improvement"]]))
+    )
     nat = frame[(frame["field"] == "natural") & (frame["rater_kind"] == "human")]["value"]
     assert close(float(nat.astype(float).mean()), float(np.mean([a["naturalness"] >= 4 for a in raw.values()])))
 
@@ -559,6 +687,7 @@ def test_cqbench_turing_accuracy_ties_non_ties_and_binomial_test():
         orders.add(tuple(order))
         side = "tie" if choice == "tie" else ["left", "right"][order.index(choice)]
         return {"human_written": side}
+
     submit_humans(project, answers)
     assert len(orders) == 2 and len(raw) == 120
 

@@ -30,11 +30,17 @@ def fast_hashing(settings):
 
 def story_records(n: int) -> list[dict]:
     return [
-        {"id": f"s{i}", "story": f"A: hello {i}\nB: hi", "country": ["Japan", "Chile", "Kenya"][i % 3],
-         "category": "social values",
-         "values": [{"statement": "Family matters.", "attitude": "agree"},
-                    {"statement": "Work first.", "attitude": "disagree"}],
-         "rewrites": [{"before": "x", "after": "y"}]}
+        {
+            "id": f"s{i}",
+            "story": f"A: hello {i}\nB: hi",
+            "country": ["Japan", "Chile", "Kenya"][i % 3],
+            "category": "social values",
+            "values": [
+                {"statement": "Family matters.", "attitude": "agree"},
+                {"statement": "Work first.", "attitude": "disagree"},
+            ],
+            "rewrites": [{"before": "x", "after": "y"}],
+        }
         for i in range(n)
     ]
 
@@ -42,6 +48,7 @@ def story_records(n: int) -> list[dict]:
 def story_answers(rng: random.Random, quality: int) -> dict:
     def near(lo, hi):
         return max(lo, min(hi, quality + rng.choice([-1, 0, 0, 1])))
+
     return {
         "rewrite_improvement": [near(1, 5)],
         "consistency": [1 if quality >= 3 else 0, rng.choice([0, 1])],
@@ -58,12 +65,19 @@ def judge_annotates(project, judge: Rater, answers_for) -> None:
     """Judge annotations stored like human ones: an assignment row plus an annotation."""
     rubric = project.rubric_version.parsed()
     for item in Item.objects.filter(project=project).order_by("id"):
-        a = Assignment.objects.create(project=project, item=item, rater=judge, status=Assignment.Status.SUBMITTED,
-                                      presentation={})
+        a = Assignment.objects.create(
+            project=project, item=item, rater=judge, status=Assignment.Status.SUBMITTED, presentation={}
+        )
         ctx = presentation.item_render_context(item)
         cleaned = rubric.validate(answers_for(item), item=ctx, presentation={})
-        Annotation.objects.create(assignment=a, item=item, rater=judge, rubric_version=project.rubric_version,
-                                  answers=cleaned, derived=rubric.derive(cleaned, presentation={}))
+        Annotation.objects.create(
+            assignment=a,
+            item=item,
+            rater=judge,
+            rubric_version=project.rubric_version,
+            answers=cleaned,
+            derived=rubric.derive(cleaned, presentation={}),
+        )
 
 
 def annotate_all(project, answers_for) -> None:
@@ -91,9 +105,21 @@ def story_project(db):
 def test_ratings_frame_has_one_row_per_rating_with_repeats_pooled_and_derived(story_project):
     df = selectors.ratings_frame(story_project)
     fields = set(df["field"])
-    assert {"rewrite_improvement[1]", "rewrite_improvement[*]", "consistency[1]", "consistency[2]",
-            "consistency[*]", "reflection[1]", "reflection[2]", "reflection[*]", "naturalness", "natural",
-            "mean_rewrite_improvement", "consistency_rate", "reflection_rate"} <= fields
+    assert {
+        "rewrite_improvement[1]",
+        "rewrite_improvement[*]",
+        "consistency[1]",
+        "consistency[2]",
+        "consistency[*]",
+        "reflection[1]",
+        "reflection[2]",
+        "reflection[*]",
+        "naturalness",
+        "natural",
+        "mean_rewrite_improvement",
+        "consistency_rate",
+        "reflection_rate",
+    } <= fields
     assert all(f not in fields for f in ("rewrite_improvement", "consistency"))  # lists are split
     assert df.groupby("rater")["rater_kind"].first().to_dict()["gpt-judge"] == "model"
     assert (df["rater_kind"] == "human").any()
@@ -129,10 +155,10 @@ def test_ratings_frame_splits_checklists_into_binary_flags_and_resolves_pair_sid
     from pathlib import Path
 
     from benchmarks.registry import get_preset
+
     with tempfile.TemporaryDirectory() as tmp:
         recs = get_preset("counterfactuals.audit").demo_items(Path(tmp))[:2]
-        assert importing.import_items(project=project, data=jsonl(recs), data_format="jsonl",
-                                                images=Path(tmp)).ok
+        assert importing.import_items(project=project, data=jsonl(recs), data_format="jsonl", images=Path(tmp)).ok
     a = Assignment.objects.filter(project=project).order_by("id").first()
     annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"flags": [flags[0]]})
     df = selectors.ratings_frame(project)
@@ -204,14 +230,19 @@ def test_unknown_field_or_stratum_is_a_clear_error(story_project):
 
 
 def test_csv_rows_carry_every_coefficient(story_project):
-    result = services.compute_report(project=story_project,
-                                     params=ReportParams(field="naturalness", by="country", bootstrap=20))
+    result = services.compute_report(
+        project=story_project, params=ReportParams(field="naturalness", by="country", bootstrap=20)
+    )
     rows = list(csv.DictReader(io.StringIO(services.report_csv(result))))
-    alpha = [r for r in rows if r["metric"] == "krippendorff_alpha" and r["section"] == "humans_vs_humans"
-             and not r["stratum"]]
+    alpha = [
+        r
+        for r in rows
+        if r["metric"] == "krippendorff_alpha" and r["section"] == "humans_vs_humans" and not r["stratum"]
+    ]
     assert len(alpha) == 1
     assert float(alpha[0]["value"]) == pytest.approx(
-        result["fields"]["naturalness"]["humans_vs_humans"]["krippendorff_alpha"]["value"])
+        result["fields"]["naturalness"]["humans_vs_humans"]["krippendorff_alpha"]["value"]
+    )
     assert any(r["stratum_column"] == "country" and r["stratum"] == "Japan" for r in rows)
     assert any(r["section"].startswith("humans_vs_humans/pairwise") and " | " in r["subject"] for r in rows)
     assert any(r["section"].startswith("judges_vs_humans/gpt-judge/vs_human_mean") for r in rows)
@@ -228,8 +259,9 @@ def test_urls_resolve_to_agreement_views_not_the_router():
 
 def test_report_page_renders_for_the_researcher(client, story_project):
     client.force_login(story_project.owner)
-    r = client.get(reverse("agreement_report", args=[story_project.id]), {"field": "naturalness", "by": "country",
-                                                                          "bootstrap": 30})
+    r = client.get(
+        reverse("agreement_report", args=[story_project.id]), {"field": "naturalness", "by": "country", "bootstrap": 30}
+    )
     assert r.status_code == 200
     html = r.content.decode()
     assert "Krippendorff" in html and "gpt-judge" in html and "<svg" in html
@@ -281,11 +313,13 @@ def test_api_permissions(client, story_project):
 
 
 # ------------------------------------------------------------------------------ large projects
-def test_large_projects_run_on_the_worker_and_the_page_polls(client, settings, story_project,
-                                                             django_capture_on_commit_callbacks):
+def test_large_projects_run_on_the_worker_and_the_page_polls(
+    client, settings, story_project, django_capture_on_commit_callbacks
+):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.HV_AGREEMENT_INLINE_MAX = 10
     from config.celery import app
+
     app.conf.task_always_eager = True
     client.force_login(story_project.owner)
     url = reverse("agreement_report", args=[story_project.id])
@@ -311,8 +345,10 @@ def test_large_projects_run_on_the_worker_and_the_page_polls(client, settings, s
     # the same request again reuses the stored report; the API reports it
     r = client.get(url, {"field": "naturalness", "bootstrap": 10})
     assert AgreementReport.objects.filter(project=story_project).count() == 1
-    api = client.get(reverse("api_agreement_report", args=[story_project.id]),
-                     {"field": "naturalness", "bootstrap": 10, "format": "json"})
+    api = client.get(
+        reverse("api_agreement_report", args=[story_project.id]),
+        {"field": "naturalness", "bootstrap": 10, "format": "json"},
+    )
     assert api.status_code == 200 and api.json()["status"] == "done" and api.json()["report_id"] == job.id
     # an annotator cannot poll someone's job
     client.force_login(story_project.annotator_users[0])
@@ -328,8 +364,9 @@ def test_api_answers_202_while_a_large_report_is_queued(client, settings, story_
 
 
 def test_failed_job_records_the_reason(story_project):
-    job = AgreementReport.objects.create(project=story_project, params={"field": "nope", "by": None,
-                                                                        "bootstrap": 0, "seed": 0})
+    job = AgreementReport.objects.create(
+        project=story_project, params={"field": "nope", "by": None, "bootstrap": 0, "seed": 0}
+    )
     services.run_report_job(job=job)
     job.refresh_from_db()
     assert job.status == "failed" and "unknown field" in job.message

@@ -27,8 +27,11 @@ def test_published_example(level):
 
 def _random(seed, n=150, r=6, k=7, miss=0.3, continuous=False):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, r)) * 3 + rng.normal(size=(n, 1)) * 3 if continuous else \
-        np.clip(rng.integers(0, k, size=(n, 1)) + rng.integers(-1, 2, size=(n, r)), 0, k).astype(float)
+    X = (
+        rng.normal(size=(n, r)) * 3 + rng.normal(size=(n, 1)) * 3
+        if continuous
+        else np.clip(rng.integers(0, k, size=(n, 1)) + rng.integers(-1, 2, size=(n, r)), 0, k).astype(float)
+    )
     if continuous:
         X = np.abs(X)
     X[rng.random(X.shape) < miss] = nan
@@ -187,8 +190,7 @@ def test_alpha_undefined_cases(level):
     one = np.array([[1.0], [2.0], [3.0]])
     const = np.full((6, 3), 2.0)
     const[0, 1] = nan
-    for X, why in ((one, "two or more"), (np.array([[1, nan], [nan, 2.0]]), "two or more"),
-                   (const, "identical")):
+    for X, why in ((one, "two or more"), (np.array([[1, nan], [nan, 2.0]]), "two or more"), (const, "identical")):
         r = krippendorff_alpha(X, level)
         assert r.value is None and why in r.reason
         names = [f"r{i}" for i in range(X.shape[1])]
@@ -213,7 +215,8 @@ def test_weights_equal_repeated_rows_and_scale_invariance():
     w = np.random.default_rng(5).integers(0, 4, size=40)
     for level in LEVELS:
         assert krippendorff_alpha(X, level, weights=w).value == pytest.approx(
-            krippendorff_alpha(np.repeat(X, w, axis=0), level).value, abs=1e-12)
+            krippendorff_alpha(np.repeat(X, w, axis=0), level).value, abs=1e-12
+        )
     # the interval "no expected disagreement" guard is relative: tiny scales stay defined
     Y = _random(3, n=50, r=4, continuous=True)
     for level in ("interval", "ratio"):

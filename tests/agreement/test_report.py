@@ -25,11 +25,27 @@ def _long(U=120, R=4, seed=0, judge=True, countries=("CN", "DE")):
     for i in range(U):
         c = countries[i % len(countries)]
         for r in range(R):
-            rows.append(dict(item=f"i{i}", rater=f"h{r}", rater_kind="human", field="Q1", country=c,
-                             value=int(np.clip(np.round(1 + q[i] + rng.normal(scale=.7)), 0, 2))))
+            rows.append(
+                dict(
+                    item=f"i{i}",
+                    rater=f"h{r}",
+                    rater_kind="human",
+                    field="Q1",
+                    country=c,
+                    value=int(np.clip(np.round(1 + q[i] + rng.normal(scale=0.7)), 0, 2)),
+                )
+            )
         if judge:
-            rows.append(dict(item=f"i{i}", rater="gpt", rater_kind="model", field="Q1", country=c,
-                             value=int(np.clip(np.round(1 + q[i] + rng.normal(scale=.9)), 0, 2))))
+            rows.append(
+                dict(
+                    item=f"i{i}",
+                    rater="gpt",
+                    rater_kind="model",
+                    field="Q1",
+                    country=c,
+                    value=int(np.clip(np.round(1 + q[i] + rng.normal(scale=0.9)), 0, 2)),
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -106,7 +122,9 @@ def test_majority_vote_and_flag_rates():
     rows = []
     for i in range(10):
         for r in range(3):
-            rows.append(dict(item=i, rater=r, field="flag1", value=int(i < 3), dim="religion" if i < 5 else "nationality"))
+            rows.append(
+                dict(item=i, rater=r, field="flag1", value=int(i < 3), dim="religion" if i < 5 else "nationality")
+            )
             rows.append(dict(item=i, rater=r, field="flag2", value=0, dim="religion" if i < 5 else "nationality"))
     fr = flag_rates(pd.DataFrame(rows), by=["dim"], unit="item", n_boot=100)
     assert fr["overall"]["flag1"]["value"] == pytest.approx(0.3)
@@ -131,7 +149,8 @@ def test_report_structure_json_and_strata():
     # a stratum equals the report run on the subset (point values)
     sub = agreement_report(df[df.country == "CN"], bootstrap=0)
     assert f["strata"]["country"]["CN"]["humans_vs_humans"]["krippendorff_alpha"]["value"] == pytest.approx(
-        sub["fields"]["Q1"]["humans_vs_humans"]["krippendorff_alpha"]["value"], abs=1e-12)
+        sub["fields"]["Q1"]["humans_vs_humans"]["krippendorff_alpha"]["value"], abs=1e-12
+    )
     # deterministic with the seed
     assert agreement_report(df, by=["country"], bootstrap=100, seed=1) == rep
 
@@ -146,8 +165,9 @@ def test_report_guards_never_crash():
     for k in ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1"):
         assert h[k]["value"] is None and "undefined" in h[k]["reason"]
     assert h["pairwise"]["pearson"]["pairs"][0]["reason"].startswith("undefined")
-    nominal = pd.DataFrame([dict(item=i, rater=r, value=["good", "bad"][(i + (r == "c")) % 2])
-                            for i in range(20) for r in "abc"])
+    nominal = pd.DataFrame(
+        [dict(item=i, rater=r, value=["good", "bad"][(i + (r == "c")) % 2]) for i in range(20) for r in "abc"]
+    )
     rep = agreement_report(nominal, bootstrap=20)
     assert rep["fields"]["value"]["level"] == "nominal"
     assert "pearson" not in rep["fields"]["value"]["humans_vs_humans"]["pairwise"]
@@ -161,10 +181,10 @@ def test_binary_field_report_has_confusion():
     rows = []
     rng = np.random.default_rng(5)
     for i in range(60):
-        t = int(rng.random() < .6)
+        t = int(rng.random() < 0.6)
         for r in range(3):
-            rows.append(dict(item=i, rater=f"h{r}", value=t if rng.random() < .85 else 1 - t))
-        rows.append(dict(item=i, rater="m", rater_kind="model", value=t if rng.random() < .8 else 1 - t))
+            rows.append(dict(item=i, rater=f"h{r}", value=t if rng.random() < 0.85 else 1 - t))
+        rows.append(dict(item=i, rater="m", rater_kind="model", value=t if rng.random() < 0.8 else 1 - t))
     rep = agreement_report(pd.DataFrame(rows).fillna({"rater_kind": "human"}), bootstrap=0)
     j = rep["fields"]["value"]["judges_vs_humans"]["m"]
     assert "agreement_pred_positive" in j["binary_vs_majority"]

@@ -13,24 +13,37 @@ def strata_records(spec: dict[tuple[str, str], int], *, prefix: str = "s") -> li
     records = []
     for (country, generator), n in spec.items():
         for i in range(n):
-            records.append({
-                "id": f"{prefix}-{country}-{generator}-{i}", "human_utterance": f"h {country} {i}",
-                "model_utterance": f"m {generator} {i}", "country": country, "generator": generator,
-                "meta": {"topic": "food" if i % 2 else "family"},
-            })
+            records.append(
+                {
+                    "id": f"{prefix}-{country}-{generator}-{i}",
+                    "human_utterance": f"h {country} {i}",
+                    "model_utterance": f"m {generator} {i}",
+                    "country": country,
+                    "generator": generator,
+                    "meta": {"topic": "food" if i % 2 else "family"},
+                }
+            )
     return records
 
 
-def strata_project(owner, spec: dict[tuple[str, str], int], *, annotators=(), k: int = 2, take_over: bool = True,
-                   extra: list[dict] | None = None) -> Project:
+def strata_project(
+    owner,
+    spec: dict[tuple[str, str], int],
+    *,
+    annotators=(),
+    k: int = 2,
+    take_over: bool = True,
+    extra: list[dict] | None = None,
+) -> Project:
     project = make_project("cqbench.turing", owner=owner, k=k)
     if take_over:
         project.options = {**project.options, "assignment": "plans"}
         project.save(update_fields=["options"])
     for a in annotators:
         projects.add_member(project=project, user=a, role="annotator")
-    report = importing.import_items(project=project, data=jsonl(strata_records(spec) + (extra or [])),
-                                   data_format="jsonl")
+    report = importing.import_items(
+        project=project, data=jsonl(strata_records(spec) + (extra or [])), data_format="jsonl"
+    )
     assert report.ok, report.errors
     return project
 

@@ -45,8 +45,12 @@ def jsonl(records: list[Any]) -> str:
 
 def turing_records(n: int, start: int = 0) -> list[dict]:
     return [
-        {"id": f"t{i}", "human_utterance": f"human says {i}", "model_utterance": f"model says {i}",
-         "country": "Japan" if i % 2 else "Germany"}
+        {
+            "id": f"t{i}",
+            "human_utterance": f"human says {i}",
+            "model_utterance": f"model says {i}",
+            "country": "Japan" if i % 2 else "Germany",
+        }
         for i in range(start, start + n)
     ]
 
@@ -56,11 +60,18 @@ def valueground_records(folder: Path, n: int = 2) -> list[dict]:
     for i in range(n):
         (folder / f"a{i}.png").write_bytes(png_bytes((10 * i, 100, 100)))
         (folder / f"b{i}.png").write_bytes(png_bytes((100, 10 * i, 100)))
-        records.append({
-            "id": f"vg{i}", "question": "How important is family?", "option_a": "Very", "option_b": "Not at all",
-            "image_a": f"a{i}.png", "image_b": f"b{i}.png", "generator": "gpt" if i % 2 else "gemini",
-            "country": "China",
-        })
+        records.append(
+            {
+                "id": f"vg{i}",
+                "question": "How important is family?",
+                "option_a": "Very",
+                "option_b": "Not at all",
+                "image_a": f"a{i}.png",
+                "image_b": f"b{i}.png",
+                "generator": "gpt" if i % 2 else "gemini",
+                "country": "China",
+            }
+        )
     return records
 
 

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.django_db
 def world(researcher, annotators, tmp_path):
     ann1, ann2 = annotators
     project = make_project("valueground.pair_quality", owner=researcher, annotators=[ann1, ann2], k=2)
-    report = importing.import_items(project=project, data=jsonl(valueground_records(tmp_path, n=2)),
-                                   data_format="jsonl", images=tmp_path)
+    report = importing.import_items(
+        project=project, data=jsonl(valueground_records(tmp_path, n=2)), data_format="jsonl", images=tmp_path
+    )
     assert report.ok
     other_owner = make_user("other_res", researcher=True)
     other = make_project("cqbench.turing", owner=other_owner, annotators=[ann2], k=1)
@@ -29,8 +30,17 @@ def world(researcher, annotators, tmp_path):
     answers = {"q1": 2, "q2": 2, "q3": 2, "q4": 1}
     annotating.submit_annotation(assignment_id=a2.id, rater=a2.rater, answers=answers)
     job = ImportJob.objects.create(project=project, created_by=researcher, data_file="x", data_format="jsonl")
-    return {"project": project, "other": other, "a1": a1, "a2": a2, "ann1": ann1, "ann2": ann2,
-            "researcher": researcher, "other_owner": other_owner, "job": job}
+    return {
+        "project": project,
+        "other": other,
+        "a1": a1,
+        "a2": a2,
+        "ann1": ann1,
+        "ann2": ann2,
+        "researcher": researcher,
+        "other_owner": other_owner,
+        "job": job,
+    }
 
 
 def client_for(user) -> Client:
@@ -41,13 +51,21 @@ def client_for(user) -> Client:
 
 def test_anonymous_users_are_sent_to_login_and_api_refuses(world):
     c = Client()
-    for url in ["/", f"/a/{world['a1'].id}/", f"/projects/{world['project'].id}/", "/projects/new/",
-                f"/projects/{world['project'].id}/queue/"]:
+    for url in [
+        "/",
+        f"/a/{world['a1'].id}/",
+        f"/projects/{world['project'].id}/",
+        "/projects/new/",
+        f"/projects/{world['project'].id}/queue/",
+    ]:
         r = c.get(url)
         assert r.status_code == 302 and r["Location"].startswith("/login/"), url
     for url in ["/api/projects/", "/api/assignments/", f"/api/assignments/{world['a1'].id}/"]:
         assert c.get(url).status_code in (401, 403), url
-    assert c.post(f"/api/assignments/{world['a1'].id}/submit/", {}, content_type="application/json").status_code in (401, 403)
+    assert c.post(f"/api/assignments/{world['a1'].id}/submit/", {}, content_type="application/json").status_code in (
+        401,
+        403,
+    )
 
 
 def test_annotator_cannot_open_or_submit_an_assignment_of_someone_else(world):
@@ -57,11 +75,18 @@ def test_annotator_cannot_open_or_submit_an_assignment_of_someone_else(world):
     assert c.post(f"/a/{a2.id}/", {"q1": "0", "q2": "0", "q3": "0", "q4": "0", "mode": "edit"}).status_code == 404
     assert c.post(f"/a/{a2.id}/skip/", {"reason": "x"}).status_code == 404
     assert c.get(f"/api/assignments/{a2.id}/").status_code == 404
-    r = c.post(f"/api/assignments/{a2.id}/submit/", {"answers": {"q1": 0, "q2": 0, "q3": 0, "q4": 0}},
-               content_type="application/json")
+    r = c.post(
+        f"/api/assignments/{a2.id}/submit/",
+        {"answers": {"q1": 0, "q2": 0, "q3": 0, "q4": 0}},
+        content_type="application/json",
+    )
     assert r.status_code == 404
-    assert c.put(f"/api/assignments/{a2.id}/answer/", {"answers": {}}, content_type="application/json").status_code == 404
-    assert c.post(f"/api/assignments/{a2.id}/skip/", {"reason": "x"}, content_type="application/json").status_code == 404
+    assert (
+        c.put(f"/api/assignments/{a2.id}/answer/", {"answers": {}}, content_type="application/json").status_code == 404
+    )
+    assert (
+        c.post(f"/api/assignments/{a2.id}/skip/", {"reason": "x"}, content_type="application/json").status_code == 404
+    )
     assert Annotation.objects.get(assignment=a2).answers["q1"] == 2  # untouched
 
 
@@ -90,7 +115,10 @@ def test_annotator_cannot_reach_admin_import_or_management_pages(world):
     assert c.post(f"/projects/{pid}/status/", {"status": "closed"}).status_code == 403
     assert c.get(f"/imports/{world['job'].id}/").status_code == 403
     assert c.get("/admin/").status_code == 302  # Django admin: staff only, redirects to its login
-    assert c.post("/api/projects/", {"name": "x", "preset": "cqbench.turing"}, content_type="application/json").status_code == 403
+    assert (
+        c.post("/api/projects/", {"name": "x", "preset": "cqbench.turing"}, content_type="application/json").status_code
+        == 403
+    )
     assert c.post(f"/api/projects/{pid}/import/", {}).status_code == 403
     assert c.get(f"/api/imports/{world['job'].id}/").status_code == 404
 

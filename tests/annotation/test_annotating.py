@@ -48,10 +48,15 @@ def test_missing_required_answer_is_a_400_and_stores_nothing(turing, annotators)
     r = c.post(f"/a/{a.id}/", {"mode": "submit"})
     assert r.status_code == 400 and b"an answer is required" in r.content
     assert not Annotation.objects.exists()
-    r = c.post(f"/api/assignments/{a.id}/submit/", {"answers": {"human_written": "middle"}}, content_type="application/json")
+    r = c.post(
+        f"/api/assignments/{a.id}/submit/", {"answers": {"human_written": "middle"}}, content_type="application/json"
+    )
     assert r.status_code == 400 and "human_written" in r.json()["errors"]
-    r = c.post(f"/api/assignments/{a.id}/submit/", {"answers": {"human_written": "left", "extra": 1}},
-               content_type="application/json")
+    r = c.post(
+        f"/api/assignments/{a.id}/submit/",
+        {"answers": {"human_written": "left", "extra": 1}},
+        content_type="application/json",
+    )
     assert r.status_code == 400 and r.json()["errors"]["extra"] == "unknown question"
     assert not Annotation.objects.exists()
 
@@ -60,7 +65,10 @@ def test_double_submission_is_refused_and_edit_is_explicit(turing, annotators):
     c = logged_in(annotators[0])
     a = Assignment.objects.filter(rater__user=annotators[0]).first()
     url = f"/api/assignments/{a.id}/"
-    assert c.post(url + "submit/", {"answers": {"human_written": "left"}}, content_type="application/json").status_code == 201
+    assert (
+        c.post(url + "submit/", {"answers": {"human_written": "left"}}, content_type="application/json").status_code
+        == 201
+    )
     r = c.post(url + "submit/", {"answers": {"human_written": "right"}}, content_type="application/json")
     assert r.status_code == 400 and "already submitted" in r.json()["detail"]
     r = c.put(url + "answer/", {"answers": {"human_written": "tie"}}, content_type="application/json")
@@ -81,7 +89,9 @@ def test_closed_project_freezes_answers(turing, annotators):
     a = Assignment.objects.filter(rater__user=annotators[0]).first()
     annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"human_written": "left"})
     projects.set_project_status(project=turing, status="closed")
-    r = c.put(f"/api/assignments/{a.id}/answer/", {"answers": {"human_written": "right"}}, content_type="application/json")
+    r = c.put(
+        f"/api/assignments/{a.id}/answer/", {"answers": {"human_written": "right"}}, content_type="application/json"
+    )
     assert r.status_code == 400 and "closed" in r.json()["detail"]
     page = c.get(f"/a/{a.id}/").content.decode()
     assert "read-only" in page and "disabled" in page
@@ -100,7 +110,9 @@ def test_skip_needs_a_reason_and_then_the_queue_moves_on(turing, annotators):
     nxt = c.get(f"/api/projects/{turing.id}/next/").json()["id"]
     assert nxt != a.id
     # A skipped item can still be answered later.
-    r = c.post(f"/api/assignments/{a.id}/submit/", {"answers": {"human_written": "left"}}, content_type="application/json")
+    r = c.post(
+        f"/api/assignments/{a.id}/submit/", {"answers": {"human_written": "left"}}, content_type="application/json"
+    )
     assert r.status_code == 201
 
 
@@ -189,7 +201,9 @@ def test_api_project_create_and_import(researcher, annotators):
     assert c.post("/api/projects/", {"name": "x", "preset": "nope"}, content_type="application/json").status_code == 400
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    r = c.post(f"/api/projects/{pid}/import/", {"data": SimpleUploadedFile("a.jsonl", jsonl(turing_records(2)).encode())})
+    r = c.post(
+        f"/api/projects/{pid}/import/", {"data": SimpleUploadedFile("a.jsonl", jsonl(turing_records(2)).encode())}
+    )
     assert r.status_code == 201 and r.json()["report"]["items_created"] == 2
     r = c.post(f"/api/projects/{pid}/import/", {"data": SimpleUploadedFile("a.jsonl", b"{oops\n")})
     assert r.status_code == 400 and r.json()["report"]["errors"][0].startswith("line 1:")
@@ -203,7 +217,10 @@ def test_oversized_upload_is_refused(researcher, settings):
     settings.HV_MAX_UPLOAD_BYTES = 100
     project = make_project("cqbench.turing", owner=researcher)
     c = logged_in(researcher)
-    r = c.post(f"/api/projects/{project.id}/import/", {"data": SimpleUploadedFile("a.jsonl", jsonl(turing_records(20)).encode())})
+    r = c.post(
+        f"/api/projects/{project.id}/import/",
+        {"data": SimpleUploadedFile("a.jsonl", jsonl(turing_records(20)).encode())},
+    )
     assert r.status_code == 400 and "larger than" in r.json()["detail"]
     assert not Item.objects.exists()
 

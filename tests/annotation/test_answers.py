@@ -6,26 +6,42 @@ from __future__ import annotations
 from annotation.answers import flatten_answers
 from annotation.rubric import Rubric
 
-RUBRIC = Rubric.from_schema({
-    "title": "t",
-    "questions": [
-        {"id": "q1", "type": "scale", "options": [{"value": 1}, {"value": 2}, {"value": 3}]},
-        {"id": "ok", "type": "binary", "options": [{"value": 0}, {"value": 1}]},
-        {"id": "verdict", "type": "choice", "options": [{"value": "G"}, {"value": "B"}]},
-        {"id": "flags", "type": "checklist", "options": [{"value": "f1"}, {"value": "f2"}]},
-        {"id": "human", "type": "pairwise", "pair": ["a", "b"], "allow_tie": True},
-        {"id": "why", "type": "text"},
-        {"id": "consistency", "type": "binary", "options": [{"value": 0}, {"value": 1}],
-         "repeat": {"over": "values"}},
-    ],
-    "derived": [{"id": "total", "expr": "q1 + ok"}],
-    "acceptance": {"expr": "q1 >= 2"},
-})
-ANSWERS = {"q1": 2, "ok": 1, "verdict": "G", "flags": ["f2"], "human": "left", "why": "fine",
-           "consistency": [1, None, 0]}
+RUBRIC = Rubric.from_schema(
+    {
+        "title": "t",
+        "questions": [
+            {"id": "q1", "type": "scale", "options": [{"value": 1}, {"value": 2}, {"value": 3}]},
+            {"id": "ok", "type": "binary", "options": [{"value": 0}, {"value": 1}]},
+            {"id": "verdict", "type": "choice", "options": [{"value": "G"}, {"value": "B"}]},
+            {"id": "flags", "type": "checklist", "options": [{"value": "f1"}, {"value": "f2"}]},
+            {"id": "human", "type": "pairwise", "pair": ["a", "b"], "allow_tie": True},
+            {"id": "why", "type": "text"},
+            {
+                "id": "consistency",
+                "type": "binary",
+                "options": [{"value": 0}, {"value": 1}],
+                "repeat": {"over": "values"},
+            },
+        ],
+        "derived": [{"id": "total", "expr": "q1 + ok"}],
+        "acceptance": {"expr": "q1 >= 2"},
+    }
+)
+ANSWERS = {
+    "q1": 2,
+    "ok": 1,
+    "verdict": "G",
+    "flags": ["f2"],
+    "human": "left",
+    "why": "fine",
+    "consistency": [1, None, 0],
+}
 SWAPPED = {"pair_order": {"human": ["b", "a"]}}
-DERIVED = {"total": 3, "accepted": True,
-           "judge_exact": {"answers": {"q1": 2.5, "verdict": "B"}, "derived": {"total": 3.5}}}
+DERIVED = {
+    "total": 3,
+    "accepted": True,
+    "judge_exact": {"answers": {"q1": 2.5, "verdict": "B"}, "derived": {"total": 3.5}},
+}
 
 
 def fields(cells):
@@ -35,10 +51,16 @@ def fields(cells):
 def test_default_cells_are_the_long_export_rows():
     cells = flatten_answers(RUBRIC, ANSWERS, DERIVED, SWAPPED)
     assert fields(cells) == [
-        ("q1", None, 2), ("ok", None, 1), ("verdict", None, "G"), ("flags", None, ["f2"]),
+        ("q1", None, 2),
+        ("ok", None, 1),
+        ("verdict", None, "G"),
+        ("flags", None, ["f2"]),
         ("human", None, "b"),  # the item field shown on the left for this assignment, not "left"
-        ("why", None, "fine"), ("consistency[1]", 1, 1), ("consistency[3]", 3, 0),  # element 2 missing
-        ("total", None, 3), ("accepted", None, True),
+        ("why", None, "fine"),
+        ("consistency[1]", 1, 1),
+        ("consistency[3]", 3, 0),  # element 2 missing
+        ("total", None, 3),
+        ("accepted", None, True),
     ]
     sources = [src for *_, src in cells]
     assert sources[0] is RUBRIC.question("q1") and sources[-2] is RUBRIC.derived[0] and sources[-1] is None
@@ -65,8 +87,12 @@ def test_missing_text_and_element_options():
 
 
 def test_policy_context_names_keep_the_side_and_the_field():
-    ctx = {n: v for n, _, v, _ in flatten_answers(RUBRIC, ANSWERS, DERIVED, SWAPPED, elements=False,
-                                                  missing=True, pair_sides=True)}
+    ctx = {
+        n: v
+        for n, _, v, _ in flatten_answers(
+            RUBRIC, ANSWERS, DERIVED, SWAPPED, elements=False, missing=True, pair_sides=True
+        )
+    }
     assert ctx["human"] == "left" and ctx["human_field"] == "b"
     assert ctx["consistency"] == [1, None, 0] and ctx["accepted"] is True
     assert "judge_exact" not in ctx

@@ -15,11 +15,18 @@ from .design_helpers import strata_project
 def study(researcher):
     project = strata_project(researcher, {("China", "gpt"): 4, ("Germany", "gpt"): 4})
     sample = sampling.draw_sample(project=project, name="s", strata_keys=["country"], per_stratum=4, seed=1)
-    plans.create_plan(sample=sample, mode="pooled", k=2,
-                      eligibility=[{"attribute": "nationality", "item_key": "country"}])
-    return crowd.create_study(project=project, name="CN/DE study", completion_code="C1A2B3", items_per_participant=2,
-                              prescreen=[{"attribute": "nationality", "label": "Your nationality",
-                                          "choices": ["China", "Germany", "France"]}])
+    plans.create_plan(
+        sample=sample, mode="pooled", k=2, eligibility=[{"attribute": "nationality", "item_key": "country"}]
+    )
+    return crowd.create_study(
+        project=project,
+        name="CN/DE study",
+        completion_code="C1A2B3",
+        items_per_participant=2,
+        prescreen=[
+            {"attribute": "nationality", "label": "Your nationality", "choices": ["China", "Germany", "France"]}
+        ],
+    )
 
 
 def link(study, pid="5f1d2e3c4b5a69788796a5b4", session="sess1"):

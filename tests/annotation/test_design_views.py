@@ -57,8 +57,13 @@ VG_ANSWERS = {"q1": "2", "q2": "1", "q3": "2", "q4": "1", "feedback": ""}
 def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
     project = demo["valueground.pair_quality"]
     c = client_for("researcher")
-    form = {"name": "VG judge subset", "strata": ["generator", "category"], "allocation": "proportional",
-            "total_size": "36", "seed": "7"}
+    form = {
+        "name": "VG judge subset",
+        "strata": ["generator", "category"],
+        "allocation": "proportional",
+        "total_size": "36",
+        "seed": "7",
+    }
     preview = c.post(f"/projects/{project.id}/samples/preview/", form)
     assert preview.status_code == 200 and b"Preview:" in preview.content
     assert not Sample.objects.exists()
@@ -69,20 +74,31 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
     assert sample.report["total_drawn"] == 36 and sample.report["total_asked"] == 36 and not sample.report["short"]
     assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]  # 20 / 20
     assert c.get(r["Location"]).status_code == 200
-    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {
-        "name": "VG 2 CN + 2 DE", "mode": "pooled", "k": "4", "balance_attribute": "nationality",
-        "balance_quota": "China:2, Germany:2", "lease_minutes": "30", "take_over": "on",
-    })
+    r = c.post(
+        f"/projects/{project.id}/samples/{sample.id}/",
+        {
+            "name": "VG 2 CN + 2 DE",
+            "mode": "pooled",
+            "k": "4",
+            "balance_attribute": "nationality",
+            "balance_quota": "China:2, Germany:2",
+            "lease_minutes": "30",
+            "take_over": "on",
+        },
+    )
     assert r.status_code == 302, r.content[:2000]
     plan = AssignmentPlan.objects.get()
     for username in ("annotator3", "annotator4"):
-        assert c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
+        assert (
+            c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
+        )
     assert not Assignment.objects.filter(project=project).exists()  # take-over removed the default rows
     for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
         assert len(work_through(project, username, VG_ANSWERS)) == 36
     per_item = {}
     for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
-            "item_id", "rater__attributes__nationality"):
+        "item_id", "rater__attributes__nationality"
+    ):
         per_item.setdefault(item_id, Counter())[nat] += 1
     assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
     dash = c.get(f"/projects/{project.id}/dashboard/")
@@ -145,12 +161,15 @@ def test_the_valueground_design_page_suggests_the_papers_design(demo):
     assert len(slots) == 36
     assert all(v == {"nationality=china": 2, "nationality=germany": 2} for v in slots.values())
     for username in ("annotator3", "annotator4"):
-        assert c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
+        assert (
+            c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
+        )
     for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
         assert len(work_through(project, username, VG_ANSWERS)) == 36
     per_item: dict[int, Counter] = {}
     for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
-            "item_id", "rater__attributes__nationality"):
+        "item_id", "rater__attributes__nationality"
+    ):
         per_item.setdefault(item_id, Counter())[nat] += 1
     assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
 
@@ -167,8 +186,11 @@ def test_the_cultivate_pages_suggest_nationality_matching_and_the_papers_qc(demo
     r = c.post(f"/projects/{project.id}/samples/new/", prefilled(form))
     assert r.status_code == 302, r.content[:2000]
     plan_form = c.get(r["Location"]).context["form"]
-    assert (plan_form["k"].initial, plan_form["eligibility_attribute"].initial,
-            plan_form["eligibility_item_key"].initial) == (2, "nationality", "country")
+    assert (
+        plan_form["k"].initial,
+        plan_form["eligibility_attribute"].initial,
+        plan_form["eligibility_item_key"].initial,
+    ) == (2, "nationality", "country")
 
     dash = c.get(f"/projects/{project.id}/dashboard/")
     assert b'id="suggested-qc"' in dash.content
@@ -185,14 +207,24 @@ def test_the_cultivate_pages_suggest_nationality_matching_and_the_papers_qc(demo
 def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
     project = demo["cultivate.faithfulness"]
     c = client_for("researcher")
-    r = c.post(f"/projects/{project.id}/samples/new/", {"strata": ["region"], "allocation": "equal",
-                                                        "per_stratum": "10", "seed": "1", "name": "CULTIVate"})
+    r = c.post(
+        f"/projects/{project.id}/samples/new/",
+        {"strata": ["region"], "allocation": "equal", "per_stratum": "10", "seed": "1", "name": "CULTIVate"},
+    )
     sample = Sample.objects.get()
-    assert c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code == 302
-    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {
-        "mode": "preassigned", "k": "2", "eligibility_attribute": "nationality", "eligibility_item_key": "country",
-        "take_over": "on",
-    })
+    assert (
+        c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code == 302
+    )
+    r = c.post(
+        f"/projects/{project.id}/samples/{sample.id}/",
+        {
+            "mode": "preassigned",
+            "k": "2",
+            "eligibility_attribute": "nationality",
+            "eligibility_item_key": "country",
+            "take_over": "on",
+        },
+    )
     assert r.status_code == 302, r.content[:2000]
     plan = AssignmentPlan.objects.get()
     rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__user__username"))
@@ -200,8 +232,9 @@ def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
     assert plan.report["unfilled_slots"] == 16  # 8 other countries x 2: reported on the plan page
     page = c.get(r["Location"])
     assert b"could not be filled" in page.content
-    assert not Assignment.objects.filter(project=project, plan__isnull=True, rater__user__username="annotator2",
-                                         opened_at__isnull=True).exists()
+    assert not Assignment.objects.filter(
+        project=project, plan__isnull=True, rater__user__username="annotator2", opened_at__isnull=True
+    ).exists()
 
 
 def test_hand_assignment_and_reassignment_from_the_plan_page(researcher):
@@ -209,21 +242,25 @@ def test_hand_assignment_and_reassignment_from_the_plan_page(researcher):
     project = strata_project(researcher, {("China", "gpt"): 2}, annotators=[cn1, cn2])
     c = Client()
     c.force_login(researcher)
-    c.post(f"/projects/{project.id}/samples/new/", {"strata": ["country"], "allocation": "equal", "per_stratum": "2",
-                                                    "seed": "1"})
+    c.post(
+        f"/projects/{project.id}/samples/new/",
+        {"strata": ["country"], "allocation": "equal", "per_stratum": "2", "seed": "1"},
+    )
     sample = Sample.objects.get()
     c.post(f"/projects/{project.id}/samples/{sample.id}/", {"mode": "preassigned", "k": "1"})
     plan = AssignmentPlan.objects.get()
     a = Assignment.objects.filter(plan=plan, rater__user=cn1).first() or Assignment.objects.filter(plan=plan).first()
     target = "cn2" if a.rater.user == cn1 else "cn1"
-    r = c.post(f"/projects/{project.id}/plans/{plan.id}/reassign/",
-               {"move-assignment": a.id, "move-username": target})
+    r = c.post(f"/projects/{project.id}/plans/{plan.id}/reassign/", {"move-assignment": a.id, "move-username": target})
     assert r.status_code == 302
     a.refresh_from_db()
     assert a.status == "expired"
     assert Assignment.objects.filter(item=a.item, rater__user__username=target, status="assigned").exists()
-    r = c.post(f"/projects/{project.id}/plans/{plan.id}/hand/",
-               {"hand-item": a.item.external_id, "hand-username": target}, follow=True)
+    r = c.post(
+        f"/projects/{project.id}/plans/{plan.id}/hand/",
+        {"hand-item": a.item.external_id, "hand-username": target},
+        follow=True,
+    )
     assert b"already has" in r.content
 
 
@@ -267,8 +304,18 @@ def test_annotators_cannot_reach_design_or_dashboard_pages(design_project):
     c = Client()
     c.force_login(ann)
     for method, url in _urls(project, sample, plan, rater_id=ann.rater.id):
-        r = getattr(c, method)(url, {"strata": ["country"], "per_stratum": "1", "seed": "1", "allocation": "equal",
-                                     "name": "x", "completion_code": "C0DE", "items_per_participant": "3"})
+        r = getattr(c, method)(
+            url,
+            {
+                "strata": ["country"],
+                "per_stratum": "1",
+                "seed": "1",
+                "allocation": "equal",
+                "name": "x",
+                "completion_code": "C0DE",
+                "items_per_participant": "3",
+            },
+        )
         assert r.status_code in (403, 404), (method, url, r.status_code)
     assert Sample.objects.count() == 1
     plan.refresh_from_db()
@@ -303,8 +350,7 @@ def test_bad_sample_parameters_show_the_message(researcher, design_project):
     project, *_ = design_project
     c = Client()
     c.force_login(researcher)
-    r = c.post(f"/projects/{project.id}/samples/preview/", {"strata": ["country"], "allocation": "equal",
-                                                            "seed": "1"})
+    r = c.post(f"/projects/{project.id}/samples/preview/", {"strata": ["country"], "allocation": "equal", "seed": "1"})
     assert r.status_code == 400 and b"either a total" in r.content
 
 
@@ -346,8 +392,10 @@ def test_study_toggle_closes_and_reopens_through_the_service(researcher, design_
     project, *_ = design_project
     c = Client()
     c.force_login(researcher)
-    r = c.post(f"/projects/{project.id}/studies/new/",
-               {"name": "pilot", "completion_code": "C0DE", "items_per_participant": "3"})
+    r = c.post(
+        f"/projects/{project.id}/studies/new/",
+        {"name": "pilot", "completion_code": "C0DE", "items_per_participant": "3"},
+    )
     assert r.status_code == 302
     study = CrowdStudy.objects.get(project=project)
     assert study.active

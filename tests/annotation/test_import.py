@@ -76,8 +76,9 @@ def test_images_from_zip(researcher, annotators, tmp_path):
     project = make_project("valueground.pair_quality", owner=researcher, annotators=annotators)
     records = valueground_records(tmp_path, n=1)
     zpath = tmp_path / "imgs.zip"
-    zpath.write_bytes(zip_of({"pack/a0.png": (tmp_path / "a0.png").read_bytes(),
-                              "pack/b0.png": (tmp_path / "b0.png").read_bytes()}))
+    zpath.write_bytes(
+        zip_of({"pack/a0.png": (tmp_path / "a0.png").read_bytes(), "pack/b0.png": (tmp_path / "b0.png").read_bytes()})
+    )
     report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=zpath)
     assert report.ok, report.errors
 
@@ -110,10 +111,19 @@ def test_unknown_and_missing_fields_are_reported_per_line(researcher, annotators
 def test_wrong_types_duplicates_and_existing_ids(researcher, annotators):
     project = make_project("cqbench.story", owner=researcher, annotators=annotators)
     good = {"id": "s", "story": "x", "values": [{"statement": "a", "attitude": "b"}], "rewrites": []}
-    report = _bad_import(project, jsonl([
-        good, dict(good, id="s"), dict(good, id="t", values="not a list"),
-        dict(good, id="u", values=[{"statement": "a"}]), ["not", "an", "object"], dict(good, id="v", meta={"x": [1]}),
-    ]))
+    report = _bad_import(
+        project,
+        jsonl(
+            [
+                good,
+                dict(good, id="s"),
+                dict(good, id="t", values="not a list"),
+                dict(good, id="u", values=[{"statement": "a"}]),
+                ["not", "an", "object"],
+                dict(good, id="v", meta={"x": [1]}),
+            ]
+        ),
+    )
     assert "line 2: duplicate id 's' (first on line 1)" in report.errors
     assert "line 3: field 'values': expected a list" in report.errors
     assert "line 4: field 'values': element 1 lacks text for attitude" in report.errors

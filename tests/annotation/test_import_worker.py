@@ -44,13 +44,17 @@ def wait_finished(job: ImportJob, worker) -> ImportJob:
         if not worker.alive:
             pytest.fail(f"celery worker died; log:\n{worker.log_tail()}", pytrace=False)
         time.sleep(0.2)
-    pytest.fail(f"import job {job.id} still {job.status!r} after {WAIT_S}s; worker log:\n{worker.log_tail()}",
-                pytrace=False)
+    pytest.fail(
+        f"import job {job.id} still {job.status!r} after {WAIT_S}s; worker log:\n{worker.log_tail()}", pytrace=False
+    )
 
 
 def start(project, user, name: str, data: bytes, images: bytes | None = None) -> ImportJob:
     job = importing.start_import(
-        project=project, user=user, data_name=name, data_stream=[data],
+        project=project,
+        user=user,
+        data_name=name,
+        data_stream=[data],
         images_name="images.zip" if images is not None else None,
         images_stream=[images] if images is not None else None,
     )
@@ -81,7 +85,10 @@ def test_jsonl_import_runs_on_the_worker(celery_worker_process, researcher, anno
     assert job.report["items_created"] == 4 and job.report["assignments_created"] == 8
     assert job.report["errors"] == []
     assert sorted(Item.objects.filter(project=project).values_list("external_id", flat=True)) == [
-        "t0", "t1", "t2", "t3",
+        "t0",
+        "t1",
+        "t2",
+        "t3",
     ]
     assert Assignment.objects.filter(project=project).count() == 8
     for a in Assignment.objects.filter(project=project):
@@ -89,18 +96,24 @@ def test_jsonl_import_runs_on_the_worker(celery_worker_process, researcher, anno
     assert "annotation.run_import[" in celery_worker_process.log_text()
 
 
-def test_import_with_images_stores_files_where_the_web_side_reads_them(
-    celery_worker_process, researcher, annotators
-):
+def test_import_with_images_stores_files_where_the_web_side_reads_them(celery_worker_process, researcher, annotators):
     rng = random.Random()
     images, records = {}, []
     for i in range(2):  # fresh colours: content hashes nobody stored before
         for side in ("a", "b"):
             images[f"img/{side}{i}.png"] = png_bytes((rng.randrange(256), rng.randrange(256), rng.randrange(256)))
-        records.append({
-            "id": f"vg{i}", "question": "How important is family?", "option_a": "Very", "option_b": "Not at all",
-            "image_a": f"img/a{i}.png", "image_b": f"img/b{i}.png", "generator": "gpt", "country": "China",
-        })
+        records.append(
+            {
+                "id": f"vg{i}",
+                "question": "How important is family?",
+                "option_a": "Very",
+                "option_b": "Not at all",
+                "image_a": f"img/a{i}.png",
+                "image_b": f"img/b{i}.png",
+                "generator": "gpt",
+                "country": "China",
+            }
+        )
     project = make_project("valueground.pair_quality", owner=researcher, annotators=annotators, k=2)
     job = start(project, researcher, "vg.jsonl", jsonl(records).encode(), images=zip_of(images))
 

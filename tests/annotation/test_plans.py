@@ -26,16 +26,19 @@ def rater(user) -> Rater:
 @pytest.fixture
 def team(db):
     return {
-        "cn1": annotator("cn1", nationality="China"), "cn2": annotator("cn2", nationality="China"),
-        "de1": annotator("de1", nationality="Germany"), "de2": annotator("de2", nationality="Germany"),
+        "cn1": annotator("cn1", nationality="China"),
+        "cn2": annotator("cn2", nationality="China"),
+        "de1": annotator("de1", nationality="Germany"),
+        "de2": annotator("de2", nationality="Germany"),
         "fr1": annotator("fr1", nationality="France"),
     }
 
 
 @pytest.fixture
 def project(researcher, team):
-    return strata_project(researcher, {("China", "gpt"): 6, ("Germany", "gpt"): 6, ("China", "gemini"): 6},
-                          annotators=list(team.values()))
+    return strata_project(
+        researcher, {("China", "gpt"): 6, ("Germany", "gpt"): 6, ("China", "gemini"): 6}, annotators=list(team.values())
+    )
 
 
 def whole_sample(project, **kw):
@@ -43,10 +46,15 @@ def whole_sample(project, **kw):
 
 
 def test_valueground_design_two_from_each_country_per_item_preassigned(project, team):
-    sample = sampling.draw_sample(project=project, name="vg", strata_keys=["country", "generator"], per_stratum=3,
-                                  seed=4)
-    plan = plans.create_plan(sample=sample, mode="preassigned", k=4,
-                             balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}})
+    sample = sampling.draw_sample(
+        project=project, name="vg", strata_keys=["country", "generator"], per_stratum=3, seed=4
+    )
+    plan = plans.create_plan(
+        sample=sample,
+        mode="preassigned",
+        k=4,
+        balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}},
+    )
     assert plan.report["unfilled_slots"] == 0 and plan.report["assignments_created"] == 9 * 4
     per_item: dict[int, Counter] = {}
     for item_id, nat in Assignment.objects.filter(plan=plan).values_list("item_id", "rater__attributes__nationality"):
@@ -57,26 +65,45 @@ def test_valueground_design_two_from_each_country_per_item_preassigned(project, 
 
 
 def test_cultivate_design_raters_of_the_items_country_preassigned(project, team):
-    plan = plans.create_plan(sample=whole_sample(project), mode="preassigned", k=2,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
+    plan = plans.create_plan(
+        sample=whole_sample(project),
+        mode="preassigned",
+        k=2,
+        eligibility=[{"attribute": "nationality", "item_key": "country"}],
+    )
     rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__attributes__nationality"))
     assert len(rows) == 18 * 2 and all(c == n for c, n in rows)
     assert Counter(Assignment.objects.filter(plan=plan).values_list("item_id", flat=True)).most_common(1)[0][1] == 2
 
 
 def test_preassigned_positions_are_a_random_order_per_annotator(project, team):
-    plan = plans.create_plan(sample=whole_sample(project), mode="preassigned", k=2,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
-    cn1 = list(Assignment.objects.filter(plan=plan, rater=rater(team["cn1"])).order_by("position")
-               .values_list("item_id", flat=True))
-    cn2 = list(Assignment.objects.filter(plan=plan, rater=rater(team["cn2"])).order_by("position")
-               .values_list("item_id", flat=True))
+    plan = plans.create_plan(
+        sample=whole_sample(project),
+        mode="preassigned",
+        k=2,
+        eligibility=[{"attribute": "nationality", "item_key": "country"}],
+    )
+    cn1 = list(
+        Assignment.objects.filter(plan=plan, rater=rater(team["cn1"]))
+        .order_by("position")
+        .values_list("item_id", flat=True)
+    )
+    cn2 = list(
+        Assignment.objects.filter(plan=plan, rater=rater(team["cn2"]))
+        .order_by("position")
+        .values_list("item_id", flat=True)
+    )
     assert sorted(cn1) == sorted(cn2) and cn1 != cn2
 
 
 def test_unfillable_places_and_caps_are_reported(project, team):
-    plan = plans.create_plan(sample=whole_sample(project), mode="preassigned", k=3, cap_per_annotator=4,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
+    plan = plans.create_plan(
+        sample=whole_sample(project),
+        mode="preassigned",
+        k=3,
+        cap_per_annotator=4,
+        eligibility=[{"attribute": "nationality", "item_key": "country"}],
+    )
     # China items need 3 Chinese raters but there are 2; Germany 6 items x 3 places > 2 x cap 4
     assert plan.report["unfilled_slots"] > 0
     per = Counter(Assignment.objects.filter(plan=plan).values_list("rater_id", flat=True))
@@ -85,13 +112,18 @@ def test_unfillable_places_and_caps_are_reported(project, team):
 
 def test_balance_quota_above_k_is_refused(project):
     with pytest.raises(DomainError, match="more than k"):
-        plans.create_plan(sample=whole_sample(project), k=2,
-                          balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}})
+        plans.create_plan(
+            sample=whole_sample(project), k=2, balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}}
+        )
 
 
 def test_pool_serves_only_eligible_annotators_and_never_the_same_item_twice(project, team):
-    plan = plans.create_plan(sample=whole_sample(project), mode="pooled", k=2,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
+    plan = plans.create_plan(
+        sample=whole_sample(project),
+        mode="pooled",
+        k=2,
+        eligibility=[{"attribute": "nationality", "item_key": "country"}],
+    )
     assert PoolSlot.objects.filter(plan=plan).count() == 36
     fr = rater(team["fr1"])
     assert next_item.next_assignment(rater=fr, project=project) is None
@@ -189,22 +221,31 @@ def test_pool_cap_per_annotator(project, team):
 
 
 def test_pooled_balance_rule_fills_each_country_quota(project, team):
-    plan = plans.create_plan(sample=whole_sample(project), mode="pooled", k=4,
-                             balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}})
+    plan = plans.create_plan(
+        sample=whole_sample(project),
+        mode="pooled",
+        k=4,
+        balance={"attribute": "nationality", "quota": {"China": 2, "Germany": 2}},
+    )
     for u in team.values():
         r = rater(u)
         while (a := next_item.next_assignment(rater=r, project=project)) is not None:
             annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
     per_item: dict[int, Counter] = {}
     for item_id, nat in Assignment.objects.filter(plan=plan, status="submitted").values_list(
-            "item_id", "rater__attributes__nationality"):
+        "item_id", "rater__attributes__nationality"
+    ):
         per_item.setdefault(item_id, Counter())[nat] += 1
     assert len(per_item) == 18 and all(c == {"China": 2, "Germany": 2} for c in per_item.values())
 
 
 def test_hand_assignment_and_reassignment(project, team):
-    plan = plans.create_plan(sample=whole_sample(project), mode="preassigned", k=1,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
+    plan = plans.create_plan(
+        sample=whole_sample(project),
+        mode="preassigned",
+        k=1,
+        eligibility=[{"attribute": "nationality", "item_key": "country"}],
+    )
     item = Item.objects.filter(project=project, country="China").first()
     with pytest.raises(DomainError, match="not eligible"):
         plans.hand_assign(project=project, item=item, rater=rater(team["de1"]), plan=plan)
@@ -244,6 +285,10 @@ def test_take_over_removes_unopened_default_rows_and_stops_auto_assignment(resea
 
 
 def test_requirement_keys_cover_subsets_most_specific_first(project, team):
-    plan = plans.create_plan(sample=whole_sample(project), mode="pooled", k=2,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
+    plan = plans.create_plan(
+        sample=whole_sample(project),
+        mode="pooled",
+        k=2,
+        eligibility=[{"attribute": "nationality", "item_key": "country"}],
+    )
     assert rules.rater_requirement_keys(rater(team["cn1"]), plan) == ["nationality=china", ""]

@@ -127,7 +127,8 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
             ids = list(PoolSlot.objects.filter(plan=plan, state="leased").values_list("id", flat=True)[:200])
             if ids:
                 PoolSlot.objects.filter(pk__in=rng.sample(ids, max(1, len(ids) // 4))).update(
-                    lease_expires_at=timezone.now() - timedelta(seconds=1))
+                    lease_expires_at=timezone.now() - timedelta(seconds=1)
+                )
             time.sleep(0.02)
         connections.close_all()
 
@@ -198,8 +199,9 @@ def test_eligibility_holds_under_concurrency(researcher):
     for r in raters:
         projects.add_member(project=project, user=r.user, role="annotator")
     sample = sampling.draw_sample(project=project, name="all", strata_keys=["country"], per_stratum=20, seed=2)
-    plan = plans.create_plan(sample=sample, mode="pooled", k=2,
-                             eligibility=[{"attribute": "nationality", "item_key": "country"}])
+    plan = plans.create_plan(
+        sample=sample, mode="pooled", k=2, eligibility=[{"attribute": "nationality", "item_key": "country"}]
+    )
 
     def worker(idx):
         for r in raters[idx::20]:

@@ -17,10 +17,22 @@ from studies import dashboard, next_item, plans, quality, sampling
 from .design_helpers import annotator, strata_project
 
 QC_ITEMS = [
-    {"id": "att-1", "human_utterance": "Pick LEFT", "model_utterance": "x", "country": "China", "generator": "gpt",
-     "meta": {"qc": "attention", "expected.human_written": "left"}},
-    {"id": "gold-1", "human_utterance": "g", "model_utterance": "y", "country": "China", "generator": "gpt",
-     "meta": {"qc": "gold", "expected.human_written": "right"}},
+    {
+        "id": "att-1",
+        "human_utterance": "Pick LEFT",
+        "model_utterance": "x",
+        "country": "China",
+        "generator": "gpt",
+        "meta": {"qc": "attention", "expected.human_written": "left"},
+    },
+    {
+        "id": "gold-1",
+        "human_utterance": "g",
+        "model_utterance": "y",
+        "country": "China",
+        "generator": "gpt",
+        "meta": {"qc": "gold", "expected.human_written": "right"},
+    },
 ]
 
 
@@ -69,8 +81,9 @@ def test_passed_attention_check_counts_as_passed(setup):
 
 def test_gold_accuracy_threshold_marks_at_risk_and_can_pause(setup):
     project, rater, _ = setup
-    quality.set_qc_settings(project=project, values={"gold_rate": 1, "gold_threshold": 0.8, "gold_min_answered": 1,
-                                                     "gold_pause": True})
+    quality.set_qc_settings(
+        project=project, values={"gold_rate": 1, "gold_threshold": 0.8, "gold_min_answered": 1, "gold_pause": True}
+    )
     submit_next(project, rater)
     gold = submit_next(project, rater, "left")
     assert gold.purpose == "gold" and gold.qc_passed is False
@@ -104,7 +117,9 @@ def test_too_fast_submissions_are_refused_with_a_clear_message(setup):
     # the API says the same
     nxt = c.get(f"/api/projects/{project.id}/next/").json()["id"]
     c.get(f"/api/assignments/{nxt}/")
-    r = c.post(f"/api/assignments/{nxt}/submit/", {"answers": {"human_written": "left"}}, content_type="application/json")
+    r = c.post(
+        f"/api/assignments/{nxt}/submit/", {"answers": {"human_written": "left"}}, content_type="application/json"
+    )
     assert r.status_code == 400 and "too fast" in r.json()["detail"]
 
 

@@ -8,17 +8,30 @@ from annotation.rubric import AnswerError, Rubric, RubricError
 SCHEMA = {
     "title": "t",
     "questions": [
-        {"id": "score", "type": "scale", "options": [{"value": 1, "label": "low"}, {"value": 2, "label": "mid"},
-                                                      {"value": 3, "label": "high"}]},
-        {"id": "verdict", "type": "choice", "options": [{"value": "G", "label": "Good"}, {"value": "B", "label": "Bad"}]},
+        {
+            "id": "score",
+            "type": "scale",
+            "options": [{"value": 1, "label": "low"}, {"value": 2, "label": "mid"}, {"value": 3, "label": "high"}],
+        },
+        {
+            "id": "verdict",
+            "type": "choice",
+            "options": [{"value": "G", "label": "Good"}, {"value": "B", "label": "Bad"}],
+        },
         {"id": "reason", "type": "text", "required_if": "verdict == 'B'"},
         {"id": "flags", "type": "checklist", "options": [{"value": "x", "label": "X"}, {"value": "y", "label": "Y"}]},
-        {"id": "per_value", "type": "binary", "options": [{"value": 0, "label": "no"}, {"value": 1, "label": "yes"}],
-         "repeat": {"over": "values"}},
+        {
+            "id": "per_value",
+            "type": "binary",
+            "options": [{"value": 0, "label": "no"}, {"value": 1, "label": "yes"}],
+            "repeat": {"over": "values"},
+        },
         {"id": "which", "type": "pairwise", "pair": ["human", "model"], "allow_tie": True},
     ],
-    "derived": [{"id": "rate", "expr": "mean(per_value)"},
-                {"id": "correct", "expr": "1 if which_field == 'human' else 0"}],
+    "derived": [
+        {"id": "rate", "expr": "mean(per_value)"},
+        {"id": "correct", "expr": "1 if which_field == 'human' else 0"},
+    ],
     "acceptance": {"expr": "score >= 2 and verdict == 'G'"},
 }
 ITEM = {"values": [{"statement": "a"}, {"statement": "b"}], "human": "h", "model": "m"}
@@ -50,19 +63,19 @@ def test_pair_order_of_the_assignment_decides_which_field_was_picked():
 @pytest.mark.parametrize(
     "bad, field",
     [
-        ({"score": 4}, "score"),          # out of range
-        ({"score": "3"}, "score"),        # wrong type
-        ({"score": True}, "score"),       # bool is not an int point
-        ({"score": None}, "score"),       # missing required
+        ({"score": 4}, "score"),  # out of range
+        ({"score": "3"}, "score"),  # wrong type
+        ({"score": True}, "score"),  # bool is not an int point
+        ({"score": None}, "score"),  # missing required
         ({"verdict": "X"}, "verdict"),
         ({"flags": ["z"]}, "flags"),
         ({"flags": ["x", "x"]}, "flags"),
         ({"per_value": [1]}, "per_value"),  # one answer per element
         ({"per_value": [1, 2]}, "per_value"),
         ({"which": "tie2"}, "which"),
-        ({"verdict": "B"}, "reason"),      # required_if
+        ({"verdict": "B"}, "reason"),  # required_if
         ({"verdict": "B", "reason": "   "}, "reason"),
-        ({"nonsense": 1}, "nonsense"),     # unknown question
+        ({"nonsense": 1}, "nonsense"),  # unknown question
     ],
 )
 def test_invalid_answers_name_the_question(bad, field):
@@ -85,8 +98,10 @@ def test_form_parsing_maps_strings_back_to_typed_values():
             return v if isinstance(v, list) else ([] if v is None else [v])
 
     r = Rubric.from_schema(SCHEMA)
-    parsed = r.parse_form(Form({"score": "2", "verdict": "G", "flags": ["x"], "per_value.0": "1",
-                                "per_value.1": "0", "which": "right"}), item=ITEM)
+    parsed = r.parse_form(
+        Form({"score": "2", "verdict": "G", "flags": ["x"], "per_value.0": "1", "per_value.1": "0", "which": "right"}),
+        item=ITEM,
+    )
     assert parsed == {"score": 2, "verdict": "G", "reason": None, "flags": ["x"], "per_value": [1, 0], "which": "right"}
 
 
@@ -113,8 +128,18 @@ def test_malformed_rubrics_are_refused(schema_patch, message):
 
 @pytest.mark.parametrize(
     "source",
-    ["__import__('os').system('true')", "open('/etc/passwd')", "x.y", "x[0]", "lambda: 1", "[i for i in x]",
-     "(1).__class__", "f'{x}'", "x := 1", "eval('1')"],
+    [
+        "__import__('os').system('true')",
+        "open('/etc/passwd')",
+        "x.y",
+        "x[0]",
+        "lambda: 1",
+        "[i for i in x]",
+        "(1).__class__",
+        "f'{x}'",
+        "x := 1",
+        "eval('1')",
+    ],
 )
 def test_expressions_refuse_anything_outside_the_whitelist(source):
     with pytest.raises(ExpressionError):

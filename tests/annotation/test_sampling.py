@@ -27,8 +27,9 @@ def drawn_per_stratum(sample: Sample) -> Counter:
 
 
 def test_equal_per_stratum_draws_exact_counts_over_two_keys(project):
-    sample = sampling.draw_sample(project=project, name="s", strata_keys=["country", "generator"], per_stratum=3,
-                                  seed=1)
+    sample = sampling.draw_sample(
+        project=project, name="s", strata_keys=["country", "generator"], per_stratum=3, seed=1
+    )
     counts = drawn_per_stratum(sample)
     assert counts == {("China", "gpt"): 3, ("China", "gemini"): 3, ("Germany", "gpt"): 3, ("Germany", "gemini"): 2}
     assert sample.report["total_asked"] == 12 and sample.report["total_drawn"] == 11
@@ -40,8 +41,14 @@ def test_strata_smaller_than_asked_are_reported_not_silently_short(project):
     report = plan.report()
     assert report["short"] == ["stratum Germany / gemini: 2 item(s) available, 3 asked"]
     row = next(r for r in report["strata"] if r["label"] == "Germany / gemini")
-    assert row == {"values": ["Germany", "gemini"], "label": "Germany / gemini", "available": 2, "asked": 3,
-                   "drawn": 2, "short": 1}
+    assert row == {
+        "values": ["Germany", "gemini"],
+        "label": "Germany / gemini",
+        "available": 2,
+        "asked": 3,
+        "drawn": 2,
+        "short": 1,
+    }
 
 
 def test_same_seed_same_sample_other_seed_other_sample(project):
@@ -55,14 +62,20 @@ def test_same_seed_same_sample_other_seed_other_sample(project):
 
 def test_proportional_allocation_uses_largest_remainder_and_sums_to_total(project):
     # sizes 10, 7, 5, 2 of 24; total 10 -> exact 4.17, 2.92, 2.08, 0.83 -> 4, 3, 2, 1
-    plan = sampling.plan_sample(project=project, strata_keys=["country", "generator"], allocation="proportional",
-                                total_size=10, seed=3)
+    plan = sampling.plan_sample(
+        project=project, strata_keys=["country", "generator"], allocation="proportional", total_size=10, seed=3
+    )
     asked = {s.values: s.asked for s in plan.strata}
     assert asked == {("China", "gpt"): 4, ("China", "gemini"): 3, ("Germany", "gpt"): 2, ("Germany", "gemini"): 1}
     assert plan.total_drawn == 10
     for total in range(1, 25):
-        p = sampling.plan_sample(project=project, strata_keys=["country", "generator"], allocation="proportional",
-                                 total_size=total, seed=total)
+        p = sampling.plan_sample(
+            project=project,
+            strata_keys=["country", "generator"],
+            allocation="proportional",
+            total_size=total,
+            seed=total,
+        )
         assert p.total_asked == total and p.total_drawn == total
 
 
@@ -88,21 +101,32 @@ def test_preview_writes_nothing(project):
 
 
 def test_quality_control_items_are_never_sampled(researcher):
-    extra = [{"id": "att-1", "human_utterance": "a", "model_utterance": "b", "country": "China",
-              "generator": "gpt", "meta": {"qc": "attention", "expected.human_written": "left"}}]
+    extra = [
+        {
+            "id": "att-1",
+            "human_utterance": "a",
+            "model_utterance": "b",
+            "country": "China",
+            "generator": "gpt",
+            "meta": {"qc": "attention", "expected.human_written": "left"},
+        }
+    ]
     project = strata_project(researcher, {("China", "gpt"): 3}, extra=extra)
     plan = sampling.plan_sample(project=project, strata_keys=["country"], per_stratum=10, seed=0)
     assert plan.population == 3
     assert Item.objects.get(external_id="att-1").id not in plan.item_ids[("China",)]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"strata_keys": ["country"]}, "either a total"),
-    ({"strata_keys": ["country"], "total_size": 3, "per_stratum": 1}, "either a total"),
-    ({"strata_keys": ["country"], "per_stratum": 2, "allocation": "proportional"}, "equal allocation"),
-    ({"strata_keys": ["bad key;"], "per_stratum": 2}, "invalid stratum key"),
-    ({"strata_keys": ["country"], "per_stratum": 2, "allocation": "weird"}, "unknown allocation"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"strata_keys": ["country"]}, "either a total"),
+        ({"strata_keys": ["country"], "total_size": 3, "per_stratum": 1}, "either a total"),
+        ({"strata_keys": ["country"], "per_stratum": 2, "allocation": "proportional"}, "equal allocation"),
+        ({"strata_keys": ["bad key;"], "per_stratum": 2}, "invalid stratum key"),
+        ({"strata_keys": ["country"], "per_stratum": 2, "allocation": "weird"}, "unknown allocation"),
+    ],
+)
 def test_bad_parameters_are_refused_with_a_clear_message(project, kwargs, message):
     with pytest.raises(DomainError, match=message):
         sampling.plan_sample(project=project, **kwargs)

@@ -60,9 +60,17 @@ def demo_records(preset: Preset, tmp_path: Path) -> dict[str, dict]:
 
 
 def build(preset: Preset, backend: str, questions, params=None) -> object:
-    spec = JudgeSpec(backend=backend, model_id="", prompt_template={}, parser="none", questions=tuple(questions),
-                     params=dict(params or {}), rubric=Rubric.from_schema(preset.rubric),
-                     item_fields=preset.item_fields, preset_key=preset.key)
+    spec = JudgeSpec(
+        backend=backend,
+        model_id="",
+        prompt_template={},
+        parser="none",
+        questions=tuple(questions),
+        params=dict(params or {}),
+        rubric=Rubric.from_schema(preset.rubric),
+        item_fields=preset.item_fields,
+        preset_key=preset.key,
+    )
     return backend_for(spec)
 
 
@@ -195,8 +203,11 @@ def test_study_design(preset, tmp_path):
     assert design.sample_allocation in (None, *Sample.Allocation.values)
     assert design.cap_per_annotator is None or design.cap_per_annotator >= 1
     assert isinstance(design.sample_strata, tuple) and isinstance(design.eligibility, tuple)
-    rules = parse_rules(k=design.k or k, eligibility=[dict(r) for r in design.eligibility],
-                        balance=dict(design.balance) if design.balance else None)
+    rules = parse_rules(
+        k=design.k or k,
+        eligibility=[dict(r) for r in design.eligibility],
+        balance=dict(design.balance) if design.balance else None,
+    )
     assert rules.eligibility == [dict(r) for r in design.eligibility]
     assert rules.balance == (dict(design.balance) if design.balance else {})
     if design.balance:  # what the plan form is pre-filled with reads back as the same rule
@@ -242,35 +253,75 @@ def test_a_new_preset_needs_no_app_change(monkeypatch):
     """A preset added to the registry is read by the judges without any change there."""
     from judges.views import JudgeConfigForm
 
-    rubric = {"title": "t", "instructions": "Judge it.", "questions": [
-        {"id": "ok", "type": "binary", "label": "OK", "prompt": "Is {thing} fine?",
-         "options": [{"value": 0, "label": "no"}, {"value": 1, "label": "yes"}]},
-        {"id": "flags", "type": "checklist", "label": "Flags", "prompt": "Problems",
-         "options": [{"value": "wrong", "label": "wrong"}], "required": False},
-    ]}
-    template = {"classifiers": [{"id": "c", "image": "picture", "ask": "kind", "expected": "kind"}],
-                "flags": [{"question": "flags", "flag": "wrong", "if_wrong": ["c"]}]}
+    rubric = {
+        "title": "t",
+        "instructions": "Judge it.",
+        "questions": [
+            {
+                "id": "ok",
+                "type": "binary",
+                "label": "OK",
+                "prompt": "Is {thing} fine?",
+                "options": [{"value": 0, "label": "no"}, {"value": 1, "label": "yes"}],
+            },
+            {
+                "id": "flags",
+                "type": "checklist",
+                "label": "Flags",
+                "prompt": "Problems",
+                "options": [{"value": "wrong", "label": "wrong"}],
+                "required": False,
+            },
+        ],
+    }
+    template = {
+        "classifiers": [{"id": "c", "image": "picture", "ask": "kind", "expected": "kind"}],
+        "flags": [{"question": "flags", "flag": "wrong", "if_wrong": ["c"]}],
+    }
     extra = Preset(
-        key="extra.check", name="Extra", protocol="p", rubric=rubric, demo_items=lambda folder: [],
-        item_fields=[{"name": "thing", "type": "text"}, {"name": "picture", "type": "image"},
-                     {"name": "kind", "type": "text"}],
+        key="extra.check",
+        name="Extra",
+        protocol="p",
+        rubric=rubric,
+        demo_items=lambda folder: [],
+        item_fields=[
+            {"name": "thing", "type": "text"},
+            {"name": "picture", "type": "image"},
+            {"name": "kind", "type": "text"},
+        ],
         judge_prompt=JudgePrompt(parser="json", questions=("ok",), template={"system": "Be fair. {instructions}"}),
         direct_judges={"image_similarity": DirectJudge(questions=("ok",), mode="extra_mode")},
         named_templates={"extra.kind": NamedTemplate(label="Extra kind classifier", template=template)},
-        classifier_bank=ClassifierBank(source="Table X", questions={
-            "kind": ClosedQuestion("Which kind? {choices}", ("a", "b"))}),
+        classifier_bank=ClassifierBank(
+            source="Table X", questions={"kind": ClosedQuestion("Which kind? {choices}", ("a", "b"))}
+        ),
     )
     monkeypatch.setitem(PRESETS, extra.key, extra)
     parsed = Rubric.from_schema(rubric)
     defaults = prompts.preset_defaults(extra, parsed)
-    assert defaults == {"prompt_template": {"system": "Be fair. {instructions}", "user": prompts.GENERIC_USER},
-                        "parser": "json", "questions": ["ok"]}
-    spec = JudgeSpec(backend="image_similarity", model_id="", prompt_template={}, parser="none", questions=("ok",),
-                     params={}, rubric=parsed, preset_key=extra.key)
+    assert defaults == {
+        "prompt_template": {"system": "Be fair. {instructions}", "user": prompts.GENERIC_USER},
+        "parser": "json",
+        "questions": ["ok"],
+    }
+    spec = JudgeSpec(
+        backend="image_similarity",
+        model_id="",
+        prompt_template={},
+        parser="none",
+        questions=("ok",),
+        params={},
+        rubric=parsed,
+        preset_key=extra.key,
+    )
     assert spec.preset_mode() == "extra_mode"
     assert prompts.named_template("extra.kind") == template
     assert prompts.check_classifier_template(template, parsed, prompts.classifier_bank(extra.key)) == (
-        ["flags"], ["wrong"])
+        ["flags"],
+        ["wrong"],
+    )
     assert prompts.classifier_question(template["classifiers"][0], {}, prompts.classifier_bank(extra.key)) == (
-        "Which kind? ['a', 'b']", ["a", "b"])
+        "Which kind? ['a', 'b']",
+        ["a", "b"],
+    )
     assert ("extra.kind", "Extra kind classifier") in list(JudgeConfigForm.base_fields["template"].choices)

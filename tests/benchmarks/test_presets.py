@@ -112,13 +112,18 @@ def _structural_errors(preset: Preset, record: dict) -> list[str]:
             continue
         t = spec["type"]
         ok = {
-            "text": isinstance(v, str), "longtext": isinstance(v, str), "image": isinstance(v, str),
+            "text": isinstance(v, str),
+            "longtext": isinstance(v, str),
+            "image": isinstance(v, str),
             "number": isinstance(v, (int, float)) and not isinstance(v, bool),
-            "object": isinstance(v, dict), "list": isinstance(v, list),
+            "object": isinstance(v, dict),
+            "list": isinstance(v, list),
         }[t]
         if t == "list" and ok:
             if spec.get("of") == "object":
-                ok = all(isinstance(e, dict) and all(isinstance(e.get(k), str) for k in spec.get("keys", [])) for e in v)
+                ok = all(
+                    isinstance(e, dict) and all(isinstance(e.get(k), str) for k in spec.get("keys", [])) for e in v
+                )
             else:
                 ok = all(isinstance(e, str) and e.strip() for e in v)
         if not ok:
@@ -175,7 +180,10 @@ def test_demo_strata_are_varied(tmp_path: Path):
 def test_valueground_wording():
     text = all_text("valueground.pair_quality")
     for s in [
-        "Match-A", "Match-B", "PairMatch", "NoExplicitCue",
+        "Match-A",
+        "Match-B",
+        "PairMatch",
+        "NoExplicitCue",
         "Image A is not distinguishable, matches both options equally, or better matches o_b",
         "Image A is distinguishable from the alternative option, but the evidence is partial, generic, or incomplete",
         "it is closer to o_a and contains sufficient visual evidence for the question-option meaning",
@@ -198,13 +206,18 @@ def test_cultivate_wording():
     assert r.question("hal").prompt == "How incorrect is the image? (activity/culture)"
     assert r.question("realism").prompt == "How realistic does this image look?"
     assert option_labels("cultivate.faithfulness", "faith") == {
-        1: "Not well at all (completely wrong or unrelated)", 2: "Slightly relevant", 3: "Somewhat accurate",
-        4: "Mostly accurate", 5: "Exactly as expected for this country",
+        1: "Not well at all (completely wrong or unrelated)",
+        2: "Slightly relevant",
+        3: "Somewhat accurate",
+        4: "Mostly accurate",
+        5: "Exactly as expected for this country",
     }
     hal = option_labels("cultivate.faithfulness", "hal")
     assert hal[1] == "Not at all. All elements seem appropriate."
-    assert hal[5] == ("Strongly. The image is completely wrong, most elements are wrong, the activity is wrong, "
-                      "or the scene belongs to another country.")
+    assert hal[5] == (
+        "Strongly. The image is completely wrong, most elements are wrong, the activity is wrong, "
+        "or the scene belongs to another country."
+    )
     exag = option_labels("cultivate.faithfulness", "exag")
     assert exag[2] == "Slightly decorative but within cultural norms."
     assert exag[5] == "Strongly stereotypical, misleading, or culturally irrelevant."
@@ -233,11 +246,13 @@ def test_blendvis_wording():
         "The image successfully conveys the intended concept",
         "someone familiar with the region's cultural context would likely understand",
         "The image fails to sufficiently represent or convey the core concept",
-        "Clearly Wrong Subject", "Misleading or Ambiguous Representation", "Unusably Distorted",
+        "Clearly Wrong Subject",
+        "Misleading or Ambiguous Representation",
+        "Unusably Distorted",
         "Inaccurate Regional Representation",
         "The image depicts something fundamentally different from the 'entity'",
         "severe visual artefacts that the main subject is unrecognisable or nonsensical",
-        'the general category or \'image_placeholder\' (e.g., "this food")',
+        "the general category or 'image_placeholder' (e.g., \"this food\")",
     ]:
         assert s in text, s
     assert set(option_labels("blendvis.template", "verdict")) == {"Good", "Bad"}
@@ -247,17 +262,24 @@ def test_cqbench_wording():
     text = all_text("cqbench.story")
     for s in [
         "Treat them as hints only",
-        "1 = slightly", "5 = much better", "Not better",
+        "1 = slightly",
+        "5 = much better",
+        "Not better",
         "consistent (no character contradicts the value)",
         "inconsistent (at least one character contradicts/doesn't share it)",
-        "reflected implicitly", "not reflected / not reasonably inferable",
+        "reflected implicitly",
+        "not reflected / not reasonably inferable",
         "a careful reader could reasonably infer it without being spelled out",
         "Does the Final story read like a natural human conversation?",
         "If a rewrite becomes more explicit or introduces contradiction, give 0 (or a low score).",
     ]:
         assert s in text, s
     assert option_labels("cqbench.story", "naturalness") == {
-        1: "very unnatural", 2: "below average", 3: "acceptable", 4: "natural", 5: "very natural",
+        1: "very unnatural",
+        2: "below average",
+        3: "acceptable",
+        4: "natural",
+        5: "very natural",
     }
     t = all_text("cqbench.turing")
     assert "one human-written utterance and one model-generated utterance in random order" in t
@@ -357,7 +379,9 @@ def test_blendvis_reason_required_only_for_bad():
     with pytest.raises(AnswerError) as exc:
         r.validate({"verdict": "B", "reason_category": "distorted"}, item=item)
     assert set(exc.value.errors) == {"reason"}
-    cleaned = r.validate({"verdict": "B", "reason_category": "distorted", "reason": "legs clipped by the ground"}, item=item)
+    cleaned = r.validate(
+        {"verdict": "B", "reason_category": "distorted", "reason": "legs clipped by the ground"}, item=item
+    )
     assert r.derive(cleaned) == {"good": 0}
     with pytest.raises(AnswerError):
         r.validate({"verdict": "Good"}, item=item)
@@ -383,8 +407,12 @@ def test_cqbench_natural_threshold(naturalness, natural):
     r = rubric("cqbench.story")
     item = _story(2)
     cleaned = r.validate(
-        {"rewrite_improvement": [0, 5], "consistency": [1, 1, 1, 0, 1], "reflection": [1, 1, 0, 0, 1],
-         "naturalness": naturalness},
+        {
+            "rewrite_improvement": [0, 5],
+            "consistency": [1, 1, 1, 0, 1],
+            "reflection": [1, 1, 0, 0, 1],
+            "naturalness": naturalness,
+        },
         item=item,
     )
     out = r.derive(cleaned)
@@ -406,8 +434,10 @@ def test_cqbench_no_rewrites_is_na():
         r.validate({"consistency": [1] * 4, "reflection": [1] * 5, "naturalness": 4}, item=item)
     assert "consistency" in exc.value.errors
     with pytest.raises(AnswerError) as exc:
-        r.validate({"rewrite_improvement": [6], "consistency": [1] * 5, "reflection": [1] * 5, "naturalness": 4},
-                   item=_story(1))
+        r.validate(
+            {"rewrite_improvement": [6], "consistency": [1] * 5, "reflection": [1] * 5, "naturalness": 4},
+            item=_story(1),
+        )
     assert "rewrite_improvement" in exc.value.errors
 
 

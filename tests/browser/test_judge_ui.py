@@ -89,8 +89,11 @@ def test_researcher_runs_the_embedding_judge_and_sees_it_next_to_the_humans(
             pytest.fail(f"worker died; log:\n{celery_worker_process.log_tail()}", pytrace=False)
         if time.monotonic() > deadline:
             run.refresh_from_db()
-            pytest.fail(f"run still {run.status} in the database, {state} on the page after {WAIT_S} s; "
-                        f"worker log:\n{celery_worker_process.log_tail()}", pytrace=False)
+            pytest.fail(
+                f"run still {run.status} in the database, {state} on the page after {WAIT_S} s; "
+                f"worker log:\n{celery_worker_process.log_tail()}",
+                pytrace=False,
+            )
         page.wait_for_timeout(250)
     page.wait_for_load_state()  # the ended run reloads its page (HX-Refresh) with the answers
     run.refresh_from_db()
@@ -140,6 +143,7 @@ def test_researcher_runs_the_embedding_judge_and_sees_it_next_to_the_humans(
     agree = values.get("percent agreement vs human majority")
     assert agree is not None and 0.0 <= float(agree) <= 1.0, values
     # a rewrite-improvement comparison (ordinal) is reported too
-    assert f"Judge judge: {JUDGE} vs humans" in page.locator(
-        'section[data-field="rewrite_improvement[*]"]').inner_text()
+    assert (
+        f"Judge judge: {JUDGE} vs humans" in page.locator('section[data-field="rewrite_improvement[*]"]').inner_text()
+    )
     assert not js_errors, js_errors

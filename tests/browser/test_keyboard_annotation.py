@@ -208,8 +208,14 @@ def drive_audit(s: Session, a: Assignment):
     assert s.active_unit() == "flags"
     return (
         {"flags": ["context_counterfactual", "person_missing"]},
-        {"flag_context_source": 0, "flag_context_counterfactual": 1, "flag_person_missing": 1,
-         "flag_attributes": 0, "any_failure": 1, "generation_failure": 1},
+        {
+            "flag_context_source": 0,
+            "flag_context_counterfactual": 1,
+            "flag_person_missing": 1,
+            "flag_attributes": 0,
+            "any_failure": 1,
+            "generation_failure": 1,
+        },
     ), "Enter"
 
 
@@ -244,9 +250,12 @@ def drive_story(s: Session, a: Assignment):
     s.press("4")
     return (
         {"rewrite_improvement": rewrites, "consistency": consistency, "reflection": reflection, "naturalness": 4},
-        {"natural": 1, "mean_rewrite_improvement": pytest.approx(sum(rewrites) / n_rewrites),
-         "consistency_rate": pytest.approx(sum(consistency) / n_values),
-         "reflection_rate": pytest.approx(sum(reflection) / n_values)},
+        {
+            "natural": 1,
+            "mean_rewrite_improvement": pytest.approx(sum(rewrites) / n_rewrites),
+            "consistency_rate": pytest.approx(sum(consistency) / n_values),
+            "reflection_rate": pytest.approx(sum(reflection) / n_values),
+        },
     ), "Enter"
 
 
@@ -358,7 +367,9 @@ def test_missing_required_answer_shows_errors_and_stores_nothing(session):
     assert_moved_on(session, a, response)
     ann = annotation_of(a)
     assert ann.answers == {
-        "verdict": "B", "reason_category": "distorted", "reason": "ab - this is not patatas bravas",
+        "verdict": "B",
+        "reason_category": "distorted",
+        "reason": "ab - this is not patatas bravas",
     }
     assert ann.derived == {"good": 0}
 
@@ -367,7 +378,8 @@ def test_missing_required_answer_shows_errors_and_stores_nothing(session):
 def test_item_text_with_script_is_shown_as_text(session):
     project = session.projects["cqbench.story"]
     target = next(
-        a for a in Assignment.objects.filter(project=project, rater__user__username=USERNAME).select_related("item")
+        a
+        for a in Assignment.objects.filter(project=project, rater__user__username=USERNAME).select_related("item")
         if "<script>" in a.item.data["story"]
     )
     session.goto(f"/a/{target.id}/")

@@ -29,12 +29,16 @@ def study(settings, tmp_path):
     )
     assert importing.import_items(project=project, data=records, data_format="jsonl").ok
     sample = sampling.draw_sample(project=project, name="all", strata_keys=["country"], per_stratum=3, seed=1)
-    plans.create_plan(sample=sample, mode="pooled", k=2,
-                      eligibility=[{"attribute": "nationality", "item_key": "country"}])
-    return crowd.create_study(project=project, name="Which is human?", completion_code="XK42ZZ",
-                              items_per_participant=2,
-                              prescreen=[{"attribute": "nationality", "label": "Your nationality",
-                                          "choices": ["China", "Germany"]}])
+    plans.create_plan(
+        sample=sample, mode="pooled", k=2, eligibility=[{"attribute": "nationality", "item_key": "country"}]
+    )
+    return crowd.create_study(
+        project=project,
+        name="Which is human?",
+        completion_code="XK42ZZ",
+        items_per_participant=2,
+        prescreen=[{"attribute": "nationality", "label": "Your nationality", "choices": ["China", "Germany"]}],
+    )
 
 
 def test_prolific_participant_enters_annotates_and_gets_the_completion_code(study, page, live_server):

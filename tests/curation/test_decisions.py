@@ -20,10 +20,10 @@ def project(researcher, annotators, tmp_path):
     project = valueground_project(researcher, annotators[:3], tmp_path / "img", n=4, k=3)
     items = list(Item.objects.filter(project=project).order_by("id"))
     plan = {  # item -> answers of the three annotators (None = not yet answered)
-        items[0].id: [PASS, PASS, PASS],      # accepted under all
-        items[1].id: [PASS, PASS, FAIL],      # all: needs revision (feedback); majority: accepted
+        items[0].id: [PASS, PASS, PASS],  # accepted under all
+        items[1].id: [PASS, PASS, FAIL],  # all: needs revision (feedback); majority: accepted
         items[2].id: [PASS, REJECT, REJECT],  # rejected
-        items[3].id: [PASS, None, None],      # pending: 1 of 3 ratings
+        items[3].id: [PASS, None, None],  # pending: 1 of 3 ratings
     }
     names = sorted(a.username for a in annotators[:3])
     submit_all(project, lambda item, rater: plan[item.id][names.index(rater.name)])
@@ -49,8 +49,13 @@ def test_apply_decides_every_item_and_records_history(project, researcher):
     # applying again changes nothing and adds no history
     again = services.apply_policy(project=project, user=researcher)
     assert again.changed == 0 and DecisionEvent.objects.filter(project=project).count() == 4
-    assert selectors.decision_counts(project) == {"accepted": 1, "rejected": 1, "needs_revision": 1,
-                                                  "pending": 1, "total": 4}
+    assert selectors.decision_counts(project) == {
+        "accepted": 1,
+        "rejected": 1,
+        "needs_revision": 1,
+        "pending": 1,
+        "total": 4,
+    }
 
 
 def test_a_new_policy_changes_decisions_and_history_keeps_both(project, researcher):
@@ -90,7 +95,12 @@ def test_manual_override_is_audited_and_survives_reapplying(project, researcher)
     assert ItemDecision.objects.get(item=item).status == "accepted"
     last = DecisionEvent.objects.filter(item=item).last()
     assert (last.previous_status, last.status, last.source, last.user, last.note) == (
-        "rejected", "accepted", "manual", researcher, "second look: fine")
+        "rejected",
+        "accepted",
+        "manual",
+        researcher,
+        "second look: fine",
+    )
     # asked explicitly, the policy replaces manual decisions (and says so in the history)
     services.apply_policy(project=project, user=researcher, override_manual=True)
     assert ItemDecision.objects.get(item=item).status == "rejected"

@@ -36,13 +36,25 @@ FILTER = {"over": "values", "keep_if": "reflection == 1 and consistency == 1", "
 def story_policy(**element_filter):
     rubric = Rubric.from_schema(get_preset("cqbench.story").rubric)
     ef = {**FILTER, **element_filter}
-    return compile_policy(PolicySpec.parse({"rule": "natural == 1", "aggregation": "majority",
-                                            "min_human_ratings": 1, "element_filter": ef}), rubric)
+    return compile_policy(
+        PolicySpec.parse(
+            {"rule": "natural == 1", "aggregation": "majority", "min_human_ratings": 1, "element_filter": ef}
+        ),
+        rubric,
+    )
 
 
 def story(reflection, consistency, naturalness=5, name="h", kind="human"):
-    return Rating(rater=name, kind=kind, answers={"rewrite_improvement": [], "reflection": reflection,
-                                                  "consistency": consistency, "naturalness": naturalness})
+    return Rating(
+        rater=name,
+        kind=kind,
+        answers={
+            "rewrite_improvement": [],
+            "reflection": reflection,
+            "consistency": consistency,
+            "naturalness": naturalness,
+        },
+    )
 
 
 def removed(verdict):
@@ -52,9 +64,11 @@ def removed(verdict):
 # ------------------------------------------------------------------------------ constructed cases
 def test_majority_keeps_values_most_raters_find_reflected_and_consistent():
     p = story_policy()
-    ratings = [story([1, 1, 0, 1, 0], [1, 1, 1, 0, 1], name="a"),
-               story([1, 0, 0, 1, 1], [1, 1, 1, 1, 1], name="b"),
-               story([1, 1, 1, 1, 0], [1, 1, 1, 1, 1], name="c")]
+    ratings = [
+        story([1, 1, 0, 1, 0], [1, 1, 1, 0, 1], name="a"),
+        story([1, 0, 0, 1, 1], [1, 1, 1, 1, 1], name="b"),
+        story([1, 1, 1, 1, 0], [1, 1, 1, 1, 1], name="c"),
+    ]
     v = decide(p, ratings)
     ef = v.details["element_filter"]
     assert ef["n"] == 5 and ef["kept"] == [1, 2, 4] and removed(v) == [3, 5]
@@ -75,8 +89,11 @@ def test_default_tie_is_drop():
 
 
 def test_missing_answers_are_not_counted_and_no_complete_rating_counts_as_a_tie():
-    ratings = [story([1, None, None], [1, 1, None], name="a"), story([0, 1, None], [1, 1, 1], name="b"),
-               story([1, 1, 1], [1, 1, 1], name="c")]
+    ratings = [
+        story([1, None, None], [1, 1, None], name="a"),
+        story([0, 1, None], [1, 1, 1], name="b"),
+        story([1, 1, 1], [1, 1, 1], name="c"),
+    ]
     v = decide(story_policy(), ratings)
     # V1: 2 of 3 keep; V2: a missing, b and c keep (2 of 2); V3: only c complete -> 1 of 1 keeps
     assert v.details["element_filter"]["kept"] == [1, 2, 3]
@@ -112,20 +129,28 @@ def test_cqbench_default_policy_removes_values():
     assert ef["over"] == "values" and {"reflection", "consistency"} <= set(ef["keep_if"].replace("==", " ").split())
 
 
-@pytest.mark.parametrize("ef, message", [
-    ({"over": "stories", "keep_if": "reflection == 1"}, "no question of this rubric is repeated over 'stories'"),
-    ({"over": "values", "keep_if": "naturalness >= 4"},
-     "unknown field(s) naturalness; questions repeated over 'values'"),
-    ({"over": "values", "keep_if": "rewrite_improvement > 2"}, "unknown field(s) rewrite_improvement"),
-    ({"over": "values", "keep_if": "reflection =="}, "element_filter keep_if: cannot parse"),
-    ({"over": "values"}, "needs 'keep_if'"),
-    ({"keep_if": "reflection == 1"}, "needs 'over'"),
-    ({"over": "values", "keep_if": "reflection == 1", "aggregation": "median"}, "unknown element_filter aggregation"),
-    ({"over": "values", "keep_if": "reflection == 1", "tie": "coin"}, "unknown element_filter tie"),
-    ({"over": "values", "keep_if": "reflection == 1", "when": 1}, "unknown element_filter key(s): when"),
-    ("[1, 2", "element_filter is not valid JSON"),
-    ([1, 2], "element_filter must be an object"),
-])
+@pytest.mark.parametrize(
+    "ef, message",
+    [
+        ({"over": "stories", "keep_if": "reflection == 1"}, "no question of this rubric is repeated over 'stories'"),
+        (
+            {"over": "values", "keep_if": "naturalness >= 4"},
+            "unknown field(s) naturalness; questions repeated over 'values'",
+        ),
+        ({"over": "values", "keep_if": "rewrite_improvement > 2"}, "unknown field(s) rewrite_improvement"),
+        ({"over": "values", "keep_if": "reflection =="}, "element_filter keep_if: cannot parse"),
+        ({"over": "values"}, "needs 'keep_if'"),
+        ({"keep_if": "reflection == 1"}, "needs 'over'"),
+        (
+            {"over": "values", "keep_if": "reflection == 1", "aggregation": "median"},
+            "unknown element_filter aggregation",
+        ),
+        ({"over": "values", "keep_if": "reflection == 1", "tie": "coin"}, "unknown element_filter tie"),
+        ({"over": "values", "keep_if": "reflection == 1", "when": 1}, "unknown element_filter key(s): when"),
+        ("[1, 2", "element_filter is not valid JSON"),
+        ([1, 2], "element_filter must be an object"),
+    ],
+)
 def test_bad_element_filters_are_refused_with_a_clear_message(ef, message):
     rubric = Rubric.from_schema(get_preset("cqbench.story").rubric)
     with pytest.raises(PolicyError) as exc:
@@ -149,8 +174,12 @@ def story_project(researcher, annotators):
 
 
 def story_answers(item, reflection, consistency, naturalness=5):
-    return {"rewrite_improvement": [3] * len(item.data.get("rewrites") or []), "reflection": reflection,
-            "consistency": consistency, "naturalness": naturalness}
+    return {
+        "rewrite_improvement": [3] * len(item.data.get("rewrites") or []),
+        "reflection": reflection,
+        "consistency": consistency,
+        "naturalness": naturalness,
+    }
 
 
 @pytest.fixture
@@ -178,8 +207,9 @@ def test_cqbench_default_policy_is_applied_recorded_and_exported(stories, resear
     assert d.details["element_filter"]["kept"] == [1, 3, 4] and removed(d) == [2, 5]
     assert "2 of 5 values removed" in d.reason
     for fmt in ("jsonl", "csv", "parquet"):
-        export = run_export_job(export=Export.objects.create(project=project, created_by=researcher,
-                                                             content="items", format=fmt))
+        export = run_export_job(
+            export=Export.objects.create(project=project, created_by=researcher, content="items", format=fmt)
+        )
         assert export.status == "done", export.message
         assert export.provenance["acceptance_policy"]["element_filter"]["keep_if"] == FILTER["keep_if"]
         path = export_root(export) / f"items.{fmt}"
@@ -187,9 +217,14 @@ def test_cqbench_default_policy_is_applied_recorded_and_exported(stories, resear
             rows = {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
         else:
             df = pd.read_csv(path, dtype=str, keep_default_na=False) if fmt == "csv" else pd.read_parquet(path)
-            rows = {r["id"]: {**r, "values": json.loads(r["values"]),
-                              "_removed": json.loads(r["_removed"]) if r["_removed"] else None}
-                    for r in df.to_dict("records")}
+            rows = {
+                r["id"]: {
+                    **r,
+                    "values": json.loads(r["values"]),
+                    "_removed": json.loads(r["_removed"]) if r["_removed"] else None,
+                }
+                for r in df.to_dict("records")
+            }
         one, two = rows[first.external_id], rows[second.external_id]
         original = first.data["values"]
         assert one["values"] == [original[0], original[2], original[3]], fmt
@@ -211,8 +246,9 @@ def test_without_a_filter_exports_are_unchanged(stories, researcher):
     assert AcceptancePolicy.objects.get(project=project).element_filter == {}
     services.apply_policy(project=project, user=researcher)
     assert "element_filter" not in ItemDecision.objects.get(item=first).details
-    export = run_export_job(export=Export.objects.create(project=project, created_by=researcher, content="items",
-                                                         format="jsonl"))
+    export = run_export_job(
+        export=Export.objects.create(project=project, created_by=researcher, content="items", format="jsonl")
+    )
     rows = [json.loads(line) for line in (export_root(export) / "items.jsonl").read_text().splitlines()]
     assert "_removed" not in rows[0] and rows[0]["values"] == first.data["values"]
 
@@ -223,8 +259,9 @@ def test_a_filter_set_after_the_decision_leaves_the_list_whole_until_applied(sto
     services.set_policy(project=project, raw={"element_filter": {}}, user=researcher)
     services.apply_policy(project=project, user=researcher)
     services.set_policy(project=project, raw={"element_filter": FILTER}, user=researcher)
-    export = run_export_job(export=Export.objects.create(project=project, created_by=researcher, content="items",
-                                                         format="jsonl"))
+    export = run_export_job(
+        export=Export.objects.create(project=project, created_by=researcher, content="items", format="jsonl")
+    )
     row = json.loads((export_root(export) / "items.jsonl").read_text().splitlines()[0])
     assert row["values"] == first.data["values"] and row["_removed"] is None
 
@@ -234,11 +271,17 @@ def test_bad_filters_are_a_400_over_the_api_and_a_curation_error(stories, resear
     project, _, _ = stories
     c = Client()
     c.force_login(researcher)
-    r = c.put(f"/api/projects/{project.id}/acceptance-policy/",
-              {"element_filter": {"over": "values", "keep_if": "naturalness == 1"}}, content_type="application/json")
+    r = c.put(
+        f"/api/projects/{project.id}/acceptance-policy/",
+        {"element_filter": {"over": "values", "keep_if": "naturalness == 1"}},
+        content_type="application/json",
+    )
     assert r.status_code == 400 and "unknown field(s) naturalness" in r.json()["detail"]
-    r = c.put(f"/api/projects/{project.id}/acceptance-policy/",
-              {"element_filter": {**FILTER, "tie": "keep"}}, content_type="application/json")
+    r = c.put(
+        f"/api/projects/{project.id}/acceptance-policy/",
+        {"element_filter": {**FILTER, "tie": "keep"}},
+        content_type="application/json",
+    )
     assert r.status_code == 200 and r.json()["element_filter"]["tie"] == "keep"
     with pytest.raises(DomainError, match="no question of this rubric is repeated over 'characters'"):
         services.preview_policy(project=project, raw={"element_filter": {"over": "characters", "keep_if": "x == 1"}})
@@ -251,8 +294,15 @@ def test_the_curation_page_edits_the_filter_as_json(stories, researcher):
     c.force_login(researcher)
     page = c.get(f"/projects/{project.id}/curation/").content.decode()
     assert 'name="element_filter"' in page and "reflection == 1 and consistency == 1" in page
-    form = {"rule": "natural == 1", "aggregation": "majority", "tie": "reject", "min_human_ratings": "2",
-            "revise_if": "", "element_filter": '{"over": "values", "keep_if": "reflection == 1"}', "save": "1"}
+    form = {
+        "rule": "natural == 1",
+        "aggregation": "majority",
+        "tie": "reject",
+        "min_human_ratings": "2",
+        "revise_if": "",
+        "element_filter": '{"over": "values", "keep_if": "reflection == 1"}',
+        "save": "1",
+    }
     assert c.post(f"/projects/{project.id}/curation/policy/", form).status_code == 302
     assert AcceptancePolicy.objects.get(project=project).element_filter["keep_if"] == "reflection == 1"
     r = c.post(f"/projects/{project.id}/curation/policy/", {**form, "element_filter": '{"over": "values"'})

@@ -49,8 +49,11 @@ def test_worker_exports_accepted_items_and_annotations(celery_worker_process, re
     client = Client()
     client.force_login(researcher)
 
-    r = client.post(f"/api/projects/{project.id}/exports/", {"content": "items", "format": "parquet"},
-                    content_type="application/json")
+    r = client.post(
+        f"/api/projects/{project.id}/exports/",
+        {"content": "items", "format": "parquet"},
+        content_type="application/json",
+    )
     assert r.status_code == 202 and r.json()["status"] == "queued"
     export = wait_done(r.json()["id"], celery_worker_process)
     assert export.status == "done", export.message
@@ -60,11 +63,15 @@ def test_worker_exports_accepted_items_and_annotations(celery_worker_process, re
     assert sorted(df["id"]) == sorted(i.external_id for i in items[:2])
     assert list(df["status"]) == ["accepted", "accepted"]
 
-    r = client.post(f"/api/projects/{project.id}/exports/",
-                    {"content": "annotations", "format": "csv", "scope": "all"}, content_type="application/json")
+    r = client.post(
+        f"/api/projects/{project.id}/exports/",
+        {"content": "annotations", "format": "csv", "scope": "all"},
+        content_type="application/json",
+    )
     export = wait_done(r.json()["id"], celery_worker_process)
     assert export.status == "done", export.message
     csv = pd.read_csv(io.BytesIO(b"".join(client.get(f"/api/exports/{export.id}/download/").streaming_content)))
     assert set(csv["item"]) == {i.external_id for i in items} and csv["rater"].nunique() == 3
-    assert (csv[csv["field"] == "q4"].groupby("item")["value_num"].min().to_dict()
-            == {i.external_id: (0 if plan[i.id] is FAIL else 1) for i in items})
+    assert csv[csv["field"] == "q4"].groupby("item")["value_num"].min().to_dict() == {
+        i.external_id: (0 if plan[i.id] is FAIL else 1) for i in items
+    }

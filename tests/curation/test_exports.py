@@ -68,8 +68,11 @@ def test_accepted_items_round_trip(project, researcher, fmt):
     export = run(project, researcher, "items", fmt)
     name = f"items.{fmt}"
     path = export_root(export) / name
-    df = {"jsonl": lambda p: pd.read_json(p, lines=True, dtype=False), "csv": lambda p: pd.read_csv(p, dtype=str),
-          "parquet": pd.read_parquet}[fmt](path)
+    df = {
+        "jsonl": lambda p: pd.read_json(p, lines=True, dtype=False),
+        "csv": lambda p: pd.read_csv(p, dtype=str),
+        "parquet": pd.read_parquet,
+    }[fmt](path)
     assert sorted(df["id"]) == accepted_ids(project) and len(df) == 3
     assert files(export)[name]["rows"] == 3
     check_listing(export)
@@ -80,8 +83,11 @@ def test_accepted_items_round_trip(project, researcher, fmt):
         assert row["status"] == "accepted" and row["generator"] == item.generator
         assert float(row["mean_q1"]) == 2.0 and int(row["n_human_ratings"]) == 3
     prov = json.loads((export_root(export) / "provenance.json").read_text())
-    assert prov["rubric"] == {"key": "valueground.pair_quality", "version": 1,
-                              "schema_sha256": project.rubric_version.schema_hash}
+    assert prov["rubric"] == {
+        "key": "valueground.pair_quality",
+        "version": 1,
+        "schema_sha256": project.rubric_version.schema_hash,
+    }
     assert prov["acceptance_policy"]["rule"] == "q1 + q2 >= 3 and q3 == 2 and q4 == 1"
     assert prov["platform_version"] and prov["export"]["exported_at"]
     if fmt == "parquet":
@@ -99,14 +105,21 @@ def test_all_items_scope(project, researcher):
 def test_annotations_long_format_round_trip(project, researcher, fmt):
     export = run(project, researcher, "annotations", fmt, scope="all")
     path = export_root(export) / f"annotations.{fmt}"
-    df = {"jsonl": lambda p: pd.read_json(p, lines=True, dtype=False), "csv": lambda p: pd.read_csv(p, dtype=str),
-          "parquet": pd.read_parquet}[fmt](path)
+    df = {
+        "jsonl": lambda p: pd.read_json(p, lines=True, dtype=False),
+        "csv": lambda p: pd.read_csv(p, dtype=str),
+        "parquet": pd.read_parquet,
+    }[fmt](path)
     assert list(df.columns[:7]) == ["item", "item_version", "rater", "rater_kind", "field", "value", "value_num"]
     n_ann = submitted_annotations(project).count()
     assert n_ann == 20  # 5 items x (3 annotators + 1 judge)
     # q1..q4, total, accepted per annotation; feedback where written
-    expected = 6 * n_ann + Annotation.objects.filter(item__project=project, answers__feedback__isnull=False).exclude(
-        answers__feedback=None).count()
+    expected = (
+        6 * n_ann
+        + Annotation.objects.filter(item__project=project, answers__feedback__isnull=False)
+        .exclude(answers__feedback=None)
+        .count()
+    )
     assert len(df) == expected == files(export)[f"annotations.{fmt}"]["rows"]
     # compare every q1 with the database, through the pseudonyms
     q1 = df[df["field"] == "q1"]
@@ -145,8 +158,14 @@ def test_hugging_face_folder(project, researcher):
     export = run(project, researcher, "items", "hf")
     root = export_root(export) / "dataset"
     listed = files(export)
-    assert {"dataset.zip", "dataset/data/train-00000-of-00001.parquet", "dataset/README.md",
-            "dataset/provenance.json", "dataset/images/", "provenance.json"} <= set(listed)
+    assert {
+        "dataset.zip",
+        "dataset/data/train-00000-of-00001.parquet",
+        "dataset/README.md",
+        "dataset/provenance.json",
+        "dataset/images/",
+        "provenance.json",
+    } <= set(listed)
     check_listing(export)
     table = pq.read_table(root / "data" / "train-00000-of-00001.parquet")
     df = table.to_pandas()
@@ -172,6 +191,7 @@ def test_hugging_face_folder(project, researcher):
 
 def test_hugging_face_folder_loads_with_datasets(project, researcher):
     import datasets  # a dev requirement: this round trip always runs
+
     export = run(project, researcher, "items", "hf")
     ds = datasets.load_dataset(str(export_root(export) / "dataset"), split="train")
     assert len(ds) == 3 and sorted(ds["id"]) == accepted_ids(project)

@@ -42,10 +42,16 @@ FAIL_CUE = {"q1": 2, "q2": 2, "q3": 2, "q4": 0}  # explicit cue
 
 
 # ------------------------------------------------------------------------------ ValueGround Eq. 7
-@pytest.mark.parametrize("answers, ok", [
-    (PASS, True), ({"q1": 2, "q2": 2, "q3": 2, "q4": 1}, True), (FAIL_SUM, False), (FAIL_CUE, False),
-    ({"q1": 2, "q2": 2, "q3": 1, "q4": 1}, False),  # Q3 must be exactly 2
-])
+@pytest.mark.parametrize(
+    "answers, ok",
+    [
+        (PASS, True),
+        ({"q1": 2, "q2": 2, "q3": 2, "q4": 1}, True),
+        (FAIL_SUM, False),
+        (FAIL_CUE, False),
+        ({"q1": 2, "q2": 2, "q3": 1, "q4": 1}, False),  # Q3 must be exactly 2
+    ],
+)
 def test_valueground_eq7_per_single_reviewer(answers, ok):
     v = decide(policy("valueground.pair_quality", min_human_ratings=1), [human(answers)])
     assert v.status == ("accepted" if ok else "rejected"), v.reason
@@ -127,9 +133,15 @@ def bv(verdict, **extra):
     return {"verdict": verdict, **extra}
 
 
-@pytest.mark.parametrize("verdicts, status", [
-    ("GGG", "accepted"), ("GGB", "accepted"), ("GBB", "rejected"), ("BBB", "rejected"),
-])
+@pytest.mark.parametrize(
+    "verdicts, status",
+    [
+        ("GGG", "accepted"),
+        ("GGB", "accepted"),
+        ("GBB", "rejected"),
+        ("BBB", "rejected"),
+    ],
+)
 def test_blendvis_image_two_of_three_majority(verdicts, status):
     p = policy("blendvis.image", min_human_ratings=3)
     ratings = [human(bv(c, reason="wrong dish") if c == "B" else bv(c), f"h{i}") for i, c in enumerate(verdicts)]
@@ -141,8 +153,12 @@ def test_blendvis_image_waits_for_the_third_rating_and_breaks_ties_as_configured
     assert decide(p, [human(bv("G"), "a"), human(bv("B"), "b")]).status == "pending"
     two = policy("blendvis.image", min_human_ratings=2)
     assert decide(two, [human(bv("G"), "a"), human(bv("B"), "b")]).status == "rejected"
-    assert decide(policy("blendvis.image", min_human_ratings=2, tie="pending"),
-                  [human(bv("G"), "a"), human(bv("B"), "b")]).status == "pending"
+    assert (
+        decide(
+            policy("blendvis.image", min_human_ratings=2, tie="pending"), [human(bv("G"), "a"), human(bv("B"), "b")]
+        ).status
+        == "pending"
+    )
 
 
 def test_blendvis_bad_templates_go_to_revision_not_to_the_bin():
@@ -174,14 +190,15 @@ def test_cqbench_story_majority_on_natural_and_mean_on_naturalness():
     assert decide(refl, [human(answers(5))]).status == "rejected"
 
 
-@pytest.mark.parametrize("preset", [k for k in PRESETS if k not in SUGGESTED
-                                    and Rubric.from_schema(PRESETS[k].rubric).acceptance is None])
+@pytest.mark.parametrize(
+    "preset", [k for k in PRESETS if k not in SUGGESTED and Rubric.from_schema(PRESETS[k].rubric).acceptance is None]
+)
 def test_presets_without_a_rule_need_one_written_by_the_researcher(preset):
     rubric = Rubric.from_schema(get_preset(preset).rubric)
     with pytest.raises(PolicyError, match="needs a rule"):
         PolicySpec.parse({})
     # any field of the rubric works, e.g. a derived one, majority across raters
-    field = (rubric.derived[0].id if rubric.derived else rubric.questions[0].id)
+    field = rubric.derived[0].id if rubric.derived else rubric.questions[0].id
     compile_policy(PolicySpec.parse({"rule": f"{field} == 1", "aggregation": "majority"}), rubric)
 
 
@@ -194,16 +211,19 @@ def test_every_preset_default_compiles():
 
 
 # ------------------------------------------------------------------------------ bad policies
-@pytest.mark.parametrize("raw, message", [
-    ({"rule": "q9 >= 2"}, "unknown field(s) q9"),
-    ({"rule": "q1 >= 2", "revise_if": "comment"}, "revise_if refers to unknown field(s) comment"),
-    ({"rule": "q1 >="}, "cannot parse"),
-    ({"rule": "__import__('os')"}, "only the functions"),
-    ({"rule": "q1 >= 1", "aggregation": "median"}, "unknown aggregation 'median'"),
-    ({"rule": "q1 >= 1", "tie": "coin"}, "unknown tie handling"),
-    ({"rule": "q1 >= 1", "min_human_ratings": "many"}, "whole number"),
-    ({"rule": "q1 >= 1", "colour": "red"}, "unknown policy key(s): colour"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"rule": "q9 >= 2"}, "unknown field(s) q9"),
+        ({"rule": "q1 >= 2", "revise_if": "comment"}, "revise_if refers to unknown field(s) comment"),
+        ({"rule": "q1 >="}, "cannot parse"),
+        ({"rule": "__import__('os')"}, "only the functions"),
+        ({"rule": "q1 >= 1", "aggregation": "median"}, "unknown aggregation 'median'"),
+        ({"rule": "q1 >= 1", "tie": "coin"}, "unknown tie handling"),
+        ({"rule": "q1 >= 1", "min_human_ratings": "many"}, "whole number"),
+        ({"rule": "q1 >= 1", "colour": "red"}, "unknown policy key(s): colour"),
+    ],
+)
 def test_bad_policies_are_refused_with_a_clear_message(raw, message):
     rubric = Rubric.from_schema(get_preset("valueground.pair_quality").rubric)
     with pytest.raises(PolicyError) as exc:

@@ -32,8 +32,9 @@ def project(researcher, annotators, tmp_path):
 
 
 def revision_export(project, user) -> list[dict]:
-    export = run_export_job(export=Export.objects.create(project=project, created_by=user, content="revisions",
-                                                         format="jsonl", scope="all"))
+    export = run_export_job(
+        export=Export.objects.create(project=project, created_by=user, content="revisions", format="jsonl", scope="all")
+    )
     assert export.status == "done", export.message
     return [json.loads(line) for line in (export_root(export) / "revisions.jsonl").read_text().splitlines()]
 
@@ -75,15 +76,44 @@ def test_revised_item_comes_back_as_a_new_version_and_is_assigned(project, resea
     assert revision_export(project, researcher) == []
 
 
-@pytest.mark.parametrize("record, message", [
-    ({"question": "q", "option_a": "a", "option_b": "b", "image_a": "sha256:" + "0" * 64,
-      "image_b": "sha256:" + "0" * 64}, "needs the 'id'"),
-    ({"id": "nope", "question": "q", "option_a": "a", "option_b": "b", "image_a": "sha256:" + "0" * 64,
-      "image_b": "sha256:" + "0" * 64}, "no item with id 'nope'"),
-    ({"id": "vg1", "question": "q", "option_a": "a", "option_b": "b", "image_a": "sha256:" + "0" * 64,
-      "image_b": "sha256:" + "0" * 64}, "no stored image"),
-    ({"id": "vg1", "question": "q", "colour": "red"}, "unknown field(s)"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        (
+            {
+                "question": "q",
+                "option_a": "a",
+                "option_b": "b",
+                "image_a": "sha256:" + "0" * 64,
+                "image_b": "sha256:" + "0" * 64,
+            },
+            "needs the 'id'",
+        ),
+        (
+            {
+                "id": "nope",
+                "question": "q",
+                "option_a": "a",
+                "option_b": "b",
+                "image_a": "sha256:" + "0" * 64,
+                "image_b": "sha256:" + "0" * 64,
+            },
+            "no item with id 'nope'",
+        ),
+        (
+            {
+                "id": "vg1",
+                "question": "q",
+                "option_a": "a",
+                "option_b": "b",
+                "image_a": "sha256:" + "0" * 64,
+                "image_b": "sha256:" + "0" * 64,
+            },
+            "no stored image",
+        ),
+        ({"id": "vg1", "question": "q", "colour": "red"}, "unknown field(s)"),
+    ],
+)
 def test_bad_revision_files_import_nothing(project, record, message):
     report = services.import_revisions(project=project, data=json.dumps(record) + "\n")
     assert not report.ok and any(message in e for e in report.errors), report.errors

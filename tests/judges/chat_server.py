@@ -39,8 +39,9 @@ def _first(prop: dict[str, Any]) -> Any:
 
 
 class ChatServer:
-    def __init__(self, *, score: int = 4, delay_s: float = 0.0,
-                 responder: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+    def __init__(
+        self, *, score: int = 4, delay_s: float = 0.0, responder: Callable[[dict[str, Any]], str | None] | None = None
+    ) -> None:
         self.responder = responder
         self.script: deque = deque()
         self.requests: list[dict[str, Any]] = []
@@ -130,7 +131,9 @@ class ChatServer:
                 text = json.dumps(body.get("messages", []))
                 content = f"score is {self.score}" if "score is" in text else '{"verdict": "G"}'
         reply = {
-            "id": "chatcmpl-test", "object": "chat.completion", "model": body.get("model"),
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "model": body.get("model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         }
         self._send(h, 200, json.dumps(reply).encode())

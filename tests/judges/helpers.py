@@ -21,7 +21,11 @@ def project_with_demo(preset_key: str, owner, tmp_path: Path, *, annotators=(), 
         for i, r in enumerate(records):
             r["id"] = f"{r['id']}-{i}"
     data = "\n".join(json.dumps(r) for r in records) + "\n"
-    report = importing.import_items(project=project, data=data, data_format="jsonl",
-                                   images=folder if get_preset(preset_key).image_fields() else None)
+    report = importing.import_items(
+        project=project,
+        data=data,
+        data_format="jsonl",
+        images=folder if get_preset(preset_key).image_fields() else None,
+    )
     assert report.ok, report.errors
     return project

@@ -31,8 +31,9 @@ def test_story_lines_drop_speakers_and_stage_directions():
 
 
 @pytest.mark.django_db
-def test_embedding_judge_rates_cqbench_stories_next_to_the_humans(researcher, tmp_path,
-                                                                   django_capture_on_commit_callbacks):
+def test_embedding_judge_rates_cqbench_stories_next_to_the_humans(
+    researcher, tmp_path, django_capture_on_commit_callbacks
+):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
     config = services.create_judge_config(project=project, name="minilm", backend="embedding")
     assert config.questions == ["reflection", "rewrite_improvement"] and config.parser == "none"

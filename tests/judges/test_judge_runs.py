@@ -32,12 +32,18 @@ def start(config, django_capture_on_commit_callbacks, **kw) -> JudgeRun:
 
 
 def test_a_cultivate_judge_run_stores_scores_as_the_model_raters_annotations(
-        researcher, tmp_path, django_capture_on_commit_callbacks):
+    researcher, tmp_path, django_capture_on_commit_callbacks
+):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     with ChatServer(score=4) as server:
         config = services.create_judge_config(
-            project=project, name="mllm", backend="openai_chat", model_id="judge-model",
-            params={"base_url": server.base_url, **FAST}, passes=2, created_by=researcher,
+            project=project,
+            name="mllm",
+            backend="openai_chat",
+            model_id="judge-model",
+            params={"base_url": server.base_url, **FAST},
+            passes=2,
+            created_by=researcher,
         )
         assert config.parser == "score_is" and config.questions == ["faith", "hal", "exag"]
         run = start(config, django_capture_on_commit_callbacks, chunk_size=4)
@@ -63,14 +69,19 @@ def test_a_cultivate_judge_run_stores_scores_as_the_model_raters_annotations(
     assert JudgeOutput.objects.filter(run=run).count() == 2 * n and Annotation.objects.filter(rater=rater).count() == n
 
 
-def test_parse_failures_are_listed_and_only_failed_items_are_rerun(researcher, tmp_path,
-                                                                  django_capture_on_commit_callbacks):
+def test_parse_failures_are_listed_and_only_failed_items_are_rerun(
+    researcher, tmp_path, django_capture_on_commit_callbacks
+):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     n = project.items.count()
     with ChatServer(score=3) as server:
-        config = services.create_judge_config(project=project, name="mllm", backend="openai_chat",
-                                              model_id="m", params={"base_url": server.base_url, **FAST,
-                                                                    "concurrency": 1})
+        config = services.create_judge_config(
+            project=project,
+            name="mllm",
+            backend="openai_chat",
+            model_id="m",
+            params={"base_url": server.base_url, **FAST, "concurrency": 1},
+        )
         # the first item's first question gets a reply outside the contract
         server.script.append(("content", "I cannot tell."))
         run = run_all(start(config, django_capture_on_commit_callbacks, chunk_size=n))
@@ -90,15 +101,18 @@ def test_parse_failures_are_listed_and_only_failed_items_are_rerun(researcher, t
     assert Annotation.objects.filter(rater=config.rater).count() == n
 
 
-def test_passes_combine_by_mean_and_ensembles_average_their_members(researcher, tmp_path,
-                                                                   django_capture_on_commit_callbacks):
+def test_passes_combine_by_mean_and_ensembles_average_their_members(
+    researcher, tmp_path, django_capture_on_commit_callbacks
+):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     item_ids = list(project.items.order_by("id").values_list("id", flat=True)[:2])
     with ChatServer(score=2) as low, ChatServer(score=5) as high:
-        a = services.create_judge_config(project=project, name="a", backend="openai_chat", model_id="m",
-                                         params={"base_url": low.base_url, **FAST})
-        b = services.create_judge_config(project=project, name="b", backend="openai_chat", model_id="m",
-                                         params={"base_url": high.base_url, **FAST})
+        a = services.create_judge_config(
+            project=project, name="a", backend="openai_chat", model_id="m", params={"base_url": low.base_url, **FAST}
+        )
+        b = services.create_judge_config(
+            project=project, name="b", backend="openai_chat", model_id="m", params={"base_url": high.base_url, **FAST}
+        )
         ens = services.create_judge_config(project=project, name="ensemble", backend="ensemble", members=[a, b])
         run = run_all(start(ens, django_capture_on_commit_callbacks, item_ids=item_ids))
     assert run.status == "done"
@@ -113,8 +127,13 @@ def test_passes_combine_by_mean_and_ensembles_average_their_members(researcher, 
 def test_cancel_stops_the_run_and_later_chunks_do_nothing(researcher, tmp_path, django_capture_on_commit_callbacks):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     with ChatServer() as server:
-        config = services.create_judge_config(project=project, name="mllm", backend="openai_chat", model_id="m",
-                                              params={"base_url": server.base_url, **FAST})
+        config = services.create_judge_config(
+            project=project,
+            name="mllm",
+            backend="openai_chat",
+            model_id="m",
+            params={"base_url": server.base_url, **FAST},
+        )
         run = start(config, django_capture_on_commit_callbacks, chunk_size=2)
         services.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[:2])
         services.cancel_judge_run(run=run)
@@ -125,8 +144,9 @@ def test_cancel_stops_the_run_and_later_chunks_do_nothing(researcher, tmp_path, 
         services.cancel_judge_run(run=run)
 
 
-def test_a_backend_that_cannot_run_fails_the_run_with_the_reason(researcher, tmp_path,
-                                                               django_capture_on_commit_callbacks, monkeypatch):
+def test_a_backend_that_cannot_run_fails_the_run_with_the_reason(
+    researcher, tmp_path, django_capture_on_commit_callbacks, monkeypatch
+):
     monkeypatch.delenv("HV_JUDGE_API_BASE", raising=False)
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     config = services.create_judge_config(project=project, name="nowhere", backend="openai_chat", model_id="m")

@@ -18,9 +18,17 @@ def spec(preset: str, base_url: str, **params) -> JudgeSpec:
     p = get_preset(preset)
     rubric = Rubric.from_schema(p.rubric)
     d = preset_defaults(p, rubric)
-    return JudgeSpec(backend="openai_chat", model_id="judge-model", prompt_template=d["prompt_template"],
-                     parser=d["parser"], questions=tuple(d["questions"]), params={"base_url": base_url, **FAST, **params},
-                     rubric=rubric, item_fields=p.item_fields, preset_key=preset)
+    return JudgeSpec(
+        backend="openai_chat",
+        model_id="judge-model",
+        prompt_template=d["prompt_template"],
+        parser=d["parser"],
+        questions=tuple(d["questions"]),
+        params={"base_url": base_url, **FAST, **params},
+        rubric=rubric,
+        item_fields=p.item_fields,
+        preset_key=preset,
+    )
 
 
 def faith_item(tmp_path, item_id=1):
@@ -28,7 +36,11 @@ def faith_item(tmp_path, item_id=1):
     from tests.annotation.factories import png_bytes
 
     img.write_bytes(png_bytes())
-    ctx = {"activity": "eating at home", "country": "Iran", "prompt": "A photorealistic photo of eating at home in Iran."}
+    ctx = {
+        "activity": "eating at home",
+        "country": "Iran",
+        "prompt": "A photorealistic photo of eating at home in Iran.",
+    }
     return JudgeItem(item_id=item_id, context=ctx, images={"image": img})
 
 
@@ -81,8 +93,11 @@ def test_json_schema_output_and_fallback_when_the_server_refuses_it(tmp_path):
 
     (tmp_path / "a.png").write_bytes(png_bytes())
     (tmp_path / "b.png").write_bytes(png_bytes((0, 0, 200)))
-    item = JudgeItem(1, {"question": "Family?", "option_a": "Very", "option_b": "Not at all"},
-                     {"image_a": tmp_path / "a.png", "image_b": tmp_path / "b.png"})
+    item = JudgeItem(
+        1,
+        {"question": "Family?", "option_a": "Very", "option_b": "Not at all"},
+        {"image_a": tmp_path / "a.png", "image_b": tmp_path / "b.png"},
+    )
     with ChatServer() as server:
         backend = backend_for(spec("valueground.pair_quality", server.base_url))
         [v] = backend.judge([item], [0])

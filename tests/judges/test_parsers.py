@@ -24,12 +24,15 @@ def test_score_is_reads_the_cultivate_contract(text):
     assert parse_score_is(text, FAITH.question("faith")) == {"faith": 4}
 
 
-@pytest.mark.parametrize("text,why", [
-    ("I would say four", 'no "score is'),
-    ("score is 7", "not one of"),
-    ("score is 3.5", "not one of"),
-    ("score is 2 ... actually score is 5", "different scores"),
-])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        ("I would say four", 'no "score is'),
+        ("score is 7", "not one of"),
+        ("score is 3.5", "not one of"),
+        ("score is 2 ... actually score is 5", "different scores"),
+    ],
+)
 def test_score_is_failures_say_why(text, why):
     with pytest.raises(ParseError, match=why):
         parse_score_is(text, FAITH.question("faith"))
@@ -40,11 +43,14 @@ def test_json_answers_are_read_from_fences_and_typed_leniently():
     assert parse_json(text, VG, ["q1", "q2", "q3", "q4"]) == {"q1": 2, "q2": 1, "q3": 0, "q4": 1}
 
 
-@pytest.mark.parametrize("text,why", [
-    ("no json here", "no JSON object"),
-    ('{"q1": 2, "q2": }', "invalid JSON"),
-    ('{"q1": 2}', "lacks q2"),
-])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        ("no json here", "no JSON object"),
+        ('{"q1": 2, "q2": }', "invalid JSON"),
+        ('{"q1": 2}', "lacks q2"),
+    ],
+)
 def test_json_failures_say_why(text, why):
     with pytest.raises(ParseError, match=why):
         parse_json(text, VG, ["q1", "q2"])

@@ -11,8 +11,9 @@ from .helpers import project_with_demo
 pytestmark = pytest.mark.django_db
 
 
-def test_progress_poll_reloads_the_run_page_once_the_run_ended(client, researcher, tmp_path,
-                                                                django_capture_on_commit_callbacks):
+def test_progress_poll_reloads_the_run_page_once_the_run_ended(
+    client, researcher, tmp_path, django_capture_on_commit_callbacks
+):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
     config = services.create_judge_config(project=project, name="minilm", backend="embedding")
     with django_capture_on_commit_callbacks(execute=False):

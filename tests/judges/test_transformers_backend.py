@@ -24,9 +24,17 @@ def tiny_model(tmp_path_factory):
 
 def spec(model: str, **params) -> JudgeSpec:
     p = get_preset("cqbench.story")
-    return JudgeSpec(backend="transformers", model_id=model, prompt_template={"system": "", "user": "{story}"},
-                     parser="json", questions=("naturalness",), params={"max_new_tokens": 6, **params},
-                     rubric=Rubric.from_schema(p.rubric), item_fields=p.item_fields, preset_key=p.key)
+    return JudgeSpec(
+        backend="transformers",
+        model_id=model,
+        prompt_template={"system": "", "user": "{story}"},
+        parser="json",
+        questions=("naturalness",),
+        params={"max_new_tokens": 6, **params},
+        rubric=Rubric.from_schema(p.rubric),
+        item_fields=p.item_fields,
+        preset_key=p.key,
+    )
 
 
 def test_batched_generation_with_left_padding_equals_one_by_one(tiny_model):
@@ -64,10 +72,17 @@ def test_a_missing_model_fails_clearly(tmp_path):
 
 @pytest.mark.django_db
 def test_a_judge_run_with_the_tiny_model_keeps_raw_outputs_and_lists_failures(
-        researcher, tmp_path, tiny_model, django_capture_on_commit_callbacks):
+    researcher, tmp_path, tiny_model, django_capture_on_commit_callbacks
+):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="tiny", backend="transformers", model_id=tiny_model,
-                                          params={"max_new_tokens": 8, "batch_size": 4}, questions=["naturalness"])
+    config = services.create_judge_config(
+        project=project,
+        name="tiny",
+        backend="transformers",
+        model_id=tiny_model,
+        params={"max_new_tokens": 8, "batch_size": 4},
+        questions=["naturalness"],
+    )
     run = start(config, django_capture_on_commit_callbacks)
     assert run.queue == "gpu"
     run = run_all(run)

@@ -35,8 +35,9 @@ def tiny_vlm(tmp_path_factory):
 @pytest.fixture
 def images(tmp_path):
     out = []
-    for i, (color, size) in enumerate([((220, 30, 30), (40, 30)), ((30, 30, 220), (24, 24)),
-                                       ((30, 200, 30), (64, 48)), ((240, 240, 240), (20, 36))]):
+    for i, (color, size) in enumerate(
+        [((220, 30, 30), (40, 30)), ((30, 30, 220), (24, 24)), ((30, 200, 30), (64, 48)), ((240, 240, 240), (20, 36))]
+    ):
         path = tmp_path / f"img{i}.png"
         Image.new("RGB", size, color).save(path)
         out.append(path)
@@ -45,9 +46,17 @@ def images(tmp_path):
 
 def spec(model: str, **params) -> JudgeSpec:
     p = get_preset("counterfactuals.audit")
-    return JudgeSpec(backend="transformers", model_id=model, prompt_template=COUNTERFACTUALS_CLASSIFIER,
-                     parser="choice", questions=("flags",), params={"max_new_tokens": 5, **params},
-                     rubric=Rubric.from_schema(p.rubric), item_fields=p.item_fields, preset_key=p.key)
+    return JudgeSpec(
+        backend="transformers",
+        model_id=model,
+        prompt_template=COUNTERFACTUALS_CLASSIFIER,
+        parser="choice",
+        questions=("flags",),
+        params={"max_new_tokens": 5, **params},
+        rubric=Rubric.from_schema(p.rubric),
+        item_fields=p.item_fields,
+        preset_key=p.key,
+    )
 
 
 def test_image_text_model_loads_through_auto_classes_on_cpu(tiny_vlm):
@@ -64,8 +73,11 @@ def test_batched_vlm_generation_with_left_padding_equals_one_by_one(tiny_vlm, im
     backend = backend_for(spec(tiny_vlm, batch_size=4))
     requests = [
         ChatRequest(system="", user="what is depicted", images=[images[0]]),
-        ChatRequest(system="the story", user="what is depicted in this image ? Mosque India Brazil",
-                    images=[images[1], images[2]]),
+        ChatRequest(
+            system="the story",
+            user="what is depicted in this image ? Mosque India Brazil",
+            images=[images[1], images[2]],
+        ),
         ChatRequest(system="", user="a", images=[images[3], images[0], images[2]]),
         ChatRequest(system="score", user="is this a temple or a church ?", images=[images[2]]),
     ]
@@ -102,7 +114,8 @@ def test_the_images_reach_the_model(tiny_vlm, images):
 
 @pytest.mark.django_db
 def test_a_vlm_judge_run_over_counterfactual_items_uses_their_asset_images(
-        researcher, tmp_path, tiny_vlm, django_capture_on_commit_callbacks, monkeypatch):
+    researcher, tmp_path, tiny_vlm, django_capture_on_commit_callbacks, monkeypatch
+):
     project = project_with_demo("counterfactuals.audit", researcher, tmp_path)
     seen: list[list[str]] = []
     real = TransformersBackend.generate_batch
@@ -112,8 +125,13 @@ def test_a_vlm_judge_run_over_counterfactual_items_uses_their_asset_images(
         return real(self, batch)
 
     monkeypatch.setattr(TransformersBackend, "generate_batch", spy)
-    config = services.create_judge_config(project=project, name="tiny-vl", backend="transformers",
-                                          model_id=tiny_vlm, params={"max_new_tokens": 4, "batch_size": 8})
+    config = services.create_judge_config(
+        project=project,
+        name="tiny-vl",
+        backend="transformers",
+        model_id=tiny_vlm,
+        params={"max_new_tokens": 4, "batch_size": 8},
+    )
     assert config.questions == ["flags"] and config.parser == "choice"
     run = start(config, django_capture_on_commit_callbacks)
     assert run.queue == "gpu"
@@ -121,13 +139,18 @@ def test_a_vlm_judge_run_over_counterfactual_items_uses_their_asset_images(
     items = list(project.items.order_by("id"))
     assert run.status in ("done", "failed"), run.message
     assert len(seen) == 5 * len(items)  # five Table 3 classifiers per item, one image each
-    files = {str(media_path(a.relative_path())) for a in Asset.objects.filter(
-        sha256__in=[it.data[f] for it in items for f in ("context_image", "counterfactual_image")])}
+    files = {
+        str(media_path(a.relative_path()))
+        for a in Asset.objects.filter(
+            sha256__in=[it.data[f] for it in items for f in ("context_image", "counterfactual_image")]
+        )
+    }
     assert all(len(imgs) == 1 and imgs[0] in files for imgs in seen)
     outputs = list(JudgeOutput.objects.filter(run=run))
     assert len(outputs) == len(items) and JudgeItemResult.objects.filter(run=run).count() == len(items)
     for o in outputs:
         assert o.raw_output.startswith("[source_context] ")
         # whatever the random model said is kept; flags only where every classifier answered in the list
-        assert (o.parsed is not None and set(o.labels) == {c["id"] for c in COUNTERFACTUALS_CLASSIFIER["classifiers"]}) \
-            or o.error.startswith("parse failed")
+        assert (
+            o.parsed is not None and set(o.labels) == {c["id"] for c in COUNTERFACTUALS_CLASSIFIER["classifiers"]}
+        ) or o.error.startswith("parse failed")

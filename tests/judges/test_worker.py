@@ -41,8 +41,10 @@ def wait_state(run: JudgeRun, worker, timeout: float = 90, states=JudgeRun.TERMI
         if worker is not None and not worker.alive:
             pytest.fail(f"worker died; log:\n{worker.log_tail()}", pytrace=False)
         time.sleep(0.2)
-    pytest.fail(f"run {run.id} still {run.status} ({run_progress(run)}); log:\n"
-                f"{worker.log_tail() if worker else ''}", pytrace=False)
+    pytest.fail(
+        f"run {run.id} still {run.status} ({run_progress(run)}); log:\n{worker.log_tail() if worker else ''}",
+        pytrace=False,
+    )
 
 
 def test_an_api_judge_run_completes_on_the_worker_despite_faults(celery_worker_process, researcher, tmp_path):
@@ -50,8 +52,14 @@ def test_an_api_judge_run_completes_on_the_worker_despite_faults(celery_worker_p
     n = project.items.count()
     with ChatServer(score=5) as server:
         server.script.extend([("status", 429), ("status", 500), ("sleep", 1.5), ("status", 502)])
-        config = services.create_judge_config(project=project, name="mllm", backend="openai_chat",
-                                              model_id="m", params={"base_url": server.base_url, **FAST}, passes=2)
+        config = services.create_judge_config(
+            project=project,
+            name="mllm",
+            backend="openai_chat",
+            model_id="m",
+            params={"base_url": server.base_url, **FAST},
+            passes=2,
+        )
         run = services.start_judge_run(config=config, chunk_size=3)
         run = wait_state(run, celery_worker_process)
     assert run.status == "done", run.message
@@ -83,12 +91,16 @@ def own_worker(redis_url, tmp_path):
 
     def make(name: str):
         return test_services.CeleryWorker(
-            broker_url=broker, database_url=db_url, log_path=tmp_path / f"{name}.log", concurrency=2,
+            broker_url=broker,
+            database_url=db_url,
+            log_path=tmp_path / f"{name}.log",
+            concurrency=2,
             extra_env={"DJANGO_SETTINGS_MODULE": "tests.judges.worker_settings"},
         )
 
     workers = []
     with test_services.celery_app_on_broker(app, broker):
+
         def start(name: str):
             w = make(name).start()
             workers.append(w)
@@ -100,13 +112,18 @@ def own_worker(redis_url, tmp_path):
 
 
 def test_a_worker_killed_mid_run_is_replaced_and_every_item_gets_exactly_one_score_per_pass(
-        own_worker, researcher, tmp_path):
+    own_worker, researcher, tmp_path
+):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path, n=24)
     with ChatServer(score=3, delay_s=0.05) as server:
-        config = services.create_judge_config(project=project, name="slow", backend="openai_chat", model_id="m",
-                                              params={"base_url": server.base_url, **FAST, "concurrency": 1,
-                                                      "batch_size": 1},
-                                              passes=2)
+        config = services.create_judge_config(
+            project=project,
+            name="slow",
+            backend="openai_chat",
+            model_id="m",
+            params={"base_url": server.base_url, **FAST, "concurrency": 1, "batch_size": 1},
+            passes=2,
+        )
         first = own_worker("first")
         run = services.start_judge_run(config=config, chunk_size=4)
         deadline = time.monotonic() + 60

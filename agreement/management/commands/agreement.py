@@ -1,4 +1,5 @@
 """``python manage.py agreement INPUT``: thin CLI over :func:`agreement.stats.agreement_report`."""
+
 from __future__ import annotations
 
 import json
@@ -11,16 +12,24 @@ from agreement.stats.io import read_ratings
 
 
 class Command(BaseCommand):
-    help = ("Inter-rater agreement report of a long-format CSV/JSONL file "
-            "(columns item, rater, value, optional field, rater_kind, strata columns).")
+    help = (
+        "Inter-rater agreement report of a long-format CSV/JSONL file "
+        "(columns item, rater, value, optional field, rater_kind, strata columns)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("input", help="CSV or JSONL file of ratings")
         parser.add_argument("--field", action="append", dest="fields", help="field(s) to analyse (default: all)")
-        parser.add_argument("--metric", action="append", dest="metrics", help="metric(s) to compute (default: all applicable)")
-        parser.add_argument("--level", choices=LEVELS, default=None, help="measurement level (default: inferred per field)")
+        parser.add_argument(
+            "--metric", action="append", dest="metrics", help="metric(s) to compute (default: all applicable)"
+        )
+        parser.add_argument(
+            "--level", choices=LEVELS, default=None, help="measurement level (default: inferred per field)"
+        )
         parser.add_argument("--by", action="append", default=[], help="stratum column(s)")
-        parser.add_argument("--judge", action="append", dest="judges", help="rater id(s) to treat as judges (default: rater_kind=model)")
+        parser.add_argument(
+            "--judge", action="append", dest="judges", help="rater id(s) to treat as judges (default: rater_kind=model)"
+        )
         parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0 = no CIs)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--format", choices=("json", "table"), default="json")
@@ -33,9 +42,16 @@ class Command(BaseCommand):
             missing = [c for c in o["by"] if c not in df.columns]
             if missing:
                 raise CommandError(f"missing stratum column(s): {', '.join(missing)}")
-            rep = agreement_report(df,
-                                   fields=o["fields"], metrics=o["metrics"], level=o["level"], by=o["by"],
-                                   judges=o["judges"], bootstrap=o["bootstrap"], seed=o["seed"])
+            rep = agreement_report(
+                df,
+                fields=o["fields"],
+                metrics=o["metrics"],
+                level=o["level"],
+                by=o["by"],
+                judges=o["judges"],
+                bootstrap=o["bootstrap"],
+                seed=o["seed"],
+            )
         except (RatingTableError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         if o["format"] == "json":
@@ -79,5 +95,7 @@ def format_table(rep: dict) -> str:
                         lines.append(f"   judge {j} {grp} {k:<12} {_fmt(v)}")
                 for k, v in jd.get("rank_among_humans", {}).items():
                     if v.get("rank") is not None:
-                        lines.append(f"   judge {j} rank ({k}) {v['rank']}/{v['of']} inside_spread={v['inside_spread']}")
+                        lines.append(
+                            f"   judge {j} rank ({k}) {v['rank']}/{v['of']} inside_spread={v['inside_spread']}"
+                        )
     return "\n".join(lines) + "\n"

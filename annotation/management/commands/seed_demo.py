@@ -78,8 +78,12 @@ class Command(BaseCommand):
                     folder = Path(tmp)
                     records = preset.demo_items(folder)
                     data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)
-                    report = importing.import_items(project=project, data=data, data_format="jsonl",
-                                                   images=folder if preset.image_fields() else None)
+                    report = importing.import_items(
+                        project=project,
+                        data=data,
+                        data_format="jsonl",
+                        images=folder if preset.image_fields() else None,
+                    )
                 if not report.ok:
                     raise CommandError(f"demo data of {key} does not import: {report.errors[:5]}")
             self.stdout.write(f"{name}: {report.items_created} items, {report.assignments_created} assignments")
@@ -97,8 +101,14 @@ class Command(BaseCommand):
         for judge in project.preset.demo_judges:
             if JudgeConfig.objects.filter(project=project, name=judge.name).exists():
                 continue
-            create_judge_config(project=project, name=judge.name, backend=judge.backend, model_id=judge.model_id,
-                                params=dict(judge.params), created_by=researcher)
+            create_judge_config(
+                project=project,
+                name=judge.name,
+                backend=judge.backend,
+                model_id=judge.model_id,
+                params=dict(judge.params),
+                created_by=researcher,
+            )
             self.stdout.write(f"{project.name}: judge {judge.name!r} ({judge.backend})")
 
     def seed_annotations(self, project: Project, users) -> None:
@@ -109,12 +119,20 @@ class Command(BaseCommand):
         for k, username in enumerate(("annotator1", "annotator2")):
             rater = projects.rater_for_user(users[username])
             open_rows = Assignment.objects.filter(
-                project=project, rater=rater, purpose=Assignment.Purpose.REGULAR, status=Assignment.Status.ASSIGNED,
-                opened_at__isnull=True, item__external_id__in=list(table),
+                project=project,
+                rater=rater,
+                purpose=Assignment.Purpose.REGULAR,
+                status=Assignment.Status.ASSIGNED,
+                opened_at__isnull=True,
+                item__external_id__in=list(table),
             ).select_related("item", "project__rubric_version")
             for assignment in open_rows:
-                annotating.submit_annotation(assignment_id=assignment.id, rater=rater,
-                                           answers=table[assignment.item.external_id][k], loaded=assignment)
+                annotating.submit_annotation(
+                    assignment_id=assignment.id,
+                    rater=rater,
+                    answers=table[assignment.item.external_id][k],
+                    loaded=assignment,
+                )
                 n += 1
         if n:
             self.stdout.write(f"{project.name}: {n} demo annotations by annotator1 and annotator2")
