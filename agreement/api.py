@@ -1,4 +1,5 @@
-"""The agreement report over the API, as JSON or CSV (``?format=json|csv``).
+"""The agreement report over the API, as JSON or CSV (``?format=json|csv``), and the protocol's
+validation tables (``validation-report/?format=json|markdown|latex|csv``).
 
 Small projects answer 200 with the report; large ones answer 202 with the stored report's
 status and progress while a worker computes it, then 200 with the same body plus ``result``.
@@ -20,6 +21,7 @@ from annotation.access import managed_project_or_403
 from . import services
 from .models import AgreementReport
 from .services import ReportParams
+from .stats import tables
 
 
 class CSVRenderer(BaseRenderer):
@@ -77,4 +79,80 @@ class AgreementReportView(APIView):
         headers = {}
         if request.accepted_renderer.format == "csv":
             headers["Content-Disposition"] = f'attachment; filename="agreement-project-{project.id}.csv"'
+        return Response(body, status=code, headers=headers)
+
+
+# ------------------------------------------------------------------------------ validation tables
+class _TablesRenderer(BaseRenderer):
+    """The protocol's validation tables as text (``stats.tables.render``); while a large
+    project's report is pending, or on an error, one line of status."""
+
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
+        if isinstance(data, dict) and data.get("tables") is not None and data.get("status") == "done":
+            return tables.render([tables.Table.from_dict(t) for t in data["tables"]], self.format).encode()
+        if isinstance(data, dict):
+            return (
+                "; ".join(f"{k}: {data[k]}" for k in ("status", "progress", "report_id", "detail") if k in data) + "\n"
+            ).encode()
+        return str(data).encode()
+
+
+class MarkdownTablesRenderer(_TablesRenderer):
+    media_type = "text/markdown"
+    format = "markdown"
+
+
+class LatexTablesRenderer(_TablesRenderer):
+    media_type = "application/x-latex"
+    format = "latex"
+
+
+class CSVTablesRenderer(_TablesRenderer):
+    media_type = "text/csv"
+    format = "csv"
+
+
+EXTENSIONS = {"markdown": "md", "latex": "tex", "csv": "csv"}
+
+
+class ValidationReportView(APIView):
+    renderer_classes = [JSONRenderer, MarkdownTablesRenderer, LatexTablesRenderer, CSVTablesRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("bootstrap", int, description="item resamples for 95% CIs (default 1000)"),
+            OpenApiParameter("seed", int),
+            OpenApiParameter("format", str, enum=["json", "markdown", "latex", "csv"]),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, project_id: int) -> Response:
+        """The protocol's validation tables (the paper's tables from the stored ratings), as JSON,
+        Markdown, LaTeX (booktabs) or CSV; researchers and admins of the project only."""
+        project = managed_project_or_403(request.user, project_id)
+        q = request.query_params
+        params = ReportParams.parse(bootstrap=q.get("bootstrap"), seed=q.get("seed"))
+        answer = services.validation_tables_for(
+            project=project, bootstrap=params.bootstrap, seed=params.seed, user=request.user
+        )
+        if isinstance(answer, AgreementReport):
+            body, code = _body(answer)
+            body.pop("result", None)
+            body["tables"] = None
+        else:
+            body = {
+                "status": "done",
+                "progress": 1.0,
+                "report_id": None,
+                "message": "",
+                "tables": tables.to_json(answer),
+            }
+            code = 200
+        body["params"] = {"bootstrap": params.bootstrap, "seed": params.seed}
+        headers = {}
+        fmt = request.accepted_renderer.format
+        if fmt in EXTENSIONS and code == 200:
+            headers["Content-Disposition"] = f'attachment; filename="validation-project-{project.id}.{EXTENSIONS[fmt]}"'
         return Response(body, status=code, headers=headers)

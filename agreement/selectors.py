@@ -134,11 +134,8 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     decides_of = {rid: (params or {}).get("decides") for rid, _, _, params in raters}
     raters = [(rid, name, kind) for rid, name, kind, _ in raters]
     rater_list = sorted(set(raters), key=lambda r: (r[2] != "human", r[1], r[0]))
-    names: dict[str, int] = {}
-    for _, name, _ in rater_list:
-        names[name] = names.get(name, 0) + 1
     rater_pos = {rid: k for k, (rid, _, _) in enumerate(rater_list)}
-    rater_name = [name if names[name] == 1 else f"{name}#{rid}" for rid, name, _ in rater_list]
+    rater_name = unique_rater_names(rater_list)
     rater_kind = [kind for _, _, kind in rater_list]
     rater_decides = [decides_of.get(rid) for rid, _, _ in rater_list]
 
@@ -217,6 +214,30 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         rater_name,
         rater_kind,
     )
+
+
+def unique_rater_names(rater_list: list[tuple[int, str, str]]) -> list[str]:
+    """The frame's rater names of ``(id, name, kind)`` rows: the name, or ``name#id`` where two
+    raters of the project share a name."""
+    names: dict[str, int] = {}
+    for _, name, _ in rater_list:
+        names[name] = names.get(name, 0) + 1
+    return [name if names[name] == 1 else f"{name}#{rid}" for rid, name, _ in rater_list]
+
+
+def rater_profiles(project: Project) -> dict[str, dict[str, Any]]:
+    """Frame rater name -> ``{"kind", "attributes", "backend"}`` of every rater with an
+    annotation in the project (the names :func:`ratings_frame` gives them)."""
+    rows = list(
+        Rater.objects.filter(annotations__item__project=project)
+        .distinct()
+        .values_list("id", "name", "kind", "attributes", "backend")
+    )
+    rows.sort(key=lambda r: (r[2] != "human", r[1], r[0]))
+    names = unique_rater_names([(r[0], r[1], r[2]) for r in rows])
+    return {
+        n: {"kind": r[2], "attributes": r[3] or {}, "backend": r[4] or ""} for n, r in zip(names, rows, strict=True)
+    }
 
 
 def _assemble(

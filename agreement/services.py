@@ -23,10 +23,12 @@ from annotation.models import Project
 from core import jobs
 from core.errors import DomainError
 
-from . import selectors
+from . import selectors, validation
 from .models import AgreementReport
 from .stats import agreement_report
 from .stats.data import infer_level
+from .stats.tables import Table
+from .stats.validation import judge_label
 
 MAX_BOOTSTRAP = 10_000
 DRILLDOWN_ROWS = 25
@@ -98,6 +100,16 @@ def compute_report(
         "fields": {},
         "drilldown": {},
     }
+    out["judge_labels"] = {
+        name: judge_label(name, p["backend"])
+        for name, p in selectors.rater_profiles(project).items()
+        if p["kind"] == "model"
+    }
+    if not params.field and validation.has_tables(project):
+        # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
+        # large project's worker computes them too and the page shows them from the stored result
+        tables = validation.compute_tables(project, bootstrap=params.bootstrap, seed=params.seed, frame=frame)
+        out["validation"] = [t.to_dict() for t in tables]
     groups = frame.groupby("field", sort=False).indices if len(frame) else {}
     for k, f in enumerate(fields):
         sub = frame.iloc[groups[f]].reset_index(drop=True)
@@ -235,6 +247,22 @@ def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str
     if existing is not None:
         return existing
     return start_report(project=project, params=params, user=user, signature=signature)
+
+
+def validation_tables_for(
+    *, project: Project, bootstrap: int = 1000, seed: int = 0, user=None
+) -> list[Table] | AgreementReport:
+    """The protocol's validation tables: computed inline while the project is small (they are
+    cheap next to the full report), else read from the stored full report for these bootstrap
+    settings (queued when there is none yet), whose ``validation`` entry holds the same tables."""
+    if selectors.annotation_count(project) <= inline_max():
+        return validation.compute_tables(project, bootstrap=bootstrap, seed=seed)
+    answer = report_for(project=project, params=ReportParams(bootstrap=bootstrap, seed=seed), user=user)
+    if isinstance(answer, AgreementReport):
+        if answer.status != AgreementReport.Status.DONE:
+            return answer
+        answer = answer.result or {}
+    return [Table.from_dict(t) for t in answer.get("validation", [])]
 
 
 def start_report(*, project: Project, params: ReportParams, user=None, signature: str | None = None) -> AgreementReport:

@@ -1,5 +1,6 @@
 """Agreement report URLs. Mounted at the root by config/urls.py: ``path("", include("agreement.urls"))``.
-All paths sit under ``projects/<id>/agreement/`` and ``api/projects/<id>/agreement/``, which the
+All paths sit under ``projects/<id>/agreement/``, ``api/projects/<id>/agreement/`` and
+``api/projects/<id>/validation-report/``, which the
 annotation app's pages and DRF router (``api/projects/<pk>/`` + its actions) do not claim."""
 
 from django.urls import path
@@ -10,4 +11,9 @@ urlpatterns = [
     path("projects/<int:project_id>/agreement/", views.report_page, name="agreement_report"),
     path("projects/<int:project_id>/agreement/jobs/<int:job_id>/", views.report_job, name="agreement_job"),
     path("api/projects/<int:project_id>/agreement/", api.AgreementReportView.as_view(), name="api_agreement_report"),
+    path(
+        "api/projects/<int:project_id>/validation-report/",
+        api.ValidationReportView.as_view(),
+        name="api_validation_report",
+    ),
 ]

@@ -19,6 +19,7 @@ from core.errors import DomainError
 
 from . import services
 from .models import AgreementReport
+from .selectors import base_field
 from .services import ReportParams
 
 HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
@@ -36,6 +37,8 @@ LABELS = {
     "cohen_kappa_linear": "Cohen's κ (linear)",
     "cohen_kappa_quadratic": "Cohen's κ (quadratic)",
 }
+
+EXPORT_FORMATS = (("markdown", "Markdown"), ("latex", "LaTeX (booktabs)"), ("csv", "CSV"), ("json", "JSON"))
 
 
 @login_required
@@ -105,7 +108,57 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
             "strata": _strata(fo, level),
         }
         fields.append(block)
-    return {"result": result, "fields": fields}
+    return {
+        "result": result,
+        "fields": fields,
+        "field_groups": _field_groups(fields),
+        "validation": _validation(result.get("validation") or []),
+        "judge_lines": _judge_lines(result),
+        "export_formats": EXPORT_FORMATS,
+    }
+
+
+def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The protocol's tables as the template shows them: the cells' ``display`` is the text the
+    exports write (``agreement.stats.tables.format_cell``), so page and exports agree."""
+    return [{**t, "first": k == 0} for k, t in enumerate(tables)]
+
+
+def _field_groups(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per-field detail grouped under its question: ``q[1]``, ``q[2]``, ``q[*]`` and checklist
+    flags ``flags:x`` sit under ``q`` / ``flags``; the pooled ``q[*]`` first."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in fields:
+        groups.setdefault(base_field(f["name"]), []).append(f)
+    out = []
+    for name, fs in groups.items():
+        fs = sorted(fs, key=lambda f: (not f["name"].endswith("[*]"), 0))
+        out.append({"name": name, "fields": fs, "grouped": len(fs) > 1 or fs[0]["name"] != name})
+    return out
+
+
+def _judge_lines(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One line per judge: its main coefficient against the humans on each question-level field
+    (Spearman ρ vs the mean human for numeric fields, Cohen's κ vs the human majority for the
+    others; per-element fields are summarised by their pooled field)."""
+    labels = result.get("judge_labels", {})
+    judges = [r["name"] for r in result.get("raters", []) if r["kind"] == "model"]
+    out = []
+    for j in judges:
+        parts = []
+        for f, fo in result.get("fields", {}).items():
+            if "[" in f and not f.endswith("[*]"):
+                continue
+            jd = fo.get("judges_vs_humans", {}).get(j) or {}
+            d, m, ref = (jd.get("vs_human_mean") or {}).get("spearman"), "spearman", "mean human"
+            if d is None:
+                d, m, ref = (jd.get("vs_human_majority") or {}).get("cohen_kappa"), "cohen_kappa", "human majority"
+            if d is None or d.get("value") is None:
+                continue
+            r = _row(LABELS[m], d)
+            parts.append(f"{f}: {r['label']} {r['value']}{(' ' + r['ci']) if r['ci'] else ''} (vs {ref}, n={r['n']})")
+        out.append({"name": labels.get(j, j), "text": "; ".join(parts) or "no field with a defined coefficient"})
+    return out
 
 
 def _fmt(v: Any, digits: int = 3) -> str:

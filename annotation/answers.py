@@ -14,11 +14,13 @@ acceptance policy (:func:`curation.policy.rating_context`).
   element: field ``q[n]``, element ``n`` (1-based). A stored value that is not a list stays one
   cell ``q`` with element None.
 - then the rubric's derived fields, then ``accepted`` (the stored verdict of the rubric's
-  acceptance expression).
+  acceptance expression), then a model rater's declared metrics (``derived["judge_metrics"]``,
+  e.g. an imported CLIP score; source a :class:`Metric`), which every consumer reads like a
+  numeric derived field (the ratings frame makes them interval / ordinal fields).
 
 ``element`` is None for everything that is not an element of a repeated question; ``source`` is
-the :class:`~annotation.rubric.Question` or :class:`~annotation.rubric.Derived` the cell comes
-from (None for ``accepted``), so consumers never parse field names back. Missing values (None)
+the :class:`~annotation.rubric.Question`, :class:`~annotation.rubric.Derived` or :class:`Metric`
+the cell comes from (None for ``accepted``), so consumers never parse field names back. Missing values (None)
 are left out unless ``missing=True``.
 
 The options are what the consumers differ in:
@@ -26,7 +28,8 @@ The options are what the consumers differ in:
 =================  ==========================================================================
 consumer           call
 =================  ==========================================================================
-long export        ``flatten_answers(rubric, answers, derived, presentation)`` (the defaults)
+long export        ``flatten_answers(rubric, answers, derived, presentation)`` (the defaults),
+                   and ``exact=True`` for its ``value_exact`` column
 items' means       ``elements=False, text=False``
 ratings frame      ``exact=True, text=False, missing=True``
 policy context     ``elements=False, missing=True, pair_sides=True``
@@ -36,11 +39,12 @@ policy context     ``elements=False, missing=True, pair_sides=True``
 options, so it answers with the options nearest its means and keeps the exact means beside them
 in ``derived["judge_exact"] = {"answers": {...}, "derived": {...}}``. With ``exact=True`` the
 exact means replace the stored scale / binary answers and derived fields (``accepted`` stays the
-stored one). **Known discrepancy, kept on purpose:** the agreement report analyses the exact
-means (``exact=True``, as the papers do: "scores averaged") while the exports hold the stored,
-rounded answers (``exact=False``); the acceptance policy also reads the rounded answers. Which
-one the exports should carry is left to a later decision; this parameter is the one place it
-is chosen.
+stored one). The agreement report analyses the exact means (``exact=True``, as the papers do:
+"scores averaged"); the long annotations export carries both, the stored rounded answer in
+``value`` / ``value_num`` (``exact=False``) and the exact reading in ``value_exact`` (a second
+call with ``exact=True``, for annotations that have ``judge_exact``), so the report and a
+recomputation from the export agree (``coalesce(value_exact, value_num)``). The acceptance
+policy reads the rounded answers (a rule compares rubric options).
 
 Pure: depends on :mod:`annotation.rubric` only (no database, no Django).
 """
@@ -48,11 +52,24 @@ Pure: depends on :mod:`annotation.rubric` only (no database, no Django).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from .rubric import Derived, Question, Rubric, resolve_pair_choice
 
-Cell: TypeAlias = tuple[str, int | None, Any, Question | Derived | None]
+
+@dataclass(frozen=True)
+class Metric:
+    """A numeric score outside the rubric that a model rater declared (e.g. an imported CLIP
+    similarity), stored in ``derived[METRICS_KEY]``; read like a numeric derived field."""
+
+    id: str
+
+
+#: where an annotation keeps its declared metrics: ``derived["judge_metrics"] = {name: number}``
+METRICS_KEY = "judge_metrics"
+
+Cell: TypeAlias = tuple[str, int | None, Any, Question | Derived | Metric | None]
 """``(field, element, value, source)``: one column value of one annotation (see the module doc)."""
 
 _EMPTY: Mapping[str, Any] = {}
@@ -81,8 +98,7 @@ def flatten_answers(
 
     - ``exact``: an ensemble / mean-of-passes judge's exact means (``derived["judge_exact"]``)
       instead of its stored, rounded scale / binary answers and derived fields. Used by the
-      agreement statistics only; see the module docstring for the known discrepancy with the
-      exports.
+      agreement statistics and the export's ``value_exact`` column (see the module docstring).
     - ``text``: include ``text`` questions.
     - ``elements``: a repeated question as one ``q[n]`` cell per element; False: one cell ``q``
       holding the stored list (the expression context of the policy).
@@ -131,4 +147,9 @@ def flatten_answers(
     v = derived.get("accepted")
     if v is not None or (missing and rubric.acceptance is not None):
         append(("accepted", None, v, None))
+    metrics = derived.get(METRICS_KEY)
+    if metrics:
+        for name, v in metrics.items():
+            if v is not None or missing:
+                append((name, None, v, Metric(name)))
     return cells

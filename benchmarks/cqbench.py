@@ -3,8 +3,15 @@ the Turing-style pair test (Sec. 3.2, App. A.3)."""
 
 from __future__ import annotations
 
+from itertools import combinations
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from agreement.stats import cohen_kappa, restricted_agreement, turing_accuracy
+from agreement.stats.tables import Cell, Row, Table
+from agreement.stats.validation import ValidationInput, mean, share, statistic_ci
 
 from .base import DemoJudge, DemoRatings, DirectJudge, JudgePrompt, Preset, StudyDesign
 
@@ -433,6 +440,95 @@ STORY_STUDY_DESIGN = StudyDesign(
 )
 
 
+# --------------------------------------------------------------------------- validation report
+# App. A.3: Cohen's kappa between the two annotators for reflection and consistency, pooled over
+# the (story, value) units; alignment with the model after removing the values the model judged
+# negative (agreement restricted to the model's positive values, against the model rater);
+# mean rewrite improvement (and the share rated >= 4); naturalness mean and share natural (>= 4).
+STORY_VALUE_FIELDS = (("Reflection", "reflection[*]"), ("Consistency", "consistency[*]"))
+
+
+def _mean_pairwise_kappa(M: np.ndarray) -> float | None:
+    """Cohen's kappa of the human columns of ``M`` (units x humans), averaged over pairs
+    (two annotators: their kappa)."""
+    vals = [cohen_kappa(M[:, a], M[:, b]).value for a, b in combinations(range(M.shape[1]), 2)]
+    vals = [v for v in vals if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _model_positive_agreement(M: np.ndarray, j: np.ndarray):
+    """Share of the human judgements that say 1 on the units the model says 1 (every annotator's
+    judgement of such a unit counts once)."""
+    k = M.shape[1]
+    return restricted_agreement(np.tile(j, k), M.T.reshape(-1), given="pred", side="positive")
+
+
+def story_validation_report(inp: ValidationInput) -> list[Table]:
+    humans, judges = inp.humans(), inp.judges()
+    if not humans:
+        return []
+    cols = ["Cohen's κ between annotators"]
+    cols += [f"Agreement with {inp.judge_label(j)} on its positive values" for j in judges]
+    cols += ["n (story, value) units"]
+    rows = []
+    for k, (label, field) in enumerate(STORY_VALUE_FIELDS):
+        W = inp.wide(field)
+        H = W.reindex(columns=humans).to_numpy(dtype=float)
+        units = np.arange(len(W))
+        kappa = _mean_pairwise_kappa(H)
+        ci, _ = statistic_ci(units, lambda u, H=H: _mean_pairwise_kappa(H[u]), inp.bootstrap, inp.seed + k)
+        n_pairs = int(((~np.isnan(H)).sum(1) >= 2).sum())
+        cells = [Cell(kappa, ci, n_pairs, "r", "" if kappa is not None else "undefined: fewer than two annotators")]
+        for j in judges:
+            jv = W.reindex(columns=[j]).to_numpy(dtype=float)[:, 0]
+            res = _model_positive_agreement(H, jv)
+            ci, _ = statistic_ci(
+                units, lambda u, H=H, jv=jv: _model_positive_agreement(H[u], jv[u]).value, inp.bootstrap, inp.seed + k
+            )
+            cells.append(Cell(res.value, ci if res.value is not None else None, res.n_items, "%", res.reason or ""))
+        cells.append(Cell(len(W), fmt="count"))
+        rows.append(Row(label, tuple(cells)))
+    tables = [
+        Table(
+            key="cqbench-story-values",
+            title="Human validation of the stories: reflection and consistency of the values",
+            columns=tuple(cols),
+            rows=tuple(rows),
+            caption="Cohen's κ between the annotators over all (story, value) units (the mean over pairs "
+            "of annotators when there are more than two). Agreement with the model: the share of human "
+            "judgements that are positive on the values the model judged positive (the paper's 94.5% / "
+            "92.5%), each annotator's judgement counted. 95% bootstrap CIs over (story, value) units.",
+            row_header="Value judgement",
+        )
+    ]
+    human_rows = inp.frame[inp.frame["rater_kind"] == "human"] if len(inp.frame) else inp.frame
+    quality = []
+    for k, (label, field, share_label) in enumerate(
+        (
+            ("Rewrite improvement (0-5)", "rewrite_improvement[*]", "rated ≥ 4"),
+            ("Naturalness (1-5)", "naturalness", "natural (≥ 4)"),
+        )
+    ):
+        v = human_rows.loc[human_rows["field"] == field, "value"].astype(float).to_numpy() if len(human_rows) else []
+        m = mean(v, inp.bootstrap, inp.seed + 10 + k)
+        sh = share([x >= 4 for x in v], inp.bootstrap, inp.seed + 20 + k)
+        quality.append(
+            Row(label, (Cell.of(m, "num"), Cell.of(sh, "%"), Cell(len(v), fmt="count"), Cell(share_label, fmt="text")))
+        )
+    tables.append(
+        Table(
+            key="cqbench-story-quality",
+            title="Human ratings of the rewrites and of naturalness",
+            columns=("Mean", "Share", "n judgements", "Share of"),
+            rows=tuple(quality),
+            caption="Means and shares over the human judgements (one per rewrite, one per story); 95% "
+            "bootstrap CIs over judgements. Paper: mean rewrite improvement 3.28, naturalness mean 3.63.",
+            row_header="Rating",
+        )
+    )
+    return tables
+
+
 STORY = Preset(
     key="cqbench.story",
     name="CQ-Bench story validation",
@@ -447,6 +543,7 @@ STORY = Preset(
     suggested_policy=STORY_SUGGESTED_POLICY,
     demo_judges=STORY_DEMO_JUDGES,
     demo_answers=STORY_DEMO_ANSWERS,
+    validation_report=story_validation_report,
 )
 
 # --------------------------------------------------------------------------- Turing-style pairs
@@ -561,6 +658,54 @@ TURING_STUDY_DESIGN = StudyDesign(
 )
 
 
+def _turing_cells(answers: list, inp: ValidationInput, seed: int) -> tuple[Cell, ...]:
+    res = turing_accuracy(answers, truth=["human_utterance"] * len(answers))["pooled"]
+    correct = [a == "human_utterance" for a in answers]
+    non_tie = [a == "human_utterance" for a in answers if a != "tie"]
+    ties = [a == "tie" for a in answers]
+    acc = share(correct, inp.bootstrap, seed)
+    acc_nt = share(non_tie, inp.bootstrap, seed + 1)
+    tie = share(ties, inp.bootstrap, seed + 2)
+    p = res.get("p_value")
+    return (
+        Cell.of(acc, "%"),
+        Cell.of(acc_nt, "%"),
+        Cell.of(tie, "%"),
+        Cell(p, None, len(non_tie), "p", res.get("reason") or ""),
+        Cell(len(answers), fmt="count"),
+    )
+
+
+def turing_validation_report(inp: ValidationInput) -> list[Table]:
+    """Accuracy with tie = 0 (the paper's 44.8%), accuracy over non-tie answers, the tie rate and
+    the exact two-sided binomial test of the correct non-tie answers against 0.5; pooled, then
+    per annotator."""
+    rows = inp.rows("human_written")
+    if not len(rows):
+        return []
+    rows = rows[rows["rater_kind"] == "human"]
+    out = [Row("All annotators", _turing_cells(rows["value"].tolist(), inp, inp.seed))]
+    for k, (r, g) in enumerate(sorted(rows.groupby("rater"), key=lambda x: x[0])):
+        out.append(Row(r, _turing_cells(g["value"].tolist(), inp, inp.seed + 3 * (k + 1))))
+    return [
+        Table(
+            key="cqbench-turing",
+            title="Turing-style test: can annotators tell the human-written utterance?",
+            columns=(
+                "Accuracy (tie = 0)",
+                "Accuracy over non-ties",
+                "Tie rate",
+                "Binomial p (non-ties vs 0.5)",
+                "n answers",
+            ),
+            rows=tuple(out),
+            caption="A tie scores 0 (paper: 44.8%, below the 50% chance level). p: exact two-sided binomial "
+            "test of the correct answers among the non-tie answers against 0.5. 95% bootstrap CIs over answers.",
+            row_header="Annotators",
+        )
+    ]
+
+
 TURING = Preset(
     key="cqbench.turing",
     name="CQ-Bench Turing-style pair test",
@@ -570,6 +715,7 @@ TURING = Preset(
     demo_items=turing_demo_items,
     defaults={"k": 3, "randomise_pair_order": True},
     study_design=TURING_STUDY_DESIGN,
+    validation_report=turing_validation_report,
 )
 
 PRESETS = [STORY, TURING]

@@ -7,6 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agreement.stats.tables import Cell, Row, Table
+from agreement.stats.validation import ValidationInput, judge_and_ceiling
+
 from .base import DemoJudge, DirectJudge, JudgePrompt, Preset, StudyDesign
 from .demo_images import draw_image
 
@@ -340,6 +343,105 @@ STUDY_DESIGN = StudyDesign(
 )
 
 
+# --------------------------------------------------------------------------- validation report
+# App. B.2, Table 4: the judge (an ensemble of two model judges, scores averaged) vs the mean
+# human annotation, and the human reference: each annotator vs the mean of the other three.
+TABLE4_FIELDS = (("Q1", "q1"), ("Q2", "q2"), ("Q3", "q3"), ("Q4", "q4"), ("Total", "total"))
+TABLE4_CAPTION = (
+    "Agreement between the automatic judge and human annotations (Pearson r, Spearman ρ; 95% "
+    "bootstrap CI over items in brackets). Human agreement: each annotator vs the mean of the "
+    "other annotators (leave-one-annotator-out), averaged. Total = (Q1/2 + Q2/2 + Q3/2 + Q4)/4 (Eq. 8)."
+)
+
+
+def _table4_columns(inp: ValidationInput, judges: list[str]) -> tuple[str, ...]:
+    cols: list[str] = []
+    for j in judges:
+        label = inp.judge_label(j)
+        cols += [f"{label} vs mean human: Pearson r", f"{label} vs mean human: Spearman ρ"]
+    return (*cols, "Human agreement: Pearson r", "Human agreement: Spearman ρ", "n")
+
+
+def _table4_cells(
+    inp: ValidationInput, field: str, humans, judges, items=None, seed_offset: int = 0
+) -> tuple[Cell, ...]:
+    W = inp.wide(field)
+    if items is not None:
+        W = W[W.index.isin(items)]
+    res = judge_and_ceiling(W, humans, judges, inp.bootstrap, inp.seed + seed_offset)
+    cells: list[Cell] = []
+    n = None
+    for j in judges:
+        vs = res["judges_vs_humans"].get(j, {}).get("vs_human_mean", {})
+        cells += [Cell.of(vs.get("pearson")), Cell.of(vs.get("spearman"))]
+        n = n if n is not None else (vs.get("pearson") or {}).get("n_items")
+    loo = res["humans_vs_humans"].get("leave_one_rater_out", {})
+    cells += [Cell.of(loo.get("pearson")), Cell.of(loo.get("spearman"))]
+    return (*cells, Cell(n if n is not None else res["n_items"], fmt="count"))
+
+
+def validation_report(inp: ValidationInput) -> list[Table]:
+    """Table 4, then the same split by annotator group (nationality) and by backbone (generator)."""
+    humans, judges = inp.humans(), inp.judges()
+    if not humans:
+        return []
+    cols = _table4_columns(inp, judges)
+    rows = tuple(Row(label, _table4_cells(inp, f, humans, judges)) for label, f in TABLE4_FIELDS)
+    tables = [
+        Table(
+            key="valueground-table4",
+            title="Table 4: Agreement between the automatic judge and human annotations",
+            columns=cols,
+            rows=rows,
+            caption=TABLE4_CAPTION,
+            row_header="Field",
+            notes=(f"{len(humans)} annotators, {len(judges)} judge(s).",),
+        )
+    ]
+    groups: dict[str, list[str]] = {}
+    for h in humans:
+        groups.setdefault(inp.attribute(h, "nationality") or "(no nationality)", []).append(h)
+    if len(groups) > 1:
+        split_rows = [
+            Row(f"{g}: {label}", _table4_cells(inp, f, hs, judges, seed_offset=k + 1))
+            for k, (g, hs) in enumerate(sorted(groups.items()))
+            for label, f in TABLE4_FIELDS
+        ]
+        tables.append(
+            Table(
+                key="valueground-table4-by-annotator-group",
+                title="Table 4 by annotator group (nationality)",
+                columns=cols,
+                rows=tuple(split_rows),
+                caption="As Table 4, with the mean human and the human agreement computed within each "
+                "annotator group only ("
+                + "; ".join(f"{g}: {', '.join(hs)}" for g, hs in sorted(groups.items()))
+                + ").",
+                row_header="Group: field",
+            )
+        )
+    if len(inp.frame) and "generator" in inp.frame.columns:
+        backbone = inp.frame.drop_duplicates("item").set_index("item")["generator"]
+        values = sorted(v for v in backbone.unique() if v)
+        if len(values) > 1:
+            split_rows = [
+                Row(f"{b}: {label}", _table4_cells(inp, f, humans, judges, backbone.index[backbone == b], k + 101))
+                for k, b in enumerate(values)
+                for label, f in TABLE4_FIELDS
+            ]
+            tables.append(
+                Table(
+                    key="valueground-table4-by-backbone",
+                    title="Table 4 by generation backbone",
+                    columns=cols,
+                    rows=tuple(split_rows),
+                    caption="As Table 4, on the pairs of each generation backbone only.",
+                    row_header="Backbone: field",
+                )
+            )
+    return tables
+
+
 PAIR_QUALITY = Preset(
     key="valueground.pair_quality",
     name="ValueGround pair quality",
@@ -353,6 +455,7 @@ PAIR_QUALITY = Preset(
     direct_judges=DIRECT_JUDGES,
     suggested_policy=SUGGESTED_POLICY,
     demo_judges=DEMO_JUDGES,
+    validation_report=validation_report,
 )
 
 PRESETS = [PAIR_QUALITY]

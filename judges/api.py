@@ -6,6 +6,7 @@ from django.shortcuts import get_object_or_404
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,7 +14,7 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from annotation.models import Project
 
-from . import outputs, selectors, services
+from . import imported, outputs, selectors, services
 from .models import JudgeConfig, JudgeOutput, JudgeRun
 
 
@@ -166,3 +167,41 @@ class JudgeRunOutputs(APIView):
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(JudgeOutputSerializer(page, many=True).data)
+
+
+class JudgeImportSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    name = serializers.CharField(max_length=150)
+    model_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    method = serializers.CharField(required=False, allow_blank=True, default="")
+    metrics = serializers.CharField(required=False, allow_blank=True, default="", help_text="comma-separated")
+    format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False)
+
+
+class JudgeImport(APIView):
+    """Import a judge's (or metric's) outputs as a model rater (multipart: ``file``, ``name``,
+    ``model_id``, ``method``, ``metrics``). 201 with the report, or 400 with the problems by line
+    and nothing written. Format: ``judges/imported.py``."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _project(request, project_id)
+        ser = JudgeImportSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        upload = d["file"]
+        fmt = d.get("format") or ("csv" if upload.name.lower().endswith(".csv") else "jsonl")
+        report = imported.import_judge_outputs(
+            project=project,
+            data=upload.read(),
+            data_format=fmt,
+            name=d["name"],
+            model_id=d["model_id"],
+            method=d["method"],
+            metrics=[m.strip() for m in d["metrics"].split(",") if m.strip()],
+            source_file=upload.name,
+            user=request.user,
+        )
+        code = status.HTTP_201_CREATED if report.ok else status.HTTP_400_BAD_REQUEST
+        return Response(report.as_dict(), status=code)

@@ -37,6 +37,7 @@ from core.errors import DomainError
 
 from . import prompts
 from .backends import (
+    DIRECT_MODES,
     QUEUES,
     BackendUnavailable,
     JudgeItem,
@@ -150,6 +151,7 @@ def create_judge_config(
     preset = project.preset
     defaults = prompts.preset_defaults(preset, rubric)
     kind, decides = "rubric", None
+    judged_by_template: list[str] = []
     if backend == JudgeConfig.Backend.ENSEMBLE:
         if len(members) < 2:
             raise DomainError("an ensemble needs at least two member judges")
@@ -205,8 +207,11 @@ def create_judge_config(
             except ValueError as exc:
                 raise DomainError(f"classifier template: {exc}") from None
             if questions is not None and list(questions) != judged:
-                raise DomainError(f"the classifiers decide {', '.join(judged)}, not {', '.join(questions)}")
-            questions = judged
+                raise DomainError(
+                    f"this classifier template can answer only {', '.join(judged)} (its flags), "
+                    f"not {', '.join(questions) or '(none)'}"
+                )
+            questions = judged_by_template = judged
             decides = {
                 q: [f for r, f in zip(prompt_template["flags"], flags, strict=True) if r["question"] == q]
                 for q in judged
@@ -228,12 +233,40 @@ def create_judge_config(
         not in (JudgeConfig.Backend.ENSEMBLE, JudgeConfig.Backend.EMBEDDING, JudgeConfig.Backend.IMAGE_SIMILARITY)
         and kind == "label"
     )
+    if (
+        not label_judge
+        and kind == "rubric"
+        and parser in ("score_is", "choice")
+        and len(questions) > 1
+        and "per_question" not in prompt_template
+    ):
+        raise DomainError(
+            f"the {parser} parser reads one answer per reply: give a per_question template or judge one question"
+        )
     if not label_judge:
         known = {q.id: q for q in rubric.questions}
         unknown = [q for q in questions if q not in known]
         if unknown or not questions:
             raise DomainError(
                 f"the judge must answer rubric questions; unknown: {', '.join(unknown) or '(none given)'}"
+            )
+        can = (
+            judged_by_template
+            if kind == "classifiers"
+            else answerable_questions(
+                backend=backend,
+                rubric=rubric,
+                preset=preset,
+                params=params,
+                parser=parser,
+                members=members,
+            )
+        )
+        cannot = [q for q in questions if q not in can]
+        if cannot:
+            raise DomainError(
+                f"the {backend} judge cannot answer {', '.join(cannot)}; it can answer "
+                f"{', '.join(can) or 'no question of this rubric'}"
             )
         try:
             judged_rubric(project, questions)
@@ -287,6 +320,53 @@ def create_judge_config(
             config.members.set(members)
     # a backend that cannot be built here may still run on its worker (GPU, API key): checked there
     return config
+
+
+# the question types each parser of generated text can read
+PARSER_TYPES = {
+    "json": ("scale", "binary", "choice", "checklist", "pairwise"),
+    "score_is": ("scale", "binary"),
+    "choice": ("scale", "binary", "choice", "pairwise"),
+}
+
+
+def direct_mode(backend: str, preset: Preset, params: dict[str, Any]) -> str:
+    """The mode an embedding / image-similarity judge runs in: ``params.mode`` or the preset's."""
+    direct = preset.direct_judges.get(backend)
+    return str(params.get("mode") or (direct.mode if direct is not None else ""))
+
+
+def answerable_questions(
+    *,
+    backend: str,
+    rubric: Rubric,
+    preset: Preset,
+    params: dict[str, Any],
+    parser: str | None,
+    members: Sequence[JudgeConfig] = (),
+) -> list[str]:
+    """The rubric questions (in rubric order) a judge of this configuration can answer, checked
+    when the judge is created rather than when it runs: an embedding / image-similarity judge
+    answers its mode's questions (``backends.DIRECT_MODES``), an ensemble what its members
+    answer, a generative judge every non-text question its parser can read (``PARSER_TYPES``).
+    A classifier template's flags are checked by ``prompts.check_classifier_template``."""
+    if backend == JudgeConfig.Backend.ENSEMBLE:
+        can = {q for m in members for q in m.questions}
+    elif backend in DIRECT_MODES:
+        mode = direct_mode(backend, preset, params)
+        modes = DIRECT_MODES[backend]
+        if mode not in modes:
+            raise DomainError(
+                f"the {backend} judge has no mode {mode!r} for preset {preset.key!r}; "
+                f"params.mode is one of {', '.join(modes)}"
+                if mode
+                else f"the {backend} judge has no mode for preset {preset.key!r}; set params.mode ({', '.join(modes)})"
+            )
+        can = set(modes[mode])
+    else:
+        types = PARSER_TYPES.get(parser or "json", PARSER_TYPES["json"])
+        can = {q.id for q in rubric.questions if q.type in types}
+    return [q.id for q in rubric.questions if q.id in can]
 
 
 def _direct_questions(backend: str, preset: Preset) -> list[str]:
@@ -536,7 +616,13 @@ def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passe
         except IntegrityError:
             return  # finalised already (redelivered chunk)
         if not errors and rubric is not None:  # a label judge's output is no rubric annotation
-            _write_annotation(run, item, answers, judge_derived(rubric, answers, exact))
+            write_judge_annotation(
+                rater=run.config.rater,
+                project=run.project,
+                item=item,
+                answers=answers,
+                derived=judge_derived(rubric, answers, exact),
+            )
 
 
 def combine_labels(per_pass: Sequence[dict[str, str] | None]) -> dict[str, str] | None:
@@ -564,10 +650,13 @@ def judge_derived(rubric: Rubric, answers: dict[str, Any], exact: dict[str, Any]
     return derived
 
 
-def _write_annotation(run: JudgeRun, item: Item, answers: dict[str, Any], derived: dict[str, Any]) -> Annotation:
-    """The judge rater's annotation of the item (one per item and judge; a later run updates it)."""
-    rater = run.config.rater
-    project = run.project
+def write_judge_annotation(
+    *, rater: Rater, project: Project, item: Item, answers: dict[str, Any], derived: dict[str, Any]
+) -> Annotation:
+    """A model rater's annotation of the item on a submitted regular assignment (one per item and
+    rater; a later run updates it). ``answers`` are validated by the rubric part the judge
+    answers, ``derived`` computed by :func:`judge_derived`. Used by judge runs and by imported
+    judge outputs (``judges/imported.py``)."""
     now = timezone.now()
     assignment, _ = Assignment.objects.get_or_create(
         item=item,
@@ -614,9 +703,11 @@ __all__ = [
     "cancel_judge_run",
     "create_judge_config",
     "execute_judge_chunk",
+    "judge_derived",
     "judged_rubric",
     "rerun_failed_items",
     "resume_judge_run",
     "spec_for",
     "start_judge_run",
+    "write_judge_annotation",
 ]

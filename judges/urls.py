@@ -8,6 +8,7 @@ from . import api, views
 
 urlpatterns = [
     path("projects/<int:project_id>/judges/", views.judges_page, name="judges"),
+    path("projects/<int:project_id>/judges/import/", views.import_outputs, name="judge_import"),
     path("projects/<int:project_id>/judges/<int:config_id>/run/", views.start_run, name="judge_start_run"),
     path("projects/<int:project_id>/judges/runs/<int:run_id>/", views.run_detail, name="judge_run"),
     path("projects/<int:project_id>/judges/runs/<int:run_id>/progress/", views.run_progress, name="judge_run_progress"),
@@ -18,6 +19,7 @@ urlpatterns = [
         name="judge_run_rerun_failed",
     ),
     path("api/projects/<int:project_id>/judges/", api.JudgeConfigList.as_view(), name="api_judges"),
+    path("api/projects/<int:project_id>/judges/import/", api.JudgeImport.as_view(), name="api_judge_import"),
     path(
         "api/projects/<int:project_id>/judges/<int:config_id>/runs/", api.JudgeRunStart.as_view(), name="api_judge_runs"
     ),

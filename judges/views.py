@@ -17,8 +17,9 @@ from annotation.access import managed_project_or_403
 from annotation.models import Project
 from benchmarks.registry import named_templates
 from core.errors import DomainError
+from core.pages import form_error
 
-from . import selectors, services
+from . import imported, selectors, services
 from .models import JudgeConfig
 
 
@@ -99,16 +100,79 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
         else:
             messages.success(request, f"Judge {config.name!r} created.")
             return redirect("judges", project_id=project.id)
+    return _page(request, project, form=form)
+
+
+class ImportOutputsForm(forms.Form):
+    """Outputs of a judge or metric run elsewhere (see ``judges/imported.py`` for the format)."""
+
+    file = forms.FileField(help_text="JSONL or CSV: one line per item, keyed by the item's external id 'id'")
+    name = forms.CharField(max_length=150)
+    model_id = forms.CharField(max_length=200, required=False)
+    method = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, help_text="prompt or method description"
+    )
+    metrics = forms.CharField(
+        required=False, help_text="comma-separated names of numeric score columns (e.g. clip), besides the rubric"
+    )
+
+
+def _page(
+    request: HttpRequest,
+    project: Project,
+    *,
+    form: forms.Form | None = None,
+    import_form: forms.Form | None = None,
+    import_errors: list[str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
     return render(
         request,
         "judges/judges.html",
         {
             "project": project,
-            "form": form,
+            "form": form or JudgeConfigForm(project=project),
+            "import_form": import_form or ImportOutputsForm(),
+            "import_errors": import_errors or [],
             "configs": selectors.judge_configs(project),
+            "imported": imported.imported_raters(project),
             "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project)[:50]],
         },
+        status=status,
     )
+
+
+@login_required
+@require_POST
+def import_outputs(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Import a judge's outputs as a model rater: all or nothing, problems listed by line."""
+    project = _project_or_403(request, project_id)
+    form = ImportOutputsForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _page(request, project, import_form=form, status=400)
+    d = form.cleaned_data
+    upload = d["file"]
+    fmt = "csv" if upload.name.lower().endswith(".csv") else "jsonl"
+    try:
+        report = imported.import_judge_outputs(
+            project=project,
+            data=upload.read(),
+            data_format=fmt,
+            name=d["name"],
+            model_id=d["model_id"],
+            method=d["method"],
+            metrics=[m.strip() for m in d["metrics"].split(",") if m.strip()],
+            source_file=upload.name,
+            user=request.user,
+        )
+    except DomainError as exc:
+        form_error(form, exc)
+        return _page(request, project, import_form=form, status=400)
+    if not report.ok:
+        more = [f"... and {report.errors_truncated} more"] if report.errors_truncated else []
+        return _page(request, project, import_form=form, import_errors=report.errors + more, status=400)
+    messages.success(request, f"Imported {report.items} outputs as judge {report.name!r}.")
+    return redirect("judges", project_id=project.id)
 
 
 @login_required

@@ -5,7 +5,8 @@
 - no underscore (private) name is imported from, or reached into, another module;
 - the shared pieces sit below the services: ``core`` imports no app, the statistics core
   (``agreement.stats``) imports no Django and no app, and ``benchmarks`` (the protocols) imports
-  neither the judges nor curation.
+  neither the judges, curation, studies nor agreement, except the pure ``agreement.stats``
+  (a preset computes its paper's validation tables with it).
 
 The checks parse the files (``ast``); nothing is imported or executed."""
 
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the one package of an upper app that ``benchmarks`` may import: the pure statistics core
+ALLOWED_IN_BENCHMARKS = "agreement.stats"
 APPS = ("annotation", "studies", "judges", "curation", "agreement", "benchmarks", "core", "config")
 
 
@@ -201,6 +204,7 @@ def test_no_private_name_crosses_a_module():
     [
         ("core", APPS),
         ("agreement.stats", (*APPS, "django", "rest_framework", "celery")),
+        # the protocols compute their validation tables with the pure statistics core only
         ("benchmarks", ("judges", "curation", "agreement", "studies")),
     ],
 )
@@ -217,6 +221,21 @@ def test_lower_layers_do_not_import_upper_ones(layer, forbidden):
                 names = [node.module or ""]
             for name in names:
                 top = name.split(".")[0]
+                if layer == "benchmarks" and (
+                    name == ALLOWED_IN_BENCHMARKS or name.startswith(ALLOWED_IN_BENCHMARKS + ".")
+                ):
+                    continue
                 if top in forbidden and not name.startswith(layer):
                     offenders.append(f"{module}:{node.lineno} imports {name}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_benchmarks_may_import_the_statistics_core_only():
+    """``benchmarks`` imports ``agreement.stats`` (its validation tables), never agreement's
+    Django modules: the exemption is exactly the pure package."""
+    seen = set()
+    for module, found in SCANNED.items():
+        if module.startswith("benchmarks"):
+            seen |= {t for t in found.targets if t.startswith("agreement")}
+    assert seen, "benchmarks should use the statistics core for the validation tables"
+    assert all(t == ALLOWED_IN_BENCHMARKS or t.startswith(ALLOWED_IN_BENCHMARKS + ".") for t in seen), seen

@@ -3,8 +3,13 @@
 Fields are the cells of :func:`annotation.answers.flatten_answers` with its defaults, read with
 each annotation's own rubric version: pairwise answers as the item field picked, repeated
 questions one field per element ``q[n]``, checklists as a JSON list, then derived fields and
-``accepted``. An ensemble judge's row holds its stored (rounded) answer, not the exact mean the
-agreement report analyses (``exact=False``; see :mod:`annotation.answers`).
+``accepted``. A combined judge's row (an ensemble, or the mean of several passes) holds its stored
+(rounded) rubric answer in ``value`` / ``value_num`` and, in ``value_exact``, the number the
+agreement report analyses (``flatten_answers(..., exact=True)``: the exact mean, and derived fields
+computed from the means); ``value_exact`` is empty for humans, single-pass judges and non-numeric
+fields, so ``coalesce(value_exact, value_num)`` is the report's reading of every row.
+``judge_name`` names a model rater (its judge configuration's name, else the rater's name).
+Both columns come last, so the columns before them are unchanged.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ ANNOTATION_SCHEMA = pa.schema(
         pa.field("judge_model", pa.string()),
         pa.field("judge_prompt_hash", pa.string()),
         json_field("judge_parameters"),
+        pa.field("judge_name", pa.string()),
+        pa.field("value_exact", pa.float64()),
     ]
 )
 
@@ -63,16 +70,28 @@ def _value(v: Any) -> tuple[str, float | None]:
     return json.dumps(v, ensure_ascii=False, sort_keys=True), None
 
 
+def _exact_values(rubric: Rubric, answers: Any, derived: Any, presentation: Any) -> dict[str, float] | None:
+    """Field -> the number the agreement report reads (``exact=True``), for a combined judge's
+    annotation (one with ``derived["judge_exact"]``); None for every other annotation."""
+    if not (isinstance(derived, dict) and derived.get("judge_exact")):
+        return None
+    out = {}
+    for fname, _, v, _ in flatten_answers(rubric, answers, derived, presentation, exact=True):
+        if isinstance(v, (bool, int, float)):
+            out[fname] = float(v)
+    return out
+
+
 def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple]:
     """Per submitted annotation of the export (id order, streamed): (item, item version, rater
-    tuple (pseudonym, kind, backend, model, prompt hash, parameters), rubric (parsed, key,
+    tuple (pseudonym, kind, backend, model, prompt hash, parameters, judge name), rubric (parsed, key,
     version), rubric version id, rater id, answers, derived, presentation, created, updated, revision)."""
     project = export.project
     raters = {}
-    for rid, kind, backend, model_id, prompt_hash, params in (
+    for rid, kind, name, backend, model_id, prompt_hash, params, judge_name in (
         Rater.objects.filter(annotations__item__project=project)
         .distinct()
-        .values_list("id", "kind", "backend", "model_id", "prompt_hash", "parameters")
+        .values_list("id", "kind", "name", "backend", "model_id", "prompt_hash", "parameters", "judge_config__name")
     ):
         model = kind == Rater.Kind.MODEL
         raters[rid] = (
@@ -82,6 +101,7 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple
             model_id if model else None,
             prompt_hash if model else None,
             params if model else None,
+            (judge_name or name) if model else None,
         )
     rubrics: dict[int, tuple[Rubric, str, int]] = {}
     qs = submitted_annotations(project)
@@ -142,7 +162,8 @@ def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tup
         revision,
     ) in _annotation_source(export, pseudonyms):
         rubric, rkey, rver = rb
-        pseud, kind, backend, model_id, prompt_hash, params = rater
+        pseud, kind, backend, model_id, prompt_hash, params, judge_name = rater
+        exact = _exact_values(rubric, answers, derived, presentation)
         for fname, _, v, _ in flatten_answers(rubric, answers, derived, presentation):
             text, num = _value(v)
             batch.append(
@@ -163,6 +184,8 @@ def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tup
                     model_id,
                     prompt_hash,
                     params,
+                    judge_name,
+                    exact.get(fname) if exact else None,
                 )
             )
         if len(batch) >= ANNOTATION_BATCH:
@@ -214,6 +237,8 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
         def enc_cells(vs: Sequence[Any]) -> str:
             return cells(["" if v is None else plain_value(v, nested=False) for v in vs])
 
+    # the value_exact cell and line end of a row without an exact value
+    no_exact = (key[17] + enc(None) + end) if fmt == "jsonl" else "," + enc_cells([None]) + "\n"
     rater_pieces: dict[int, tuple[str, str]] = {}
     rubric_pieces: dict[int, str] = {}
     field_pieces: dict[str, str] = {}
@@ -235,8 +260,8 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
     ) in _annotation_source(export, pseudonyms):
         rubric, rkey, rver = rb
         rp = rater_pieces.get(rater_id)
-        if rp is None:  # (pseudonym + kind, judge columns + line end)
-            pseud, kind, backend, model_id, prompt_hash, params = rater
+        if rp is None:  # (pseudonym + kind, judge columns)
+            pseud, kind, backend, model_id, prompt_hash, params, judge_name = rater
             if fmt == "jsonl":
                 rp = (
                     key[2] + enc(pseud) + key[3] + enc(kind) + key[4],
@@ -248,12 +273,13 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
                     + enc(prompt_hash)
                     + key[15]
                     + enc(params)
-                    + end,
+                    + key[16]
+                    + enc(judge_name),
                 )
             else:
                 rp = (
                     "," + enc_cells([pseud, kind]) + ",",
-                    "," + enc_cells([backend, model_id, prompt_hash, params]) + "\n",
+                    "," + enc_cells([backend, model_id, prompt_hash, params, judge_name]),
                 )
             rater_pieces[rater_id] = rp
         rk = rubric_pieces.get(rv_id)
@@ -267,6 +293,7 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
         else:
             head = enc_cells([ext, version]) + rp[0]
             tail = rk + "," + enc_cells([created, updated, revision]) + rp[1]
+        exact = _exact_values(rubric, answers, derived, presentation)
         for fname, _, v, _ in flatten_answers(rubric, answers, derived, presentation):
             fp = field_pieces.get(fname)
             if fp is None:
@@ -278,7 +305,12 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
                 vp = (key[5] + enc(text) + key[6] + enc(num)) if fmt == "jsonl" else "," + enc_cells([text, num])
                 if ck is not None and len(value_pieces) < _VALUE_CACHE_MAX:
                     value_pieces[ck] = vp
-            parts.append(head + fp + vp + tail)
+            ex = exact.get(fname) if exact else None
+            if ex is None:
+                ep = no_exact
+            else:
+                ep = (key[17] + enc(ex) + end) if fmt == "jsonl" else "," + enc_cells([ex]) + "\n"
+            parts.append(head + fp + vp + tail + ep)
         if len(parts) >= ANNOTATION_BATCH:
             yield "".join(parts), len(parts)
             parts = []

@@ -136,6 +136,29 @@ def agreement_lines(project: Project, max_annotations: int = 200_000) -> list[st
     return lines if len(lines) > 2 else ["(no agreement figures: not enough overlapping ratings)"]
 
 
+def validation_section(project: Project, max_annotations: int = 200_000) -> str:
+    """The protocol's validation tables (the paper's tables, e.g. ValueGround Table 4) as Markdown,
+    with the agreement page's default bootstrap (1000 resamples, seed 0): the same numbers as the
+    page and ``GET /api/projects/<id>/validation-report/?format=markdown``."""
+    from agreement import validation
+    from agreement.services import ReportParams
+    from agreement.stats.tables import to_markdown
+
+    if not validation.has_tables(project):
+        return "(this protocol declares no validation tables)"
+    if agreement_selectors.annotation_count(project) > max_annotations:
+        return "(project too large for the card: see the platform's agreement report)"
+    defaults = ReportParams()
+    try:
+        tables = validation.compute_tables(project, bootstrap=defaults.bootstrap, seed=defaults.seed)
+    except Exception as exc:  # the card must not fail the export
+        return f"(validation tables unavailable: {type(exc).__name__})"
+    if not tables:
+        return "(no validation tables yet: no submitted ratings)"
+    text = to_markdown(tables).replace("\n### ", "\n#### ")
+    return "#" + text if text.startswith("### ") else text
+
+
 def dataset_card(export: Export, prov: dict[str, Any], feats: dict[str, Any], images: list[str], rows: int) -> str:
     project = export.project
     rubric = project.rubric_version.parsed()
@@ -222,6 +245,13 @@ Decisions in the project at export time: {counts["accepted"]} accepted, {counts[
 Computed by the platform on all submitted ratings of the project (no bootstrap intervals here):
 
 {chr(10).join(agreement_lines(project))}
+
+## Validation tables
+
+The protocol's tables computed from the submitted ratings (95% bootstrap intervals over items,
+1000 resamples, seed 0):
+
+{validation_section(project)}
 
 ## Provenance
 

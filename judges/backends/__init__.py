@@ -5,6 +5,7 @@ imported only by the backend that needs them."""
 from __future__ import annotations
 
 from .base import (
+    DIRECT_MODES,
     BackendUnavailable,
     ChatReply,
     ChatRequest,
@@ -44,6 +45,7 @@ def backend_for(spec: JudgeSpec) -> JudgeBackend:
 
 
 __all__ = [
+    "DIRECT_MODES",
     "QUEUES",
     "BackendUnavailable",
     "ChatReply",

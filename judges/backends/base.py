@@ -19,6 +19,14 @@ from benchmarks.registry import PRESETS
 
 from .. import parsers
 
+# The questions a prompt-less backend can answer, per mode (``params.mode``, default the mode the
+# preset declares in ``Preset.direct_judges``): checked when a judge is configured and again when
+# the backend is built.
+DIRECT_MODES: dict[str, dict[str, tuple[str, ...]]] = {
+    "embedding": {"cqbench": ("reflection", "rewrite_improvement")},
+    "image_similarity": {"valueground_q3": ("q3",), "counterfactual_filter": ("flags",)},
+}
+
 
 class BackendUnavailable(RuntimeError):
     """This backend cannot run here (missing package, unreachable model, bad configuration)."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import BackendUnavailable, JudgeBackend, JudgeItem, Verdict
+from .base import DIRECT_MODES, BackendUnavailable, JudgeBackend, JudgeItem, Verdict
 
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -102,11 +102,11 @@ class EmbeddingBackend(JudgeBackend):
         super().__init__(spec)
         p = spec.params
         self.mode = str(p.get("mode") or spec.preset_mode())
-        if self.mode != "cqbench":
+        if self.mode not in DIRECT_MODES["embedding"]:
             raise BackendUnavailable(
                 f"the embedding judge has no mode for preset {spec.preset_key!r} (params.mode: cqbench)"
             )
-        allowed = {"reflection", "rewrite_improvement"}
+        allowed = set(DIRECT_MODES["embedding"][self.mode])
         if not set(spec.questions) <= allowed:
             raise BackendUnavailable(
                 f"the embedding judge answers only {', '.join(sorted(allowed))}, not "

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import BackendUnavailable, JudgeBackend, JudgeItem, Verdict
+from .base import DIRECT_MODES, BackendUnavailable, JudgeBackend, JudgeItem, Verdict
 
 SIZE = 256
 _C1 = (0.01 * 255) ** 2
@@ -57,14 +57,14 @@ class ImageSimilarityBackend(JudgeBackend):
         super().__init__(spec)
         p = spec.params
         self.mode = str(p.get("mode") or spec.preset_mode())
-        wanted = {"valueground_q3": ["q3"], "counterfactual_filter": ["flags"]}.get(self.mode)
+        wanted = DIRECT_MODES["image_similarity"].get(self.mode)
         if wanted is None:
             raise BackendUnavailable(
                 f"the image-similarity judge has no mode for preset {spec.preset_key!r} "
                 "(params.mode: valueground_q3 or counterfactual_filter)"
             )
-        if list(spec.questions) != wanted:
-            raise BackendUnavailable(f"the image-similarity judge in mode {self.mode} answers {wanted}")
+        if tuple(spec.questions) != wanted:
+            raise BackendUnavailable(f"the image-similarity judge in mode {self.mode} answers {list(wanted)}")
         self.q3_thresholds = [float(x) for x in p.get("q3_thresholds", [0.35, 0.6])]
         self.context_min = float(p.get("context_min", 0.75))
         self.person_min = float(p.get("person_min", 0.85))

@@ -128,6 +128,8 @@ def test_researcher_runs_the_embedding_judge_and_sees_it_next_to_the_humans(
     main = page.inner_text("main")
     assert "annotator1" in main and "annotator2" in main and f"judge: {JUDGE} [judge]" in main
 
+    # the page opens with the summary; the per-field detail and heatmaps are collapsed: open them
+    page.locator("details").evaluate_all("els => els.forEach(e => { e.open = true; })")
     section = page.locator('section[data-field="reflection[*]"]')
     assert f"Judge judge: {JUDGE} vs humans" in section.inner_text()
     assert section.locator("[data-testid=heatmap]").first.inner_text().count("annotator") >= 2

@@ -23,6 +23,8 @@ from django.db import transaction
 from annotation import annotating, importing, projects
 from annotation.models import Assignment, Project
 from benchmarks.registry import PRESETS
+from judges.models import JudgeConfig
+from judges.services import create_judge_config
 
 # Documented in the README. Demo only: change or remove them on any shared deployment.
 DEMO_USERS = [
@@ -95,9 +97,6 @@ class Command(BaseCommand):
             self.seed_annotations(project, users)
 
     def seed_judges(self, project: Project, researcher) -> None:
-        from judges.models import JudgeConfig
-        from judges.services import create_judge_config
-
         for judge in project.preset.demo_judges:
             if JudgeConfig.objects.filter(project=project, name=judge.name).exists():
                 continue

@@ -1,0 +1,46 @@
+"""``python manage.py validation_report PROJECT_ID``: the protocol's validation tables of a
+project (the paper's tables from its stored ratings) as Markdown, LaTeX, CSV or JSON; the same
+function and numbers as the agreement page and ``GET /api/projects/<id>/validation-report/``."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from agreement import validation
+from agreement.services import MAX_BOOTSTRAP
+from agreement.stats import tables
+from annotation.models import Project
+from core.errors import DomainError
+
+
+class Command(BaseCommand):
+    help = "The protocol's validation tables of a project (Markdown, LaTeX booktabs, CSV or JSON)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project_id", type=int)
+        parser.add_argument("--format", choices=validation.FORMATS, default="markdown")
+        parser.add_argument("--bootstrap", type=int, default=1000, help="item resamples for 95%% CIs (0 = none)")
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, **o):
+        if not 0 <= o["bootstrap"] <= MAX_BOOTSTRAP:
+            raise CommandError(f"--bootstrap must be between 0 and {MAX_BOOTSTRAP}")
+        if o["seed"] < 0:
+            raise CommandError("--seed must be zero or positive")
+        project = Project.objects.filter(pk=o["project_id"]).first()
+        if project is None:
+            raise CommandError(f"no project {o['project_id']}")
+        if not validation.has_tables(project):
+            raise CommandError(
+                f"the protocol of project {project.id} ({project.preset.name}) declares no validation tables"
+            )
+        try:
+            result = validation.compute_tables(project, bootstrap=o["bootstrap"], seed=o["seed"])
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        if o["format"] == "json":
+            self.stdout.write(json.dumps(tables.to_json(result), indent=2, ensure_ascii=False))
+        else:
+            self.stdout.write(tables.render(result, o["format"]), ending="")

@@ -1,0 +1,295 @@
+"""Paper-ready tables: one value type for the cells of a protocol's validation tables and the
+renderers that write them as Markdown, LaTeX (booktabs), CSV and JSON.
+
+A :class:`Table` is what a preset's ``validation_report`` returns (a list of them); the page,
+the API, the management command and the dataset card all show the same objects, and every
+number is formatted here (:func:`format_cell`), so the page and the exports agree digit for
+digit. JSON keeps the full-precision values; the text formats round them.
+
+Cell formats (``Cell.fmt``):
+
+- ``"r"``: a coefficient (correlation, kappa), 3 decimals;
+- ``"%"``: a share in [0, 1], shown as a percentage with 1 decimal;
+- ``"count"``: a whole number;
+- ``"num"``: any other number (means), 2 decimals;
+- ``"p"``: a p-value, 3 significant digits;
+- ``"text"``: a label, shown as is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+FORMATS = ("r", "%", "count", "num", "p", "text")
+MISSING = "–"
+CSV_COLUMNS = ("table", "row", "column", "value", "ci_low", "ci_high", "n", "format", "display", "note")
+
+
+def _finite(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One number of a table: the value, its 95% bootstrap interval (or none), the number of
+    units it rests on, how it is shown, and why it is missing when it is."""
+
+    value: float | str | None
+    ci: tuple[float, float] | None = None
+    n: int | None = None
+    fmt: str = "r"
+    note: str = ""  # e.g. the reason a value is undefined
+
+    def __post_init__(self) -> None:
+        if self.fmt not in FORMATS:
+            raise ValueError(f"unknown cell format {self.fmt!r}; one of {FORMATS}")
+
+    @classmethod
+    def of(cls, result: Any, fmt: str = "r", n: int | None = None) -> Cell:
+        """A cell from a :class:`MetricResult` or its ``to_dict()``."""
+        d = result.to_dict() if hasattr(result, "to_dict") else dict(result or {})
+        ci = d.get("ci")
+        return cls(
+            _finite(d.get("value")),
+            (float(ci[0]), float(ci[1])) if ci else None,
+            d.get("n_items") if n is None else n,
+            fmt,
+            d.get("reason") or "",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.value if self.fmt == "text" else _finite(self.value)
+        return {
+            "value": v,
+            "ci": [self.ci[0], self.ci[1]] if self.ci else None,
+            "n": self.n,
+            "format": self.fmt,
+            "note": self.note,
+            "display": format_cell(self),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Cell:
+        ci = d.get("ci")
+        return cls(d.get("value"), (ci[0], ci[1]) if ci else None, d.get("n"), d.get("format", "r"), d.get("note", ""))
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A protocol table: ``key`` (stable, for files and anchors), ``title`` and ``caption`` in
+    the paper's words, ``columns`` (headers of the value columns, after the row label column
+    headed ``row_header``), ``rows`` and ``notes`` (printed under the table)."""
+
+    key: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    caption: str = ""
+    row_header: str = ""
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for r in self.rows:
+            if len(r.cells) != len(self.columns):
+                raise ValueError(
+                    f"row {r.label!r} of table {self.key!r} has {len(r.cells)} cells, not {len(self.columns)}"
+                )
+
+    def cell(self, row: str, column: str) -> Cell:
+        j = self.columns.index(column)
+        return next(r for r in self.rows if r.label == row).cells[j]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "title": self.title,
+            "caption": self.caption,
+            "row_header": self.row_header,
+            "columns": list(self.columns),
+            "rows": [{"label": r.label, "cells": [c.to_dict() for c in r.cells]} for r in self.rows],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Table:
+        return cls(
+            key=d["key"],
+            title=d["title"],
+            caption=d.get("caption", ""),
+            row_header=d.get("row_header", ""),
+            columns=tuple(d["columns"]),
+            rows=tuple(Row(r["label"], tuple(Cell.from_dict(c) for c in r["cells"])) for r in d["rows"]),
+            notes=tuple(d.get("notes", ())),
+        )
+
+
+# ------------------------------------------------------------------------------ formatting
+def format_number(v: float | None, fmt: str) -> str:
+    """The one way a number is written (page, Markdown, LaTeX, CSV ``display``)."""
+    if v is None:
+        return MISSING
+    if fmt == "%":
+        return f"{100 * v:.1f}%"
+    if fmt == "count":
+        return f"{round(v):d}"
+    if fmt == "num":
+        return f"{v:.2f}"
+    if fmt == "p":
+        return f"{v:.3g}"
+    return f"{v:.3f}"
+
+
+def format_value(cell: Cell) -> str:
+    if cell.fmt == "text":
+        return MISSING if cell.value in (None, "") else str(cell.value)
+    return format_number(_finite(cell.value), cell.fmt)
+
+
+def format_ci(cell: Cell) -> str:
+    if not cell.ci or cell.fmt == "text":
+        return ""
+    return f"[{format_number(cell.ci[0], cell.fmt)}, {format_number(cell.ci[1], cell.fmt)}]"
+
+
+def format_cell(cell: Cell) -> str:
+    """Value and interval, e.g. ``0.633 [0.41, 0.79]``; the undefined show a dash."""
+    ci = format_ci(cell)
+    return f"{format_value(cell)} {ci}" if ci else format_value(cell)
+
+
+# ------------------------------------------------------------------------------ renderers
+def _md_escape(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(tables: Iterable[Table]) -> str:
+    """GitHub-flavoured Markdown: a heading, the table (values with their 95% CI), the caption
+    and notes below."""
+    out: list[str] = []
+    for t in tables:
+        out.append(f"### {_md_escape(t.title)}")
+        out.append("")
+        head = [t.row_header or " ", *t.columns]
+        out.append("| " + " | ".join(_md_escape(h) for h in head) + " |")
+        out.append("|" + "|".join(["---"] + ["---:"] * len(t.columns)) + "|")
+        for r in t.rows:
+            out.append("| " + " | ".join([_md_escape(r.label), *(_md_escape(format_cell(c)) for c in r.cells)]) + " |")
+        out.append("")
+        for line in (t.caption, *t.notes):
+            if line:
+                out.append(_md_escape(line))
+                out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "–": "--",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "ρ": r"$\rho$",
+    "κ": r"$\kappa$",
+    "α": r"$\alpha$",
+    "τ": r"$\tau$",
+}
+
+
+def latex_escape(s: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(s))
+
+
+def to_latex(tables: Iterable[Table]) -> str:
+    """One ``table`` environment per table, booktabs rules (``\\usepackage{booktabs}``), the
+    values right-aligned with their 95% CI in brackets."""
+    out: list[str] = []
+    for t in tables:
+        out.append(r"\begin{table}[t]")
+        out.append(r"\centering")
+        out.append(r"\begin{tabular}{l" + "r" * len(t.columns) + "}")
+        out.append(r"\toprule")
+        out.append(" & ".join(latex_escape(h) for h in (t.row_header, *t.columns)) + r" \\")
+        out.append(r"\midrule")
+        for r in t.rows:
+            out.append(" & ".join([latex_escape(r.label), *(latex_escape(format_cell(c)) for c in r.cells)]) + r" \\")
+        out.append(r"\bottomrule")
+        out.append(r"\end{tabular}")
+        caption = " ".join(x for x in (t.title + ".", t.caption, *t.notes) if x)
+        out.append(r"\caption{" + latex_escape(caption) + "}")
+        out.append(r"\label{tab:" + latex_escape(t.key).replace(r"\_", "-") + "}")
+        out.append(r"\end{table}")
+        out.append("")
+    return "\n".join(out)
+
+
+def csv_rows(tables: Iterable[Table]) -> list[dict[str, Any]]:
+    """Long format: one row per cell, full-precision value and interval."""
+    rows = []
+    for t in tables:
+        for r in t.rows:
+            for col, c in zip(t.columns, r.cells, strict=True):
+                d = c.to_dict()
+                rows.append(
+                    {
+                        "table": t.key,
+                        "row": r.label,
+                        "column": col,
+                        "value": "" if d["value"] is None else d["value"],
+                        "ci_low": d["ci"][0] if d["ci"] else "",
+                        "ci_high": d["ci"][1] if d["ci"] else "",
+                        "n": "" if c.n is None else c.n,
+                        "format": c.fmt,
+                        "display": d["display"],
+                        "note": c.note,
+                    }
+                )
+    return rows
+
+
+def to_csv(tables: Iterable[Table]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in csv_rows(tables):
+        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+    return buf.getvalue()
+
+
+def to_json(tables: Iterable[Table]) -> list[dict[str, Any]]:
+    return [t.to_dict() for t in tables]
+
+
+def render(tables: Sequence[Table], fmt: str) -> str:
+    """``markdown``, ``latex`` or ``csv`` text of the tables."""
+    if fmt == "markdown":
+        return to_markdown(tables)
+    if fmt == "latex":
+        return to_latex(tables)
+    if fmt == "csv":
+        return to_csv(tables)
+    raise ValueError(f"unknown table format {fmt!r}; one of markdown, latex, csv")

@@ -1,0 +1,54 @@
+"""The protocol's validation tables of a project: the paper's tables (e.g. ValueGround Table 4)
+computed from the stored ratings by the preset's ``validation_report`` function.
+
+:func:`validation_input` gathers what the preset's function reads (the ratings frame, who each
+rater is, the field levels, the bootstrap settings) into the pure
+:class:`agreement.stats.validation.ValidationInput`; :func:`compute_tables` calls the preset.
+A preset without a ``validation_report`` has no protocol tables (the generic report still
+shows). The page, the API, the ``validation_report`` command and the dataset card all call
+:func:`compute_tables` (directly or through a stored report), so their numbers are the same.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from annotation.models import Project
+from core.errors import DomainError
+
+from . import selectors
+from .stats.tables import Table
+from .stats.validation import RaterInfo, ValidationInput
+
+FORMATS = ("json", "markdown", "latex", "csv")
+
+
+def has_tables(project: Project) -> bool:
+    return project.preset.validation_report is not None
+
+
+def validation_input(
+    project: Project, *, bootstrap: int = 1000, seed: int = 0, frame: pd.DataFrame | None = None
+) -> ValidationInput:
+    frame = selectors.ratings_frame(project) if frame is None else frame
+    rubric = project.rubric_version.parsed()
+    fields = list(dict.fromkeys(frame["field"].tolist())) if len(frame) else []
+    levels = {f: lv for f in fields if (lv := selectors.field_level(rubric, f))}
+    raters = {
+        name: RaterInfo(name, p["kind"], p["attributes"], p["backend"])
+        for name, p in selectors.rater_profiles(project).items()
+    }
+    return ValidationInput(frame=frame, raters=raters, levels=levels, bootstrap=bootstrap, seed=seed)
+
+
+def compute_tables(
+    project: Project, *, bootstrap: int = 1000, seed: int = 0, frame: pd.DataFrame | None = None
+) -> list[Table]:
+    """The preset's validation tables of the project's submitted ratings ([] without a report)."""
+    fn = project.preset.validation_report
+    if fn is None:
+        return []
+    try:
+        return list(fn(validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame)))
+    except ValueError as exc:  # a pure library refused the data
+        raise DomainError(f"the validation tables could not be computed: {exc}") from exc

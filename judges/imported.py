@@ -1,0 +1,315 @@
+"""External judges and metrics as raters: import a JSONL / CSV of outputs made elsewhere (a
+pipeline's own GPT-4o verdicts, AHEaD or CLIP scores, any lab's judge runs) into a project as one
+model rater, so it appears in every report, acceptance rule and export like a judge run here.
+
+File: one line (JSONL object or CSV row) per item, keyed by the item's external id ``id``; every
+other key is a rubric question id (the answer, checked by the rubric validator against the part
+of the rubric the file answers, like a run judge's) or a metric declared with ``metrics`` (a
+finite number, e.g. ``clip``). CSV cells: a number or an option's value / label as written,
+checklists and repeated questions as JSON lists; an empty cell is no answer.
+
+Stored as ``Rater(kind=model, backend="imported", name="imported: <name>", model_id,
+prompt_hash=sha256 of the method text, parameters={"method", "source_file", "questions",
+"metrics"})`` with one submitted regular ``Assignment`` + ``Annotation`` per item (written by
+``services.write_judge_annotation``, derived fields by ``services.judge_derived``, as for a run
+judge). Metrics go to ``derived["judge_metrics"]``; :func:`annotation.answers.flatten_answers`
+reads them like numeric derived fields, so the ratings frame, the policy context and the exports
+list them under their names.
+
+All or nothing: any bad line (invalid JSON, wrong CSV header, no or unknown external id, an item
+given twice, an unknown question, an invalid answer, a score that is not a number) means nothing
+is written; the report lists the problems by line number. A name already used by a judge or an
+import of the project is refused (import under a new name; names are how reports tell raters
+apart)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotation.answers import METRICS_KEY
+from annotation.importing import read_jsonl
+from annotation.models import Item, Project, Rater
+from annotation.presentation import item_render_context
+from annotation.rubric import AnswerError, Question, RubricError
+from core.errors import DomainError
+
+from .models import JudgeConfig
+from .services import judge_derived, judged_rubric, write_judge_annotation
+
+BACKEND = "imported"
+ID_KEY = "id"
+MAX_REPORTED_ERRORS = 200
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class JudgeImportReport:
+    ok: bool
+    rater: int | None = None
+    name: str = ""
+    items: int = 0
+    lines_read: int = 0
+    questions: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    errors_truncated: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def rater_name(name: str) -> str:
+    return f"imported: {name}"[:200]
+
+
+def import_judge_outputs(
+    *,
+    project: Project,
+    data: bytes | str | Path,
+    data_format: str,
+    name: str,
+    model_id: str = "",
+    method: str = "",
+    metrics: Sequence[str] = (),
+    source_file: str = "",
+    user: AbstractBaseUser | None = None,
+) -> JudgeImportReport:
+    """Import the file as the model rater ``name`` (see the module docstring). Refuses (DomainError)
+    a missing or taken name, a bad metric name or format; a bad file gives ``ok=False`` and the
+    problems by line, with nothing written."""
+    name = (name or "").strip()
+    if not name:
+        raise DomainError("an imported judge needs a name")
+    if data_format not in ("jsonl", "csv"):
+        raise DomainError("the outputs file is JSONL or CSV")
+    rubric = project.rubric_version.parsed()
+    questions_by_id = {q.id: q for q in rubric.questions}
+    metrics = list(dict.fromkeys(str(m).strip() for m in metrics if str(m).strip()))
+    taken = {*questions_by_id, *(d.id for d in rubric.derived), "accepted", ID_KEY}
+    for m in metrics:
+        if not _NAME.match(m) or m in taken:
+            raise DomainError(
+                f"metric name {m!r} must be a plain name (letters, digits, _) that is not a rubric question, "
+                "derived field, 'accepted' or 'id'"
+            )
+    _check_name_free(project, name)
+    text = _decode(data)
+    report = JudgeImportReport(ok=False, name=name)
+    if text is None:
+        report.errors.append("line 1: the file is not UTF-8 text")
+        return report
+
+    def error(line: int, message: str) -> None:
+        if len(report.errors) < MAX_REPORTED_ERRORS:
+            report.errors.append(f"line {line}: {message}")
+        else:
+            report.errors_truncated += 1
+
+    records = _read(text, data_format, questions_by_id, metrics, error)
+    # latest version per external id
+    items: dict[str, Item] = {}
+    for it in Item.objects.filter(project=project).order_by("external_id", "version"):
+        items[it.external_id] = it
+    seen: dict[str, int] = {}
+    parsed: list[tuple[int, Item, dict[str, Any], dict[str, float]]] = []
+    for line, record in records:
+        report.lines_read += 1
+        ext = record.pop(ID_KEY, None)
+        if ext in (None, ""):
+            error(line, f"no {ID_KEY!r} (the item's external id)")
+            continue
+        ext = str(ext)
+        item = items.get(ext)
+        if item is None:
+            error(line, f"unknown external id {ext!r}")
+            continue
+        if ext in seen:
+            error(line, f"item {ext!r} is given twice (first on line {seen[ext]})")
+            continue
+        seen[ext] = line
+        answers, scores, bad = {}, {}, False
+        for key, value in record.items():
+            if key in questions_by_id:
+                if value is not None:
+                    answers[key] = value
+            elif key in metrics:
+                number = _number(value)
+                if number is None:
+                    if value not in (None, ""):
+                        error(line, f"score {key!r} must be a finite number, not {value!r}")
+                        bad = True
+                else:
+                    scores[key] = number
+            else:
+                error(line, f"unknown question {key!r} (not in the rubric and not a declared metric)")
+                bad = True
+        if not bad:
+            parsed.append((line, item, answers, scores))
+    if not report.lines_read and not report.errors:
+        report.errors.append("line 1: the file holds no outputs")
+    questions = [q.id for q in rubric.questions if any(q.id in a for _, _, a, _ in parsed)]
+    used_metrics = [m for m in metrics if any(m in s for _, _, _, s in parsed)]
+    part = None
+    if questions:
+        try:
+            part = judged_rubric(project, questions)
+        except RubricError as exc:
+            error(1, f"the questions answered ({', '.join(questions)}) are not a valid part of the rubric: {exc}")
+    elif parsed and not used_metrics:
+        error(1, "the file answers no rubric question and gives no declared metric")
+    rows = []
+    for line, item, answers, scores in parsed:
+        cleaned: dict[str, Any] = {}
+        if part is not None:
+            try:
+                cleaned = part.validate(answers, item=item_render_context(item))
+            except AnswerError as exc:
+                error(line, f"invalid answer: {exc}")
+                continue
+        derived = judge_derived(part, cleaned, None) if part is not None else {}
+        if scores:
+            derived[METRICS_KEY] = scores
+        rows.append((item, cleaned, derived))
+    report.questions, report.metrics = questions, used_metrics
+    if report.errors or report.errors_truncated:
+        return report
+    phash = hashlib.sha256(method.encode("utf-8")).hexdigest()
+    with transaction.atomic():
+        _check_name_free(project, name)
+        rater = Rater.objects.create(
+            kind=Rater.Kind.MODEL,
+            name=rater_name(name),
+            backend=BACKEND,
+            model_id=model_id[:200],
+            prompt_hash=phash,
+            parameters={
+                "name": name,
+                "method": method,
+                "source_file": source_file,
+                "questions": questions,
+                "metrics": used_metrics,
+                "imported_by": getattr(user, "username", None),
+            },
+        )
+        for item, cleaned, derived in rows:
+            write_judge_annotation(rater=rater, project=project, item=item, answers=cleaned, derived=derived)
+    report.ok, report.rater, report.items = True, rater.id, len(rows)
+    return report
+
+
+def imported_raters(project: Project) -> list[Rater]:
+    """The project's imported judges, newest first."""
+    return list(
+        Rater.objects.filter(backend=BACKEND, kind=Rater.Kind.MODEL, annotations__item__project=project)
+        .distinct()
+        .order_by("-created_at")
+    )
+
+
+# ---------------------------------------------------------------------------------- reading
+def _check_name_free(project: Project, name: str) -> None:
+    if JudgeConfig.objects.filter(project=project, name=name).exists() or any(
+        r.name == rater_name(name) for r in imported_raters(project)
+    ):
+        raise DomainError(
+            f"this project already has a judge named {name!r}; import under another name", code="conflict"
+        )
+
+
+def _decode(data: bytes | str | Path) -> str | None:
+    raw = Path(data).read_bytes() if isinstance(data, Path) else data
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            return None
+    if isinstance(v, (int, float)) and math.isfinite(float(v)):
+        return float(v)
+    return None
+
+
+def _read(text: str, fmt: str, questions: dict[str, Question], metrics: list[str], error) -> Iterator[tuple[int, dict]]:
+    stream = io.StringIO(text, newline="")
+    if fmt == "jsonl":
+        for line, record, problem in read_jsonl(stream):
+            if problem:
+                error(line, problem)
+            elif not isinstance(record, dict):
+                error(line, "a line must be a JSON object")
+            else:
+                yield line, record
+        return
+    reader = csv.DictReader(stream)
+    header = reader.fieldnames or []
+    unknown = [h for h in header if h != ID_KEY and h not in questions and h not in metrics]
+    if ID_KEY not in header or unknown:
+        problems = ([f"no {ID_KEY!r} column"] if ID_KEY not in header else []) + (
+            [f"unknown column(s) {', '.join(unknown)}"] if unknown else []
+        )
+        error(
+            1,
+            f"wrong CSV header: {'; '.join(problems)}; expected {ID_KEY}, rubric questions "
+            f"({', '.join(questions)}) and declared metrics ({', '.join(metrics) or 'none'})",
+        )
+        return
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            error(reader.line_num, f"malformed CSV ({exc})")
+            return
+        line = reader.line_num
+        if None in row:
+            error(line, "the row has more cells than the header")
+            continue
+        record: dict[str, Any] = {}
+        for key, cell in row.items():
+            if cell is None or cell == "":
+                continue
+            record[key] = _csv_answer(questions[key], cell) if key in questions else cell
+        yield line, record
+
+
+def _csv_answer(q: Question, cell: str) -> Any:
+    """A CSV cell as the rubric validator expects it (what cannot be read is passed on as text,
+    so the validator's message names the problem)."""
+    cell = cell.strip()
+    if q.repeat_over or q.type == "checklist":
+        try:
+            return json.loads(cell)
+        except json.JSONDecodeError:
+            return cell
+    if q.type in ("scale", "binary", "choice"):
+        for o in q.options:
+            if cell in (str(o.value), o.label):
+                return o.value
+        return cell
+    return cell
+
+
+__all__ = ["BACKEND", "JudgeImportReport", "import_judge_outputs", "imported_raters", "rater_name"]
