@@ -240,6 +240,24 @@ def rater_profiles(project: Project) -> dict[str, dict[str, Any]]:
     }
 
 
+def assignment_order(project: Project) -> dict[tuple[int, str], int]:
+    """``(item pk, frame rater name) -> assignment id`` of every submitted regular annotation:
+    the order in which the item's raters were assigned, from which the validation tables derive
+    the slot each rating filled (first, second, ... rater of the item; see
+    ``agreement.stats.validation.ValidationInput.by_slot``). Read at report time, not stored."""
+    rows = list(Rater.objects.filter(annotations__item__project=project).distinct().values_list("id", "name", "kind"))
+    rows.sort(key=lambda r: (r[2] != "human", r[1], r[0]))
+    name_of = dict(zip((r[0] for r in rows), unique_rater_names(rows), strict=True))
+    return {
+        (item_id, name_of[rater_id]): assignment_id
+        for item_id, rater_id, assignment_id in submitted_annotations(project)
+        .order_by()
+        .values_list("item_id", "rater_id", "assignment_id")
+        .iterator(chunk_size=CHUNK)
+        if rater_id in name_of
+    }
+
+
 def _assemble(
     col_item,
     col_rater,

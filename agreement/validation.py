@@ -2,7 +2,8 @@
 computed from the stored ratings by the preset's ``validation_report`` function.
 
 :func:`validation_input` gathers what the preset's function reads (the ratings frame, who each
-rater is, the field levels, the bootstrap settings) into the pure
+rater is, the field levels, the bootstrap settings, the order each item's raters were assigned
+in, from which the rater *slots* are derived) into the pure
 :class:`agreement.stats.validation.ValidationInput`; :func:`compute_tables` calls the preset.
 A preset without a ``validation_report`` has no protocol tables (the generic report still
 shows). The page, the API, the ``validation_report`` command and the dataset card all call
@@ -38,7 +39,14 @@ def validation_input(
         name: RaterInfo(name, p["kind"], p["attributes"], p["backend"])
         for name, p in selectors.rater_profiles(project).items()
     }
-    return ValidationInput(frame=frame, raters=raters, levels=levels, bootstrap=bootstrap, seed=seed)
+    return ValidationInput(
+        frame=frame,
+        raters=raters,
+        levels=levels,
+        bootstrap=bootstrap,
+        seed=seed,
+        assignment_order=selectors.assignment_order(project),
+    )
 
 
 def compute_tables(

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import DomainError
+from core.values import value_problem
 from studies import pool, quality
 
 from .models import Annotation, Assignment, Rater
@@ -88,6 +89,9 @@ def submit_annotation(
             raise DomainError("this assignment was already submitted; edit your answer instead")
         if edit and not already:
             raise DomainError("there is no submitted answer to edit")
+        problem = value_problem(answers)
+        if problem:
+            raise DomainError(f"answers cannot be stored: {problem}")
         rubric_version = project.rubric_version
         rubric = rubric_version.parsed()
         try:

@@ -6,6 +6,12 @@ ever passed to ``eval``. Supported: numbers, strings, ``True/False/None``, names
 literal tuple/list, and the functions below. A name whose answer is missing (``None``) makes
 arithmetic return ``None`` rather than fail, so a derived field of an incomplete answer is
 ``None``.
+
+Sizes are capped (issue 12: ``"x" * 1000000000`` exhausted a worker's memory): a text constant
+holds at most :data:`MAX_TEXT` characters and a number at most :data:`MAX_NUMBER` in size;
+repeating a text or list constant with ``*`` and formatting text with ``%`` are refused when the
+expression is compiled, and any text or list an evaluation would make longer than
+:data:`MAX_SEQUENCE` makes the expression ``None`` instead.
 """
 
 from __future__ import annotations
@@ -19,6 +25,11 @@ from typing import Any
 
 class ExpressionError(ValueError):
     """An expression is not in the allowed language or names something unknown."""
+
+
+MAX_TEXT = 1_000  # characters of a text constant
+MAX_NUMBER = 10**18  # magnitude of a number constant
+MAX_SEQUENCE = 10_000  # characters / elements of a text or list an evaluation makes
 
 
 def _mean(values: Iterable[Any]) -> float | None:
@@ -86,14 +97,23 @@ class Expression:
 
     def _check(self, node: ast.AST) -> None:
         if isinstance(node, ast.Constant):
-            if not isinstance(node.value, (int, float, str, bool, type(None))):
-                raise ExpressionError(f"constant of type {type(node.value).__name__} not allowed")
+            v = node.value
+            if not isinstance(v, (int, float, str, bool, type(None))):
+                raise ExpressionError(f"constant of type {type(v).__name__} not allowed")
+            if isinstance(v, str) and len(v) > MAX_TEXT:
+                raise ExpressionError(f"a text constant may hold at most {MAX_TEXT} characters")
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) > MAX_NUMBER:
+                raise ExpressionError(f"a number constant may be at most {MAX_NUMBER:.0e} in size")
         elif isinstance(node, ast.Name):
             if node.id not in FUNCTIONS:
                 self.names.add(node.id)
         elif isinstance(node, ast.BinOp):
             if type(node.op) not in _BINOPS:
                 raise ExpressionError(f"operator {type(node.op).__name__} not allowed")
+            if isinstance(node.op, ast.Mult) and (_sequence_literal(node.left) or _sequence_literal(node.right)):
+                raise ExpressionError("repeating a text or a list with * is not allowed")
+            if isinstance(node.op, ast.Mod) and _sequence_literal(node.left):
+                raise ExpressionError("formatting text with % is not allowed")
             self._check(node.left)
             self._check(node.right)
         elif isinstance(node, ast.UnaryOp):
@@ -146,6 +166,7 @@ class Expression:
             left, right = self._eval(node.left, ctx), self._eval(node.right, ctx)
             if left is None or right is None:
                 raise _Missing
+            _check_size(node.op, left, right)
             return _BINOPS[type(node.op)](left, right)
         if isinstance(node, ast.UnaryOp):
             val = self._eval(node.operand, ctx)
@@ -191,6 +212,25 @@ class Expression:
                 raise _Missing
             return func(*args)
         raise ExpressionError(f"{type(node).__name__} is not allowed")  # pragma: no cover - _check guards
+
+
+def _sequence_literal(node: ast.AST) -> bool:
+    return isinstance(node, (ast.List, ast.Tuple)) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
+def _check_size(op: ast.operator, left: Any, right: Any) -> None:
+    """ValueError (the expression is then None) before an operation on answers would make a text
+    or list longer than MAX_SEQUENCE, or format text."""
+    seqs = (str, list, tuple)
+    if isinstance(op, ast.Mult):
+        seq, n = (left, right) if isinstance(left, seqs) else (right, left)
+        if isinstance(seq, seqs) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_SEQUENCE:
+            raise ValueError("the result would be too large")
+    elif isinstance(op, ast.Add) and isinstance(left, seqs) and isinstance(right, seqs):
+        if len(left) + len(right) > MAX_SEQUENCE:
+            raise ValueError("the result would be too large")
+    elif isinstance(op, ast.Mod) and isinstance(left, str):
+        raise ValueError("formatting text with % is not allowed")
 
 
 @lru_cache(maxsize=512)

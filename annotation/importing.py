@@ -32,6 +32,7 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS, Preset
 from core import jobs
 from core.errors import DomainError
+from core.values import MAX_DEPTH, value_problem
 
 from .assets import (
     CheckedImage,
@@ -73,13 +74,21 @@ class ImportReport:
 
 
 def read_jsonl(stream: io.TextIOBase) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, record, problem) per non-blank line; a record holding a NUL character or
+    nested deeper than ``core.values.MAX_DEPTH`` is a problem of its line."""
     for line_no, line in enumerate(stream, start=1):
         if not line.strip():
             continue
         try:
-            yield line_no, json.loads(line), None
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
             yield line_no, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+            continue
+        except RecursionError:
+            yield line_no, None, f"the JSON is nested too deeply (more than {MAX_DEPTH} levels of lists / objects)"
+            continue
+        problem = value_problem(record)
+        yield line_no, None if problem else record, problem
 
 
 def read_csv(stream: io.TextIOBase, preset: Preset) -> Iterator[tuple[int, Any, str | None]]:
@@ -112,6 +121,8 @@ def read_csv(stream: io.TextIOBase, preset: Preset) -> Iterator[tuple[int, Any, 
                     record[key] = json.loads(cell)
                 except json.JSONDecodeError:
                     problem = f"column '{key}' must hold JSON (a list or an object)"
+                except RecursionError:
+                    problem = f"column '{key}' is nested too deeply (more than {MAX_DEPTH} levels of lists / objects)"
             elif structured.get(key) == "number":
                 try:
                     record[key] = float(cell) if any(c in cell for c in ".eE") else int(cell)
@@ -119,7 +130,7 @@ def read_csv(stream: io.TextIOBase, preset: Preset) -> Iterator[tuple[int, Any, 
                     problem = f"column '{key}' must be a number"
             else:
                 record[key] = cell
-        yield line_no, record, problem
+        yield line_no, record, problem or value_problem(record)
 
 
 def images_source(images: Path | None) -> ImageSource:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from agreement.stats import cohen_kappa, restricted_agreement, turing_accuracy
+from agreement.stats.slots import slot_agreement
 from agreement.stats.tables import Cell, Row, Table
 from agreement.stats.validation import ValidationInput, mean, share, statistic_ci
 
@@ -467,7 +468,7 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
     humans, judges = inp.humans(), inp.judges()
     if not humans:
         return []
-    cols = ["Cohen's κ between annotators"]
+    cols = ["Cohen's κ between annotators", "Cohen's κ, annotator 1 vs annotator 2 (pooled slots)"]
     cols += [f"Agreement with {inp.judge_label(j)} on its positive values" for j in judges]
     cols += ["n (story, value) units"]
     rows = []
@@ -479,6 +480,8 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
         ci, _ = statistic_ci(units, lambda u, H=H: _mean_pairwise_kappa(H[u]), inp.bootstrap, inp.seed + k)
         n_pairs = int(((~np.isnan(H)).sum(1) >= 2).sum())
         cells = [Cell(kappa, ci, n_pairs, "r", "" if kappa is not None else "undefined: fewer than two annotators")]
+        # the paper's 50 volunteers: the first vs the second annotator of each story, pooled
+        cells.append(Cell.of(slot_agreement(inp.by_slot(field, humans), "cohen_kappa", inp.bootstrap, inp.seed + k)))
         for j in judges:
             jv = W.reindex(columns=[j]).to_numpy(dtype=float)[:, 0]
             res = _model_positive_agreement(H, jv)
@@ -495,7 +498,9 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
             columns=tuple(cols),
             rows=tuple(rows),
             caption="Cohen's κ between the annotators over all (story, value) units (the mean over pairs "
-            "of annotators when there are more than two). Agreement with the model: the share of human "
+            "of annotators when there are more than two), and pooled over slots: the rating of each "
+            "story's first-assigned annotator vs its second's, whoever they are (the paper's setting: "
+            "50 volunteers, two per story). Agreement with the model: the share of human "
             "judgements that are positive on the values the model judged positive (the paper's 94.5% / "
             "92.5%), each annotator's judgement counted. 95% bootstrap CIs over (story, value) units.",
             row_header="Value judgement",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agreement.stats.slots import slot_agreement
 from agreement.stats.tables import Cell, Row, Table
 from agreement.stats.validation import ValidationInput, judge_and_ceiling
 
@@ -350,8 +351,11 @@ TABLE4_FIELDS = (("Q1", "q1"), ("Q2", "q2"), ("Q3", "q3"), ("Q4", "q4"), ("Total
 TABLE4_CAPTION = (
     "Agreement between the automatic judge and human annotations (Pearson r, Spearman ρ; 95% "
     "bootstrap CI over items in brackets). Human agreement: each annotator vs the mean of the "
-    "other annotators (leave-one-annotator-out), averaged. Total = (Q1/2 + Q2/2 + Q3/2 + Q4)/4 (Eq. 8)."
+    "other annotators (leave-one-annotator-out), averaged (the paper's reference); pooled slot vs "
+    "slot: the first-assigned annotator of each pair vs the second (and so on), pooled over pairs, "
+    "averaged over slot pairs. Total = (Q1/2 + Q2/2 + Q3/2 + Q4)/4 (Eq. 8)."
 )
+SLOT_COLUMNS = ("Human agreement, pooled slot vs slot: Pearson r", "Human agreement, pooled slot vs slot: Spearman ρ")
 
 
 def _table4_columns(inp: ValidationInput, judges: list[str]) -> tuple[str, ...]:
@@ -359,7 +363,7 @@ def _table4_columns(inp: ValidationInput, judges: list[str]) -> tuple[str, ...]:
     for j in judges:
         label = inp.judge_label(j)
         cols += [f"{label} vs mean human: Pearson r", f"{label} vs mean human: Spearman ρ"]
-    return (*cols, "Human agreement: Pearson r", "Human agreement: Spearman ρ", "n")
+    return (*cols, "Human agreement: Pearson r", "Human agreement: Spearman ρ", *SLOT_COLUMNS, "n")
 
 
 def _table4_cells(
@@ -377,6 +381,11 @@ def _table4_cells(
         n = n if n is not None else (vs.get("pearson") or {}).get("n_items")
     loo = res["humans_vs_humans"].get("leave_one_rater_out", {})
     cells += [Cell.of(loo.get("pearson")), Cell.of(loo.get("spearman"))]
+    S = inp.by_slot(field, humans)
+    if items is not None:
+        S = S[S.index.isin(items)]
+    S = S.to_numpy(dtype=float)
+    cells += [Cell.of(slot_agreement(S, m, inp.bootstrap, inp.seed + seed_offset)) for m in ("pearson", "spearman")]
     return (*cells, Cell(n if n is not None else res["n_items"], fmt="count"))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -23,4 +24,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     """``REST_FRAMEWORK["EXCEPTION_HANDLER"]``: domain errors first, then DRF's own handling."""
     if isinstance(exc, DomainError):
         return Response(error_body(exc), status=exc.http_status)
+    if isinstance(exc, RecursionError):  # a JSON body nested so deeply the parser gave up
+        return Response(
+            {"detail": "the JSON body is nested too deeply", "code": "invalid"}, status=status.HTTP_400_BAD_REQUEST
+        )
     return drf_exception_handler(exc, context)

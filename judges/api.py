@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from annotation.models import Project
 
-from . import imported, outputs, selectors, services
+from . import endpoints, imported, outputs, selectors, services
 from .models import JudgeConfig, JudgeOutput, JudgeRun
 
 
@@ -54,6 +54,12 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["id", "rater", "created_at"]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        # a literal key stored before they were refused is never echoed
+        data["params"] = endpoints.public_params(data.get("params") or {})
+        return data
 
 
 class StartRunSerializer(serializers.Serializer):

@@ -44,6 +44,7 @@ from annotation.models import Item, Project, Rater
 from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Question, RubricError
 from core.errors import DomainError
+from core.values import value_problem
 
 from .models import JudgeConfig
 from .services import judge_derived, judged_rubric, write_judge_annotation
@@ -292,6 +293,10 @@ def _read(text: str, fmt: str, questions: dict[str, Question], metrics: list[str
             if cell is None or cell == "":
                 continue
             record[key] = _csv_answer(questions[key], cell) if key in questions else cell
+        problem = value_problem(record)
+        if problem:
+            error(line, problem)
+            continue
         yield line, record
 
 
@@ -302,7 +307,7 @@ def _csv_answer(q: Question, cell: str) -> Any:
     if q.repeat_over or q.type == "checklist":
         try:
             return json.loads(cell)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return cell
     if q.type in ("scale", "binary", "choice"):
         for o in q.options:

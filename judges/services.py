@@ -34,8 +34,9 @@ from annotation.rubric import AnswerError, Rubric, RubricError
 from benchmarks.base import Preset
 from core import jobs
 from core.errors import DomainError
+from core.values import value_problem
 
-from . import prompts
+from . import endpoints, prompts
 from .backends import (
     DIRECT_MODES,
     QUEUES,
@@ -143,9 +144,16 @@ def create_judge_config(
         raise DomainError("passes combine by mean or majority")
     if not 1 <= int(passes) <= 20:
         raise DomainError("passes must be between 1 and 20")
-    params = dict(params or {})
-    if not isinstance(params, dict):
+    if params is not None and not isinstance(params, dict):
         raise DomainError("params must be an object")
+    params = dict(params or {})
+    problem = value_problem({"name": name, "model_id": model_id, "params": params, "prompt": prompt_template})
+    if problem:
+        raise DomainError(f"the judge cannot be stored: {problem}")
+    try:  # no literal keys; only the keys and endpoints the administrator allows
+        endpoints.check_params(backend, params)
+    except ValueError as exc:
+        raise DomainError(str(exc)) from None
     rubric = project.rubric_version.parsed()
     members = list(members)
     preset = project.preset
@@ -280,7 +288,7 @@ def create_judge_config(
         questions=questions,
         params=params,
     )
-    public_params = {k: v for k, v in params.items() if "key" not in k.lower() or k == "api_key_env"}
+    public_params = endpoints.public_params(params)
     with transaction.atomic():
         if JudgeConfig.objects.filter(project=project, name=name).exists():
             raise DomainError(f"this project already has a judge named {name!r}")

@@ -5,7 +5,8 @@ Public API::
     from agreement.stats import (agreement_report, krippendorff_alpha, cohen_kappa, fleiss_kappa,
         gwet_ac, percent_agreement, pearson, spearman, kendall, correlation, leave_one_rater_out,
         split_half, judge_vs_humans, binary_report, confusion, restricted_agreement,
-        turing_accuracy, majority_vote, flag_rates, pairwise_matrix, MetricResult)
+        turing_accuracy, majority_vote, flag_rates, pairwise_matrix, MetricResult,
+        alt_test, alt_test_joint, by_rejections, ppi_mean)
 
 Matrices are items x raters with NaN for a missing rating.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .alt_test import alt_test, alt_test_joint, by_rejections
 from .analysis import analyse_matrix, judge_vs_humans, leave_one_rater_out, split_half
 from .binary import binary_report, confusion, restricted_agreement
 from .bootstrap import bootstrap_statistic, compress_rows, percentile_ci
@@ -24,6 +26,7 @@ from .correlation import correlation, kendall, pearson, spearman
 from .data import RatingTableError, infer_level, to_frame
 from .kappa import cohen_kappa, fleiss_kappa, gwet_ac, percent_agreement
 from .outcomes import flag_rates, majority_vote, rate
+from .ppi import ppi_mean
 from .reliability import krippendorff_alpha
 from .report import agreement_report
 from .result import MetricResult, to_jsonable, undefined
@@ -51,9 +54,12 @@ __all__ = [
     "MetricResult",
     "RatingTableError",
     "agreement_report",
+    "alt_test",
+    "alt_test_joint",
     "analyse_matrix",
     "binary_report",
     "bootstrap_statistic",
+    "by_rejections",
     "cohen_kappa",
     "compress_rows",
     "confusion",
@@ -71,6 +77,7 @@ __all__ = [
     "pearson",
     "percent_agreement",
     "percentile_ci",
+    "ppi_mean",
     "rate",
     "restricted_agreement",
     "spearman",

@@ -23,6 +23,13 @@ Labels = Sequence[Any] | np.ndarray
 
 
 def _binarise(v: Labels, positive: Any) -> np.ndarray:
+    """1.0 where a decision equals ``positive``, 0.0 where it differs, NaN where it is missing."""
+    arr = np.asarray(v)
+    if arr.dtype.kind in "biuf" and isinstance(positive, (int, float, np.number)) and not isinstance(positive, str):
+        # numeric decisions (the report's matrices): one vectorised comparison; a Python loop
+        # here cost 11 s of a 100k-item validation report
+        a = arr.astype(float)
+        return np.where(np.isnan(a), np.nan, (a == positive).astype(float))
     v = np.asarray(v, dtype=object)
     out = np.full(len(v), np.nan)
     for i, a in enumerate(v):

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from .alt_test import DEFAULT_EPSILON, DEFAULT_Q, alt_test, alt_test_joint
 from .analysis import analyse_matrix
 from .data import RatingTableError, infer_level, numeric_values, to_frame
+from .ppi import DEFAULT_ALPHA, ppi_mean
 from .result import to_jsonable
 
 STRATUM_MIN_ITEMS = 2
+VERDICTS = ("alt_test", "ppi")
 
 
 def _single_thread_blas():
@@ -40,6 +43,10 @@ def agreement_report(
     seed: int = 0,
     n_splits: int = 100,
     positive: float | None = None,
+    verdicts: Sequence[str] = (),
+    epsilon: float = DEFAULT_EPSILON,
+    half_width: float | None = None,
+    joint_alt_test: bool = False,
 ) -> dict[str, Any]:
     """Agreement report of a long-format rating table.
 
@@ -53,12 +60,37 @@ def agreement_report(
     treated as judges; default: raters whose ``rater_kind`` is "model".  ``bootstrap``:
     number of item resamples for the 95% percentile CIs (0 = none).  The resamples of a
     (field, stratum) are shared by all its coefficients; seeds are derived from ``seed``.
+
+    ``verdicts``: any of "alt_test" and "ppi", added to ``judges_vs_humans[judge]`` of every
+    field and stratum where they apply: the alt-test (:mod:`.alt_test`; accuracy for nominal
+    fields, negative RMSE otherwise, margin ``epsilon``) and the PPI++ mean of numeric or
+    binary fields (:mod:`.ppi`; items with judge but no human ratings are the unlabelled
+    ones; ``half_width`` adds the budget advice).  ``joint_alt_test``: also one alt-test
+    per judge over all strata (or, without ``by``, all fields) with one BY correction,
+    under the top-level key ``alt_test_joint``.
     """
+    bad = [v for v in verdicts if v not in VERDICTS]
+    if bad:
+        raise ValueError(f"unknown verdict(s) {bad}; choose from {list(VERDICTS)}")
+    if not 0 <= epsilon < 1:
+        raise ValueError("epsilon must be in [0, 1)")
+    if half_width is not None and half_width <= 0:
+        raise ValueError("half_width must be positive")
+    vopts = _VerdictOptions(tuple(verdicts), epsilon, half_width, joint_alt_test)
     with _single_thread_blas():
-        return _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits, positive)
+        return _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits, positive, vopts)
 
 
-def _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits, positive) -> dict[str, Any]:
+class _VerdictOptions(NamedTuple):
+    verdicts: tuple[str, ...]
+    epsilon: float
+    half_width: float | None
+    joint: bool
+
+
+def _report(
+    table, fields, metrics, level, by, judges, bootstrap, seed, n_splits, positive, vopts: _VerdictOptions
+) -> dict[str, Any]:
     df = to_frame(table)
     for c in by:
         if c not in df.columns:
@@ -79,9 +111,23 @@ def _report(table, fields, metrics, level, by, judges, bootstrap, seed, n_splits
         },
         "fields": {},
     }
+    if vopts.verdicts:
+        out["settings"].update(
+            verdicts=list(vopts.verdicts),
+            epsilon=vopts.epsilon,
+            alt_test_q=DEFAULT_Q,
+            ppi_alpha=DEFAULT_ALPHA,
+            half_width=vopts.half_width,
+            joint_alt_test=vopts.joint,
+        )
+    envs: dict[str, dict[str, tuple]] = {}
     for fi, f in enumerate(fields):
         sub = df[df["field"] == f].reset_index(drop=True)
-        out["fields"][f] = _field_report(sub, f, fi, level, by, judges, metrics, bootstrap, seed, n_splits, positive)
+        out["fields"][f] = _field_report(
+            sub, f, fi, level, by, judges, metrics, bootstrap, seed, n_splits, positive, vopts, envs
+        )
+    if vopts.joint and "alt_test" in vopts.verdicts:
+        out["alt_test_joint"] = {j: alt_test_joint(e, epsilon=vopts.epsilon) for j, e in envs.items()}
     return to_jsonable(out)
 
 
@@ -97,6 +143,8 @@ def _field_report(
     seed: int,
     n_splits: int,
     positive: float | None,
+    vopts: _VerdictOptions,
+    envs: dict[str, dict[str, tuple]],
 ) -> dict[str, Any]:
     """Report of field ``f`` (the ``fi``-th; its rows ``sub``): the whole field and every
     stratum of every ``by`` column.  Seeds: ``[seed, fi]`` for the field, ``[seed, fi, column
@@ -118,12 +166,12 @@ def _field_report(
     colpos = {r: k for k, r in enumerate(cols)}
     rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
 
-    def run(rows: np.ndarray | None, sseq: np.random.SeedSequence) -> dict[str, Any]:
+    def run(rows: np.ndarray | None, sseq: np.random.SeedSequence, env: str | None) -> dict[str, Any]:
         if rows is None:
             X = _matrix(item_codes, len(item_ids), rcol, vals, cols, item_ids, f)
         else:
             X = _matrix(item_codes[rows], None, rcol[rows], vals[rows], cols, item_ids, f)
-        return analyse_matrix(
+        res = analyse_matrix(
             X,
             cols,
             hl,
@@ -136,8 +184,15 @@ def _field_report(
             seed=seed,
             positive=positive,
         )
+        if vopts.verdicts:
+            _add_verdicts(res, X, hl, jl, lv, labels, vopts)
+            if env is not None and vopts.joint:
+                scoring = "accuracy" if lv == "nominal" else "neg_rmse"
+                for k, j in enumerate(jl):
+                    envs.setdefault(j, {})[env] = (X[:, : len(hl)], X[:, len(hl) + k], hl, scoring)
+        return res
 
-    fo = run(None, np.random.SeedSequence([seed, fi]))
+    fo = run(None, np.random.SeedSequence([seed, fi]), None if by else f)
     if labels is not None:
         fo["labels"] = list(labels)
     strata: dict[str, Any] = {}
@@ -149,11 +204,49 @@ def _field_report(
             if n_g < STRATUM_MIN_ITEMS:
                 cs[g] = {"reason": f"undefined: fewer than {STRATUM_MIN_ITEMS} items", "n_items": int(n_g)}
                 continue
-            cs[g] = run(rows, np.random.SeedSequence([seed, fi, ci + 1, gi]))
+            cs[g] = run(rows, np.random.SeedSequence([seed, fi, ci + 1, gi]), f"{f}/{col}={g}")
         strata[col] = cs
     if by:
         fo["strata"] = strata
     return fo
+
+
+def _add_verdicts(
+    res: dict[str, Any],
+    X: np.ndarray,
+    hl: list[str],
+    jl: list[str],
+    level: str,
+    labels: np.ndarray | None,
+    vopts: _VerdictOptions,
+) -> None:
+    """Add ``alt_test`` and/or ``ppi`` to ``res["judges_vs_humans"][judge]`` for the items x
+    (humans + judges) matrix ``X`` of one field or stratum.  PPI applies to numeric fields and
+    to nominal fields with two labels (coded 0/1 in label order, the second label = 1)."""
+    jout = res.get("judges_vs_humans")
+    if jout is None:
+        return
+    H = X[:, : len(hl)]
+    obs = ~np.isnan(H)
+    cnt = obs.sum(axis=1)
+    binary = level == "nominal" and labels is not None and len(labels) == 2
+    for k, j in enumerate(jl):
+        y = X[:, len(hl) + k]
+        jd = jout.setdefault(j, {})
+        if "alt_test" in vopts.verdicts:
+            scoring = "accuracy" if level == "nominal" else "neg_rmse"
+            jd["alt_test"] = alt_test(H, y, hl, scoring, vopts.epsilon)
+        if "ppi" in vopts.verdicts and (level != "nominal" or binary):
+            has_y = ~np.isnan(y)
+            lab = (cnt > 0) & has_y
+            with np.errstate(invalid="ignore"):
+                Y = np.nansum(H[lab], axis=1) / cnt[lab]
+            rpi = float(cnt[lab].mean()) if lab.any() else None
+            p = ppi_mean(Y, y[lab], y[(cnt == 0) & has_y], half_width=vopts.half_width, ratings_per_item=rpi)
+            p["n_labeled_without_judge"] = int(((cnt > 0) & ~has_y).sum())
+            if binary:
+                p["positive_label"] = labels[1]
+            jd["ppi"] = p
 
 
 def _matrix(

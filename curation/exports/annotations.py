@@ -28,9 +28,10 @@ from agreement.selectors import submitted_annotations
 from annotation.answers import flatten_answers
 from annotation.models import Rater, RubricVersion
 from annotation.rubric import Rubric
+from judges.endpoints import public_params
 
 from ..models import Export
-from .common import Pseudonyms, TableWriter, json_field, plain_value
+from .common import Pseudonyms, TableWriter, csv_cell, json_field
 
 ANNOTATION_CHUNK = 5_000
 ANNOTATION_BATCH = 50_000  # long rows per write / Parquet row group
@@ -100,7 +101,7 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple
             backend if model else None,
             model_id if model else None,
             prompt_hash if model else None,
-            params if model else None,
+            public_params(params) if model else None,  # never a key stored before keys were refused
             (judge_name or name) if model else None,
         )
     rubrics: dict[int, tuple[Rubric, str, int]] = {}
@@ -235,7 +236,7 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
         cells = _CsvCells()
 
         def enc_cells(vs: Sequence[Any]) -> str:
-            return cells(["" if v is None else plain_value(v, nested=False) for v in vs])
+            return cells([csv_cell(v) for v in vs])
 
     # the value_exact cell and line end of a row without an exact value
     no_exact = (key[17] + enc(None) + end) if fmt == "jsonl" else "," + enc_cells([None]) + "\n"

@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
@@ -64,6 +65,24 @@ def plain_value(v: Any, *, nested: bool) -> Any:
     return v
 
 
+# Spreadsheet formula injection (issue 12): in CSV only, a text cell a spreadsheet would read as
+# a formula (starting with = + - @, a tab or a carriage return) is written with a leading single
+# quote; a plain number written as text ("-1", "+2.5") is left as it is. JSONL and Parquet keep
+# every value raw.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(v: Any) -> Any:
+    """A cell as CSV writes it: :func:`plain_value` (None as ""), formulas defused."""
+    if v is None:
+        return ""
+    v = plain_value(v, nested=False)
+    if isinstance(v, str) and v.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(v):
+        return "'" + v
+    return v
+
+
 def json_field(name: str) -> pa.Field:
     """A column of nested values: JSON text in CSV / Parquet, native JSON in JSONL."""
     return pa.field(name, pa.string(), metadata={"json": "1"})
@@ -103,7 +122,7 @@ class TableWriter:
                 arrays.append(pa.array(col, type=f.type))
             self._pq.write_table(pa.Table.from_arrays(arrays, schema=self.schema), row_group_size=self.row_group_size)
         elif self.fmt == "csv":
-            self._csv.writerows([["" if v is None else plain_value(v, nested=False) for v in r] for r in rows])
+            self._csv.writerows([[csv_cell(v) for v in r] for r in rows])
         else:
             names = self.names
             dumps = json.dumps

@@ -3,22 +3,24 @@
 - images go as base64 ``data:`` URLs in ``image_url`` content parts;
 - JSON answers are constrained with ``response_format: json_schema`` where the server
   supports it (``params.response_format``: ``json_schema`` (default for the JSON parser),
-  ``json_object`` or ``none``); a server that refuses it with HTTP 400 is asked again without;
+  ``json_object`` or ``none``); a request the server refuses with HTTP 400 is asked again
+  without it (that request only: one bad request never turns it off for the others);
 - at most ``params.concurrency`` requests in flight (default 4);
 - 429, 5xx, timeouts and dropped connections are retried with exponential backoff and jitter
   (``Retry-After`` honoured up to ``max_backoff_s``), at most ``max_retries`` times;
 - ``timeout_s`` per request;
-- the API key comes from the environment / settings (``params.api_key_env``, default
-  ``HV_JUDGE_API_KEY``), never from the database.
+- the API key comes from the environment variable ``params.api_key_env`` names (default
+  ``HV_JUDGE_API_KEY``), one the administrator allows (``judges.endpoints``), never from the
+  database or a Django setting;
+- an endpoint's error answer is kept as its status code and standard reason only, never its body.
 
-``params.base_url`` (e.g. ``http://gpu-box:8000/v1``) defaults to settings/env
-``HV_JUDGE_API_BASE``."""
+``params.base_url`` (e.g. ``http://gpu-box:8000/v1``) defaults to ``HV_JUDGE_API_BASE``; any other
+host must be allowed by ``HV_JUDGE_ALLOWED_HOSTS`` (checked here again, at run time)."""
 
 from __future__ import annotations
 
 import base64
 import mimetypes
-import os
 import random
 import threading
 import time
@@ -27,21 +29,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .. import endpoints
 from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _CLIENTS: dict[tuple[str, float], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
-
-
-def _setting(name: str, default: str = "") -> str:
-    try:
-        from django.conf import settings
-
-        val = getattr(settings, name, None)
-    except Exception:
-        val = None
-    return str(val if val else os.environ.get(name, default))
 
 
 def _client(base_url: str, timeout: float):
@@ -71,14 +64,18 @@ class OpenAIChatBackend(GenerativeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.base_url = str(p.get("base_url") or _setting("HV_JUDGE_API_BASE"))
+        self.base_url = str(p.get("base_url") or endpoints.default_base_url())
         if not self.base_url:
             raise BackendUnavailable(
                 "no endpoint for the OpenAI-compatible judge: set params.base_url or HV_JUDGE_API_BASE"
             )
         if not spec.model_id:
             raise BackendUnavailable("the OpenAI-compatible judge needs a model id")
-        self.api_key = _setting(str(p.get("api_key_env") or "HV_JUDGE_API_KEY"))
+        try:  # checked when the judge was created; again here, for rows written before
+            endpoints.check_base_url(self.base_url)
+            self.api_key = endpoints.api_key(p)
+        except ValueError as exc:
+            raise BackendUnavailable(str(exc)) from None
         self.timeout = float(p.get("timeout_s", 60))
         self.max_retries = int(p.get("max_retries", 5))
         self.backoff = float(p.get("backoff_s", 1.0))
@@ -96,10 +93,9 @@ class OpenAIChatBackend(GenerativeBackend):
             for k in ("temperature", "top_p", "max_tokens", "stop", "frequency_penalty", "presence_penalty")
             if k in p
         }
-        self._rf_refused = False
 
     # ------------------------------------------------------------------ protocol
-    def payload(self, req: ChatRequest) -> dict[str, Any]:
+    def payload(self, req: ChatRequest, *, constrained: bool = True) -> dict[str, Any]:
         content: Any = req.user
         if req.images:
             content = [{"type": "text", "text": req.user}] + [
@@ -111,7 +107,7 @@ class OpenAIChatBackend(GenerativeBackend):
         body: dict[str, Any] = {"model": self.spec.model_id, "messages": messages, **self.generation}
         if req.seed is not None:
             body["seed"] = req.seed
-        if req.schema is not None and not self._rf_refused:
+        if req.schema is not None and constrained:
             if self.response_format == "json_schema":
                 body["response_format"] = {
                     "type": "json_schema",
@@ -138,23 +134,26 @@ class OpenAIChatBackend(GenerativeBackend):
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         started = time.perf_counter()
         last = ""
+        constrained = True  # this request's structured output; dropped for it alone on HTTP 400
         for attempt in range(self.max_retries + 1):
             retry_after = None
+            body = self.payload(req, constrained=constrained)
             try:
-                resp = client.post("chat/completions", json=self.payload(req), headers=headers)
+                resp = client.post("chat/completions", json=body, headers=headers)
             except httpx.TimeoutException:
                 last = f"timed out after {self.timeout:g}s"
             except httpx.TransportError as exc:
                 last = f"connection error: {exc.__class__.__name__}"
             else:
-                if resp.status_code == 400 and "response_format" in self.payload(req) and not self._rf_refused:
-                    self._rf_refused = True  # the server does not support constrained output
+                if resp.status_code == 400 and "response_format" in body:
+                    constrained = False  # the server may not support constrained output: ask again without
                     continue
                 if resp.status_code in RETRY_STATUS:
-                    last = f"HTTP {resp.status_code}"
+                    last = http_error(resp.status_code)
                     retry_after = resp.headers.get("retry-after")
                 elif resp.status_code >= 400:
-                    return ChatReply(None, f"HTTP {resp.status_code}: {resp.text[:300]}", _ms(started))
+                    # the status and its standard reason only: an endpoint's body is never kept
+                    return ChatReply(None, http_error(resp.status_code), _ms(started))
                 else:
                     text, problem = _content(resp)
                     if problem is None:
@@ -176,12 +175,20 @@ def _content(resp) -> tuple[str | None, str | None]:
         body = resp.json()
         content = body["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
-        return None, f"malformed reply: {resp.text[:200]!r}"
+        return None, "malformed reply: not an OpenAI chat completion"
     if isinstance(content, list):  # content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     if not isinstance(content, str):
         return None, "malformed reply: message content is not text"
     return content, None
+
+
+def http_error(status: int) -> str:
+    """``HTTP 404 Not Found``: the status code and its standard reason phrase (not the server's)."""
+    import httpx
+
+    reason = httpx.codes.get_reason_phrase(status)
+    return f"HTTP {status} {reason}".rstrip()
 
 
 def _ms(started: float) -> int:

@@ -18,6 +18,7 @@ from django.urls import resolve, reverse
 from agreement import validation
 from agreement.stats.tables import Cell, Row, Table, format_cell, to_csv, to_latex, to_markdown
 from benchmarks import blendvis, counterfactuals, cqbench, cultivate
+from benchmarks import valueground as valueground_module
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import (
     TOL,
@@ -164,7 +165,7 @@ def test_valueground_table4_from_stored_ratings_every_cell(valueground):
     t4 = tables["valueground-table4"]
     want = table4_independent(humans, mean)
     cols = vg_columns("LLM ensemble (ensemble)")
-    assert t4.columns == (*cols.values(), "n")
+    assert t4.columns == (*cols.values(), *valueground_module.SLOT_COLUMNS, "n")
     for label, f in VG_ROWS:
         for k, col in cols.items():
             c = t4.cell(label, col)
@@ -211,6 +212,66 @@ def test_valueground_bootstrap_is_seeded_and_single_judge_is_named(valueground):
     assert "judge-a vs mean human: Pearson r" in a[0].columns
     want = table4_independent(humans, {**jraw, "total": eq8(*(jraw[q] for q in VG_FIELDS))})
     assert close(a[0].cell("Total", "judge-a vs mean human: Pearson r").value, want["total"]["judge_pearson"])
+
+
+def slots_of(project) -> dict[str, list[str]]:
+    """external id -> its human raters in assignment order (the slots, recomputed here)."""
+    from annotation.models import Assignment
+
+    out: dict[str, list[str]] = {}
+    for a in Assignment.objects.filter(project=project, rater__kind="human", purpose="regular").order_by("id"):
+        out.setdefault(a.item.external_id, []).append(a.rater.name)
+    return out
+
+
+def test_valueground_table4_human_ceiling_pooled_slot_vs_slot(valueground):
+    """The ceiling both ways: leave-one-annotator-out (unchanged) and pooled slot vs slot, the mean
+    over slot pairs of the coefficient of slot a vs slot b over the pairs (scipy)."""
+    from itertools import combinations
+
+    from scipy import stats as ss
+
+    project, ids, humans, judges, pos = valueground
+    store_ensemble(project, ids, pos, judges)
+    tables = {t.key: t for t in validation.compute_tables(project, bootstrap=100, seed=3)}
+    slots = slots_of(project)
+    assert all(len(v) == 4 for v in slots.values())
+
+    def value(u, f, e):
+        if f == "total":
+            return float(eq8(*(humans[u][q][pos[e]] for q in VG_FIELDS)))
+        return float(humans[u][f][pos[e]])
+
+    def pooled(f, sel, raters, fn):
+        ranks = {e: [u for u in slots[e] if u in raters] for e in sel}
+        k = min(len(r) for r in ranks.values())
+        return float(
+            np.mean(
+                [
+                    fn([value(ranks[e][a], f, e) for e in sel], [value(ranks[e][b], f, e) for e in sel]).statistic
+                    for a, b in combinations(range(k), 2)
+                ]
+            )
+        )
+
+    everyone = [u for u, _ in VG_ANNOTATORS]
+    p_col, s_col = valueground_module.SLOT_COLUMNS
+    t4 = tables["valueground-table4"]
+    for label, f in VG_ROWS:
+        for col, fn in ((p_col, ss.pearsonr), (s_col, ss.spearmanr)):
+            c = t4.cell(label, col)
+            assert close(c.value, pooled(f, ids, everyone, fn)), (label, col)
+            assert c.ci is not None and c.n == 36
+    by_group = tables["valueground-table4-by-annotator-group"]
+    for group in ("China", "Germany"):
+        names = [u for u, c in VG_ANNOTATORS if c == group]
+        for label, f in VG_ROWS:
+            assert close(by_group.cell(f"{group}: {label}", p_col).value, pooled(f, ids, names, ss.pearsonr))
+    by_backbone = tables["valueground-table4-by-backbone"]
+    for b in ("gemini", "gpt"):
+        sel = [e for i, e in enumerate(ids) if ["gpt", "gemini"][i % 2] == b]
+        for label, f in VG_ROWS:
+            assert close(by_backbone.cell(f"{b}: {label}", s_col).value, pooled(f, sel, everyone, ss.spearmanr))
 
 
 # ------------------------------------------------------------------------------ API, command, page
@@ -276,13 +337,19 @@ def test_validation_report_permissions(client, vg_with_judge):
     assert client.get(url + "?bootstrap=-1").status_code == 400
 
 
-def test_project_without_protocol_tables(client, settings):
+def test_project_without_protocol_tables(client, settings, monkeypatch):
+    """A preset that declares no validation report (a lab's own protocol, say) gets an empty
+    list of tables, not an error; the generic agreement report still serves it."""
+    import dataclasses
+
+    from benchmarks import registry
     from tests.annotation.factories import make_project
 
+    bare = dataclasses.replace(cultivate.DESCRIPTORS, key="test.no_tables", validation_report=None)
+    monkeypatch.setitem(registry.PRESETS, bare.key, bare)
     owner = make_user("bt-owner", researcher=True)
-    project = make_project(cultivate.DESCRIPTORS.key, owner=owner, k=2)
-    if validation.has_tables(project):
-        pytest.skip("this preset now declares tables")
+    project = make_project(bare.key, owner=owner, k=2)
+    assert not validation.has_tables(project)
     client.force_login(owner)
     r = client.get(reverse("api_validation_report", args=[project.id]) + "?format=json")
     assert r.status_code == 200 and r.json()["tables"] == []
@@ -342,6 +409,8 @@ def test_cqbench_story_tables_every_cell():
     submit_judge(project, "gpt-judge", lambda e: judge_raw[e])
     tables = {t.key: t for t in validation.compute_tables(project, bootstrap=100, seed=0)}
     values = tables["cqbench-story-values"]
+    slots = slots_of(project)
+    assert all(len(v) == 2 for v in slots.values())
     units = [(e, v) for e in ids for v in range(5)]
     for label, q in (("Reflection", "reflection"), ("Consistency", "consistency")):
         h1 = np.array([raw[(e, "cqv-ann1")][q][v] for e, v in units])
@@ -349,6 +418,11 @@ def test_cqbench_story_tables_every_cell():
         j = np.array([judge_raw[e][q][v] for e, v in units])
         kappa = values.cell(label, "Cohen's κ between annotators")
         assert close(kappa.value, cohen_kappa_score(h1, h2)) and kappa.n == 100 and kappa.ci
+        # pooled slots: each story's first-assigned annotator vs its second
+        s1 = np.array([raw[(e, slots[e][0])][q][v] for e, v in units])
+        s2 = np.array([raw[(e, slots[e][1])][q][v] for e, v in units])
+        pooled = values.cell(label, "Cohen's κ, annotator 1 vs annotator 2 (pooled slots)")
+        assert close(pooled.value, cohen_kappa_score(s1, s2)) and pooled.n == 100 and pooled.ci
         agree = values.cell(label, "Agreement with gpt-judge on its positive values")
         want = np.concatenate([h1[j == 1], h2[j == 1]]).mean()  # vs the model rater, every judgement
         assert close(agree.value, float(want)) and agree.n == 2 * int((j == 1).sum()) and agree.ci

@@ -145,3 +145,27 @@ def test_revised_quality_control_items_are_never_handed_out(project, researcher)
     v2 = Item.objects.get(project=project, external_id=rec["id"], version=2)
     assert v2.meta["qc"] == "gold"
     assert not Assignment.objects.filter(item=v2).exists()
+
+
+def test_a_revision_cannot_link_or_probe_another_projects_image(project, researcher, annotators, tmp_path):
+    """Issue 12, finding 9: ``sha256:`` reuses only images of this project's own items; another
+    project's image is answered exactly like a hash that does not exist (nothing is learnt)."""
+    from annotation import importing
+    from tests.annotation.factories import jsonl, make_project, make_user, valueground_records
+
+    other = make_project("valueground.pair_quality", owner=make_user("other_res", researcher=True), annotators=[])
+    folder = tmp_path / "other"
+    folder.mkdir()
+    records = valueground_records(folder, n=1)
+    (folder / "a0.png").write_bytes(png_bytes((1, 2, 3)))  # an image only the other project has
+    assert importing.import_items(project=other, data=jsonl(records), data_format="jsonl", images=folder).ok
+    own = {i.data["image_a"] for i in Item.objects.filter(project=project)}
+    [foreign] = [i.data["image_a"] for i in Item.objects.filter(project=other) if i.data["image_a"] not in own]
+    rec = revision_export(project, researcher)[0]
+    errors = {}
+    for name, sha in (("foreign", foreign), ("missing", "f" * 64)):
+        report = services.import_revisions(project=project, data=json.dumps({**rec, "image_a": f"sha256:{sha}"}) + "\n")
+        assert not report.ok
+        errors[name] = [e.replace(sha, "<sha>") for e in report.errors]
+    assert errors["foreign"] == errors["missing"] and "no stored image" in errors["foreign"][0]
+    assert not Item.objects.filter(project=project, version=2).exists()

@@ -3,7 +3,7 @@
 It answers like a (very simple) judge would: a "score is <num>" prompt gets ``score is N``;
 a request with a JSON-schema ``response_format`` gets the first allowed value of every
 property. Scripted faults are consumed first, in order: ``("status", 429)``, ``("status", 500)``,
-``("sleep", seconds)`` (then a normal answer), ``("body", "not json")``, ``("content", "text")``,
+``("sleep", seconds)`` (then a normal answer), ``("body", "not json")``, ``("error", (403, "body"))``, ``("content", "text")``,
 ``("refuse_rf", None)`` (HTTP 400 when response_format is present). ``responder(body)``, when
 given, answers first (its text is the reply's content; None falls back to the rules above): a
 test's stand-in for a classifier that answers from the image and prompt it was sent."""
@@ -111,6 +111,9 @@ class ChatServer:
                 return
             if kind == "body":
                 self._send(h, 200, arg.encode())
+                return
+            if kind == "error":  # (status, body text)
+                self._send(h, arg[0], arg[1].encode())
                 return
             if kind == "sleep":
                 time.sleep(arg)

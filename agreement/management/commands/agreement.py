@@ -1,4 +1,10 @@
-"""``python manage.py agreement INPUT``: thin CLI over :func:`agreement.stats.agreement_report`."""
+"""``python manage.py agreement INPUT``: thin CLI over :func:`agreement.stats.agreement_report`.
+
+Besides the agreement coefficients, every judge of every field (and stratum) gets the
+alt-test (``alt_test``: Calderon, Reichart and Dror, ACL 2025) and, for numeric or binary
+fields, the PPI++ estimate of the field's mean (``ppi``: Angelopoulos et al., Science 2023;
+PPI++, 2023).  ``--metric`` limits them like any metric (``--metric alt_test``, ``--metric ppi``).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,10 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.stats import agreement_report
+from agreement.stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE
 from agreement.stats.data import LEVELS, RatingTableError
 from agreement.stats.io import read_ratings
+from agreement.stats.report import VERDICTS
 
 
 class Command(BaseCommand):
@@ -33,10 +41,34 @@ class Command(BaseCommand):
         parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0 = no CIs)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--format", choices=("json", "table"), default="json")
+        guidance = ", ".join(f"{v} {k}" for k, v in EPSILON_GUIDANCE.items())
+        parser.add_argument(
+            "--epsilon",
+            type=float,
+            default=DEFAULT_EPSILON,
+            help=f"alt-test cost-benefit margin (default {DEFAULT_EPSILON}; the paper's guidance: {guidance} annotators)",
+        )
+        parser.add_argument(
+            "--half-width",
+            type=float,
+            default=None,
+            help="PPI budget advice: human ratings needed for a 95%% CI of this half-width",
+        )
+        parser.add_argument(
+            "--joint-alt-test",
+            action="store_true",
+            help="also one alt-test per judge across all strata (or fields) with one FDR correction",
+        )
 
     def handle(self, *args, **o):
         if o["bootstrap"] < 0:
             raise CommandError("--bootstrap must be >= 0")
+        if not 0 <= o["epsilon"] < 1:
+            raise CommandError("--epsilon must be in [0, 1)")
+        if o["half_width"] is not None and o["half_width"] <= 0:
+            raise CommandError("--half-width must be positive")
+        metrics = o["metrics"]
+        verdicts = [v for v in VERDICTS if not metrics or v in metrics]
         try:
             df = read_ratings(o["input"])
             missing = [c for c in o["by"] if c not in df.columns]
@@ -51,6 +83,10 @@ class Command(BaseCommand):
                 judges=o["judges"],
                 bootstrap=o["bootstrap"],
                 seed=o["seed"],
+                verdicts=verdicts,
+                epsilon=o["epsilon"],
+                half_width=o["half_width"],
+                joint_alt_test=o["joint_alt_test"],
             )
         except (RatingTableError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
@@ -98,4 +134,52 @@ def format_table(rep: dict) -> str:
                         lines.append(
                             f"   judge {j} rank ({k}) {v['rank']}/{v['of']} inside_spread={v['inside_spread']}"
                         )
+                if "alt_test" in jd:
+                    lines.extend(_alt_test_lines(j, jd["alt_test"]))
+                if "ppi" in jd:
+                    lines.extend(_ppi_lines(j, jd["ppi"]))
+    for j, jr in rep.get("alt_test_joint", {}).items():
+        lines.append(f"== alt-test joint FDR, judge {j}: passed in {jr['passed_in']} of {jr['of']} ==")
+        for env, a in jr["environments"].items():
+            lines.extend(_alt_test_lines(j, a, env))
     return "\n".join(lines) + "\n"
+
+
+def _alt_test_lines(j: str, a: dict, env: str = "") -> list[str]:
+    head = f"   judge {j} alt_test{' ' + env if env else ''}"
+    if a.get("winning_rate") is None:
+        return [f"{head} {a.get('reason')}"]
+    out = [
+        f"{head} {'PASSED' if a['passed'] else 'FAILED'} winning_rate={a['winning_rate']:.3f} "
+        f"advantage_probability={a['advantage_probability']:.3f} epsilon={a['epsilon']} scoring={a['scoring']} "
+        f"items={a['n_items']} dropped={a['n_items_dropped']}"
+    ]
+    for h, d in a["per_human"].items():
+        p = "n/a" if d["p_value"] is None else f"{d['p_value']:.3g}"
+        out.append(f"     human {h}: items={d['items']} p={p} rejected={d['rejected']}")
+    for h, n in a["skipped_humans"].items():
+        out.append(f"     human {h}: skipped ({n} items < 30)")
+    return out
+
+
+def _ppi_lines(j: str, p: dict) -> list[str]:
+    def ci(c) -> str:
+        return "undefined" if c is None else f"[{c[0]:.3f}, {c[1]:.3f}]"
+
+    if p.get("estimate") is None:
+        s = f"   judge {j} ppi {p.get('reason')}"
+        if p.get("classical_estimate") is not None:
+            s += f"; human-only {p['classical_estimate']:.3f} {ci(p['classical_ci'])}"
+        return [s]
+    out = [
+        f"   judge {j} ppi mean {p['estimate']:.3f} {ci(p['ci'])} (human-only {p['classical_estimate']:.3f} "
+        f"{ci(p['classical_ci'])}) lambda={p['lambda']:.3f} n_labeled={p['n_labeled']} n_unlabeled={p['n_unlabeled']}"
+    ]
+    b = p.get("budget")
+    if b:
+        need = b.get("reason") or f"{b['ppi_items']} items ({b['ppi_human_ratings']} human ratings)"
+        out.append(
+            f"     budget for half-width {b['half_width']}: PPI {need}; human-only {b['classical_items']} items "
+            f"({b['classical_human_ratings']} human ratings)"
+        )
+    return out
