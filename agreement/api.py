@@ -62,6 +62,13 @@ class AgreementReportView(APIView):
             OpenApiParameter("by", str, description="stratum column (country, region, generator, ...)"),
             OpenApiParameter("bootstrap", int, description="item resamples for 95% CIs (default 1000)"),
             OpenApiParameter("seed", int),
+            OpenApiParameter(
+                "epsilon",
+                float,
+                description="alt-test margin, 0 < epsilon < 1 (default 0.2; the paper's guidance: 0.2 expert, "
+                "0.15 skilled, 0.1 crowd annotators)",
+            ),
+            OpenApiParameter("half_width", float, description="CI half-width for the budget advice (optional, > 0)"),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -72,7 +79,12 @@ class AgreementReportView(APIView):
         q = request.query_params
         # a bad parameter is a DomainError: core.api.exception_handler answers 400 with why
         params = ReportParams.parse(
-            field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"), seed=q.get("seed")
+            field=q.get("field"),
+            by=q.get("by"),
+            bootstrap=q.get("bootstrap"),
+            seed=q.get("seed"),
+            epsilon=q.get("epsilon"),
+            half_width=q.get("half_width"),
         )
         answer = services.report_for(project=project, params=params, user=request.user)
         body, code = _body(answer)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from core.errors import DomainError
 from . import selectors, validation
 from .models import AgreementReport
 from .stats import agreement_report
+from .stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 from .stats.data import infer_level
 from .stats.tables import Table
 from .stats.validation import judge_label
@@ -33,6 +35,8 @@ from .stats.validation import judge_label
 MAX_BOOTSTRAP = 10_000
 DRILLDOWN_ROWS = 25
 MAX_SCATTER_POINTS = 2_000
+#: the verdicts every platform report carries per judge (``agreement_report(verdicts=...)``)
+VERDICTS = ("alt_test", "ppi")
 
 
 @dataclass(frozen=True)
@@ -41,9 +45,22 @@ class ReportParams:
     by: str | None = None  # a stratum column, or None
     bootstrap: int = 1000
     seed: int = 0
+    # the alt-test's cost-benefit margin (paper's guidance: 0.2 expert, 0.15 skilled, 0.1 crowd)
+    epsilon: float = DEFAULT_EPSILON
+    # the CI half-width the budget advice aims at (None: no advice)
+    half_width: float | None = None
 
     @classmethod
-    def parse(cls, *, field: Any = None, by: Any = None, bootstrap: Any = None, seed: Any = None) -> ReportParams:
+    def parse(
+        cls,
+        *,
+        field: Any = None,
+        by: Any = None,
+        bootstrap: Any = None,
+        seed: Any = None,
+        epsilon: Any = None,
+        half_width: Any = None,
+    ) -> ReportParams:
         """Validate raw (query-string) values; raises DomainError with a clear message."""
         try:
             b = 1000 if bootstrap in (None, "") else int(bootstrap)
@@ -54,10 +71,38 @@ class ReportParams:
             raise DomainError(f"bootstrap must be between 0 and {MAX_BOOTSTRAP}")
         if s < 0:
             raise DomainError("seed must be zero or positive")
-        return cls(field=str(field) if field else None, by=str(by) if by else None, bootstrap=b, seed=s)
+        e = _number(epsilon, "epsilon", DEFAULT_EPSILON)
+        if not 0 < e < 1:
+            raise DomainError(f"epsilon must be between 0 and 1 (exclusive); {_EPSILON_HINT}")
+        w = _number(half_width, "half_width", None)
+        if w is not None and not w > 0:
+            raise DomainError("half_width must be a positive number (the CI half-width to plan for)")
+        return cls(
+            field=str(field) if field else None,
+            by=str(by) if by else None,
+            bootstrap=b,
+            seed=s,
+            epsilon=e,
+            half_width=w,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_EPSILON_HINT = "the paper's guidance: " + ", ".join(f"{v} for {k} annotators" for k, v in EPSILON_GUIDANCE.items())
+
+
+def _number(raw: Any, name: str, default: float | None) -> float | None:
+    if raw in (None, ""):
+        return default
+    try:
+        v = float(raw)
+    except (TypeError, ValueError):
+        raise DomainError(f"{name} must be a number") from None
+    if not math.isfinite(v):
+        raise DomainError(f"{name} must be a finite number")
+    return v
 
 
 def inline_max() -> int:
@@ -75,7 +120,10 @@ def compute_report(
     """The project's agreement report as a JSON-safe dict.
 
     ``fields[f]`` is exactly ``agreement_report(frame, fields=[f], level=<rubric level>, by=[by],
-    bootstrap, seed)["fields"][f]``; ``drilldown[f][judge]`` holds the judge-vs-mean-human
+    bootstrap, seed, verdicts=VERDICTS, epsilon, half_width)["fields"][f]``, so each judge's
+    entry ``judges_vs_humans[judge]`` carries the alt-test (``alt_test``) and, for numeric and
+    binary fields, the PPI++ mean (``ppi``, with the budget advice when ``half_width`` is set)
+    under the keys the ``agreement`` command writes; ``drilldown[f][judge]`` holds the judge-vs-mean-human
     scatter (numeric fields) or confusion table (nominal fields) and the items where the judge
     and the humans disagree most."""
     frame = selectors.ratings_frame(project) if frame is None else frame
@@ -115,7 +163,17 @@ def compute_report(
         sub = frame.iloc[groups[f]].reset_index(drop=True)
         level = selectors.field_level(rubric, f) or infer_level(sub["value"].tolist())
         out["levels"][f] = level
-        rep = agreement_report(sub, fields=[f], level=level, by=by, bootstrap=params.bootstrap, seed=params.seed)
+        rep = agreement_report(
+            sub,
+            fields=[f],
+            level=level,
+            by=by,
+            bootstrap=params.bootstrap,
+            seed=params.seed,
+            verdicts=VERDICTS,
+            epsilon=params.epsilon,
+            half_width=params.half_width,
+        )
         out["fields"][f] = rep["fields"][f]
         out["drilldown"][f] = judge_drilldown(sub, level)
         if progress is not None:
@@ -350,6 +408,10 @@ def _walk(node: Any, base: dict[str, Any], path: list[str]) -> Iterator[dict[str
         for k, v in node.items():
             if k in _SKIP:
                 continue
+            if k in VERDICTS and isinstance(v, dict):
+                sec, subj = _section([*path, k])
+                yield from _verdict_rows(k, v, {**base, "section": sec, "subject": subj})
+                continue
             if k == "pairs" and isinstance(v, list):
                 for d in v:
                     yield from _walk(d, base, [*path, "pair", " | ".join(d.get("raters", []))])
@@ -370,6 +432,55 @@ def _walk(node: Any, base: dict[str, Any], path: list[str]) -> Iterator[dict[str
                     "n_raters": None,
                     "reason": None,
                 }
+
+
+def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """CSV rows of one judge's ``alt_test`` or ``ppi`` entry (section ``.../<judge>/alt_test``):
+    alt-test: ``winning_rate`` (omega; n_raters = humans tested, reason when undefined),
+    ``advantage_probability`` (rho), ``passed`` (1/0), ``epsilon``, ``n_items_dropped``, and per
+    human (subject = the human) ``rejected`` (1/0, with its p-value and items) or ``skipped``
+    (fewer than the paper's 30 items); PPI: ``estimate`` and ``classical_estimate`` with their
+    CIs, ``lambda``, ``n_unlabeled`` and the budget advice (``budget_*``)."""
+
+    def row(metric: str, value: Any, **kw: Any) -> dict[str, Any]:
+        ci = kw.pop("ci", None) or [None, None]
+        out = {**base, "metric": metric, "value": value, "ci_low": ci[0], "ci_high": ci[1]}
+        out.update({k: kw.get(k) for k in ("p_value", "n_items", "n_raters", "reason")})
+        if "subject" in kw:
+            out["subject"] = kw["subject"]
+        return out
+
+    def flag(b: Any) -> Any:
+        return None if b is None else int(bool(b))
+
+    reason = v.get("reason")
+    if kind == "alt_test":
+        n, m = v.get("n_items"), v.get("n_humans")
+        yield row("winning_rate", v.get("winning_rate"), n_items=n, n_raters=m, reason=reason)
+        yield row("advantage_probability", v.get("advantage_probability"), n_items=n, n_raters=m, reason=reason)
+        yield row("passed", flag(v.get("passed")), n_items=n, n_raters=m, reason=reason)
+        yield row("epsilon", v.get("epsilon"))
+        yield row("n_items_dropped", v.get("n_items_dropped"), reason="items with fewer than two human ratings")
+        for h, d in (v.get("per_human") or {}).items():
+            yield row("rejected", flag(d.get("rejected")), subject=h, p_value=d.get("p_value"), n_items=d.get("items"))
+            yield row("advantage_probability", d.get("advantage_probability"), subject=h, n_items=d.get("items"))
+        for h, items in (v.get("skipped_humans") or {}).items():
+            yield row(
+                "skipped", None, subject=h, n_items=items, reason=f"skipped: fewer than {MIN_ITEMS_PER_HUMAN} items"
+            )
+        return
+    n = v.get("n_labeled")
+    yield row("estimate", v.get("estimate"), ci=v.get("ci"), n_items=n, reason=reason)
+    yield row("classical_estimate", v.get("classical_estimate"), ci=v.get("classical_ci"), n_items=n)
+    yield row("lambda", v.get("lambda"), n_items=n)
+    yield row("n_unlabeled", v.get("n_unlabeled"))
+    b = v.get("budget")
+    if b:
+        yield row("budget_half_width", b.get("half_width"))
+        for k in ("ppi_items", "ppi_additional_items", "ppi_human_ratings"):
+            yield row(f"budget_{k}", b.get(k), reason=b.get("reason"))
+        for k in ("classical_items", "classical_human_ratings"):
+            yield row(f"budget_{k}", b.get(k))
 
 
 def _section(path: list[str]) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from . import services
 from .models import AgreementReport
 from .selectors import base_field
 from .services import ReportParams
+from .stats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 
 HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
 LABELS = {
@@ -45,10 +46,15 @@ EXPORT_FORMATS = (("markdown", "Markdown"), ("latex", "LaTeX (booktabs)"), ("csv
 def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
     project = managed_project_or_403(request.user, project_id)
     q = request.GET
-    ctx: dict[str, Any] = {"project": project, "q": q}
+    ctx: dict[str, Any] = {"project": project, "q": q, "epsilon_guidance": EPSILON_GUIDANCE}
     try:
         params = ReportParams.parse(
-            field=q.get("field"), by=q.get("by"), bootstrap=q.get("bootstrap"), seed=q.get("seed")
+            field=q.get("field"),
+            by=q.get("by"),
+            bootstrap=q.get("bootstrap"),
+            seed=q.get("seed"),
+            epsilon=q.get("epsilon"),
+            half_width=q.get("half_width"),
         )
         ctx["params"] = params
         answer = services.report_for(project=project, params=params, user=request.user)
@@ -68,7 +74,12 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
 def report_job(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
     project = managed_project_or_403(request.user, project_id)
     job = get_object_or_404(AgreementReport, pk=job_id, project=project)
-    ctx: dict[str, Any] = {"project": project, "job": job, "params": ReportParams(**job.params)}
+    ctx: dict[str, Any] = {
+        "project": project,
+        "job": job,
+        "params": ReportParams(**job.params),
+        "epsilon_guidance": EPSILON_GUIDANCE,
+    }
     if job.status == AgreementReport.Status.DONE:
         ctx.update(report_context(job.result))
     template = "agreement/_job.html" if request.headers.get("HX-Request") else "agreement/report.html"
@@ -114,6 +125,8 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         "field_groups": _field_groups(fields),
         "validation": _validation(result.get("validation") or []),
         "judge_lines": _judge_lines(result),
+        "verdicts": _verdict_panel(result),
+        "epsilon_guidance": EPSILON_GUIDANCE,
         "export_formats": EXPORT_FORMATS,
     }
 
@@ -159,6 +172,107 @@ def _judge_lines(result: dict[str, Any]) -> list[dict[str, Any]]:
             parts.append(f"{f}: {r['label']} {r['value']}{(' ' + r['ci']) if r['ci'] else ''} (vs {ref}, n={r['n']})")
         out.append({"name": labels.get(j, j), "text": "; ".join(parts) or "no field with a defined coefficient"})
     return out
+
+
+def _verdict_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """ "Can the judge replace annotators?": per judge, one entry per field whose report carries
+    an alt-test or PPI verdict (``judges_vs_humans[judge]["alt_test"|"ppi"]``), in words:
+    the alt-test's decision with epsilon, omega and rho (or why there is none), the PPI++ mean
+    beside the human-only mean, and the budget advice.  Per-element fields (``q[1]``) are
+    flagged ``main=False`` (the page folds them away under their pooled ``q[*]``)."""
+    labels = result.get("judge_labels", {})
+    judges = [r["name"] for r in result.get("raters", []) if r["kind"] == "model"]
+    out = []
+    for j in judges:
+        name = labels.get(j, j)
+        entries = []
+        for f, fo in result.get("fields", {}).items():
+            jd = (fo.get("judges_vs_humans") or {}).get(j) or {}
+            if "alt_test" not in jd and "ppi" not in jd:
+                continue
+            e: dict[str, Any] = {"field": f, "main": not ("[" in f and not f.endswith("[*]"))}
+            e.update(_alt_test_words(name, f, jd.get("alt_test")))
+            e["ppi"] = _ppi_words(jd.get("ppi"))
+            e["budget"] = _budget_words((jd.get("ppi") or {}).get("budget"))
+            entries.append(e)
+        if entries:
+            out.append(
+                {
+                    "name": name,
+                    "entries": [e for e in entries if e["main"]],
+                    "element_entries": [e for e in entries if not e["main"]],
+                }
+            )
+    return out
+
+
+def _alt_test_words(judge: str, field: str, a: dict[str, Any] | None) -> dict[str, Any]:
+    if not a:
+        return {"status": "none", "sentence": f"{judge}: no alt-test on {field}", "notes": []}
+    eps = f"{a['epsilon']:g}"
+    notes = []
+    if a.get("skipped_humans"):
+        notes.append(
+            f"humans skipped with fewer than {MIN_ITEMS_PER_HUMAN} items (the paper's minimum): "
+            + ", ".join(f"{h} ({n} items)" for h, n in a["skipped_humans"].items())
+        )
+    if a.get("n_items_dropped"):
+        notes.append(f"{a['n_items_dropped']} items dropped (fewer than two human ratings, or no rating by the judge)")
+    if a.get("passed") is None:
+        why = a.get("reason") or "undefined"
+        if why.startswith("undefined: "):
+            why = why[len("undefined: ") :]
+        return {"status": "undefined", "sentence": f"{judge}: no alt-test verdict on {field}: {why}", "notes": notes}
+    m = a.get("n_humans") or 0
+    won = sum(bool(d.get("rejected")) for d in (a.get("per_human") or {}).values())
+    stats = f"omega {_fmt(a['winning_rate'], 2)}, rho {_fmt(a['advantage_probability'], 2)}"
+    if a["passed"]:
+        sentence = (
+            f"{judge} can replace annotators on {field} at epsilon {eps} ({stats}): "
+            f"as good as or better than {won} of {m} humans"
+        )
+    else:
+        sentence = (
+            f"{judge} cannot replace annotators on {field} at epsilon {eps} ({stats}): "
+            f"as good as or better than only {won} of {m} humans (at least half needed)"
+        )
+    return {"status": "pass" if a["passed"] else "fail", "sentence": sentence, "notes": notes}
+
+
+def _ci_text(ci: list[float] | None) -> str:
+    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else ""
+
+
+def _ppi_words(p: dict[str, Any] | None) -> str:
+    if not p:
+        return ""
+    level = round(100 * (1 - p.get("alpha", 0.05)))
+    human = (
+        f"human-only mean {_fmt(p['classical_estimate'])} {_ci_text(p.get('classical_ci'))} "
+        f"({p['n_labeled']} human-rated items)"
+        if p.get("classical_estimate") is not None
+        else "no human-only mean (fewer than 2 human-rated items)"
+    )
+    if p.get("estimate") is None:
+        return f"PPI mean: {p.get('reason', 'undefined')}; {human}; {level}% intervals"
+    return (
+        f"PPI mean {_fmt(p['estimate'])} {_ci_text(p.get('ci'))} "
+        f"({p['n_labeled']} human-rated + {p['n_unlabeled']} judge-only items, lambda {_fmt(p['lambda'], 2)}) "
+        f"vs {human}; {level}% intervals"
+    )
+
+
+def _budget_words(b: dict[str, Any] | None) -> str:
+    if not b:
+        return ""
+    human = f"{b['classical_items']} items ({b['classical_human_ratings']} human ratings) with humans only"
+    if b.get("ppi_items") is None:
+        return f"For a CI half-width of {b['half_width']:g}: {human}; with the judge: {b.get('reason', 'unattainable')}"
+    return (
+        f"For a CI half-width of {b['half_width']:g}: {b['ppi_items']} human-rated items "
+        f"({b['ppi_human_ratings']} human ratings, {b['ppi_additional_items']} more items than now) with the judge "
+        f"(PPI), vs {human}"
+    )
 
 
 def _fmt(v: Any, digits: int = 3) -> str:

@@ -4,6 +4,7 @@ embedded demo stack (SQLite + a Celery broker on the filesystem, no servers need
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -43,10 +44,49 @@ def database_from_url(url: str) -> dict:
     raise ValueError(f"DATABASE_URL scheme not supported: {parsed.scheme!r}")
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
+DEMO_SECRET_KEY = "dev-only-insecure-key-change-me"
+SECRET_KEY = os.environ.get("SECRET_KEY", DEMO_SECRET_KEY)
 DEBUG = env_bool("DEBUG", False)
+# HV_DEMO=1: the embedded demo (`make run` sets it when no SECRET_KEY is given): the
+# development key is allowed with DEBUG off, and `make run` seeds the demo accounts.
+HV_DEMO = env_bool("HV_DEMO", False)
+if SECRET_KEY == DEMO_SECRET_KEY and not DEBUG and not HV_DEMO and "pytest" not in sys.modules:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "\n\n*** REFUSING TO START: SECRET_KEY is the built-in development key and DEBUG is off. ***\n"
+        "Set SECRET_KEY to a long random value (python -c 'import secrets; print(secrets.token_urlsafe(50))'),\n"
+        "or run the local demo with `make run` / HV_DEMO=1, or set DEBUG=true for development.\n"
+    )
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# Deployment security (see the README): all off by default, for the embedded HTTP demo.
+SECURE_HSTS_SECONDS = int(os.environ.get("HV_SECURE_HSTS_SECONDS", "0") or 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HV_SECURE_HSTS_INCLUDE_SUBDOMAINS", SECURE_HSTS_SECONDS > 0)
+SECURE_HSTS_PRELOAD = env_bool("HV_SECURE_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("HV_SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("HV_SECURE_COOKIES", False)
+SESSION_COOKIE_HTTPONLY = True
+# Proxies (IPs or networks, comma-separated) whose X-Forwarded-For / X-Forwarded-Proto are
+# believed: the client address for login throttling, and https for SECURE_SSL_REDIRECT.
+HV_TRUSTED_PROXIES = [p.strip() for p in os.environ.get("HV_TRUSTED_PROXIES", "").split(",") if p.strip()]
+if HV_TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Content-Security-Policy of every response ("" for none). Pages load only same-origin
+# scripts (htmx from static/); style attributes and htmx's indicator style need inline styles.
+HV_CSP = os.environ.get(
+    "HV_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'",
+).strip()
+
+# Failed log-ins (login form and HTTP Basic), counted in the cache per address and user name.
+HV_LOGIN_FAILURES_PER_IP = int(os.environ.get("HV_LOGIN_FAILURES_PER_IP", 30))
+HV_LOGIN_FAILURES_PER_USER = int(os.environ.get("HV_LOGIN_FAILURES_PER_USER", 10))
+HV_LOGIN_WINDOW_SECONDS = int(os.environ.get("HV_LOGIN_WINDOW_SECONDS", 300))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -57,6 +97,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from static files, no CDN
     "annotation",
     "studies",
     "benchmarks",
@@ -74,6 +115,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -100,6 +142,8 @@ DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL", f"sqlit
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -130,11 +174,26 @@ HV_MAX_IMAGE_PIXELS = int(os.environ.get("HV_MAX_IMAGE_PIXELS", 40_000_000))
 HV_ALLOWED_IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
 HV_THUMBNAIL_SIZE = (320, 320)
 
+
+def api_rate(name: str, default: str) -> str | None:
+    """A DRF rate such as 10000/min; "off" (or empty) for none."""
+    raw = os.environ.get(name, default).strip()
+    return None if raw.lower() in {"", "off", "none", "0"} else raw
+
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "core.security.SessionAuthentication",
+        "core.security.BasicAuthentication",
     ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "core.security.AnonRateThrottle",
+        "core.security.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": api_rate("HV_API_RATE_ANON", "600/min"),
+        "user": api_rate("HV_API_RATE_USER", "10000/min"),
+    },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
@@ -146,6 +205,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, items, imports, assignments and answers.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from drf-spectacular-sidecar's static files (no CDN, no inline script: CSP)
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery. Default: a broker on the filesystem (no server). Production: redis://...
@@ -178,7 +241,10 @@ CELERY_BEAT_SCHEDULE = {
 
 # Assignment leases and crowd entry.
 HV_LEASE_SECONDS = int(os.environ.get("HV_LEASE_SECONDS", 1800))
-HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")  # empty: SECRET_KEY
+# Key of the HMAC of crowd participant ids. Set it in any deployment; while empty, SECRET_KEY is
+# used (what older deployments hashed with) and `check --deploy` warns (studies.W001): set it
+# to the current SECRET_KEY before rotating that, or returning participants get new accounts.
+HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")
 
 # Model judges (judges/endpoints.py). A judge's params name its endpoint and the environment
 # variable holding its key; only these are allowed (comma-separated; see the README).

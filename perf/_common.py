@@ -57,6 +57,11 @@ def setup_django(database_url: str, *, keep: bool = False) -> dict:
     os.environ["STATIC_ROOT"] = str(tmp / "static")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.pop("DEBUG", None)  # DEBUG off: no query log, production-like
+    # a throwaway key: settings refuse the built-in development key with DEBUG off
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    # measure the platform, not the API rate limit (a load test is one user hammering it)
+    os.environ.setdefault("HV_API_RATE_USER", "off")
+    os.environ.setdefault("HV_API_RATE_ANON", "off")
     for sub in ("var/broker/queue", "var/broker/processed", "media", "static"):
         (tmp / sub).mkdir(parents=True, exist_ok=True)
 

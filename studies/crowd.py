@@ -1,7 +1,8 @@
 """Crowd entry from Prolific: a secret study link creates or resumes a pseudonymous annotator.
 
 Nothing personal is stored: the PROLIFIC_PID only as a keyed hash (HMAC-SHA256 with
-``HV_CROWD_PID_KEY``, default the SECRET_KEY), the user name is derived from that hash, the
+``HV_CROWD_PID_KEY``; while that is empty, the SECRET_KEY, as older deployments hashed, and
+``check --deploy`` warns: studies.W001), the user name is derived from that hash, the
 password is unusable. Pre-screen answers (e.g. nationality) become rater attributes and are
 checked against the project's active assignment plans. After ``items_per_participant``
 submitted items (or when no work is left for them) the completion page shows the study's

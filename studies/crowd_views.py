@@ -3,7 +3,9 @@ resumes a pseudonymous annotator, asks the optional pre-screen, hands over to th
 annotating pages, and ends on the completion page with the study's code.
 
 Prolific can only send participants with a GET, so entering a study (and completing it) are
-GETs that write; both are idempotent for a participant: the same link resumes the same one."""
+GETs that write; both are idempotent for a participant: the same link resumes the same one.
+A browser already logged in as someone else (a researcher trying the link, another
+participant) is not switched on a GET: a confirmation page asks, and its POST switches."""
 
 from __future__ import annotations
 
@@ -39,22 +41,44 @@ def participant_in_session(request: HttpRequest, study: CrowdStudy) -> CrowdPart
     )
 
 
+PROLIFIC_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+
+
+def needs_switch_confirmation(request: HttpRequest, study: CrowdStudy, prolific_pid: str) -> bool:
+    """Whether a different user is logged in than the participant this Prolific id is."""
+    if not request.user.is_authenticated:
+        return False
+    existing = CrowdParticipant.objects.filter(study=study, pid_hash=crowd.pid_hash(prolific_pid)).first()
+    return existing is None or existing.rater.user_id != request.user.pk
+
+
 @never_cache
 def entry(request: HttpRequest, token: str) -> HttpResponse:
     study = study_or_404(token)
     participant = participant_in_session(request, study)
-    if request.method == "GET" and request.GET.get("PROLIFIC_PID"):
+    switching = request.method == "POST" and request.POST.get("hv_switch") == "1"
+    params = request.POST if switching else request.GET
+    if (request.method == "GET" or switching) and params.get("PROLIFIC_PID"):
+        pid = params.get("PROLIFIC_PID", "")
+        if not switching and needs_switch_confirmation(request, study, pid):
+            return render(
+                request,
+                "studies/crowd_switch.html",
+                {"study": study, "params": {k: params.get(k, "") for k in PROLIFIC_PARAMS}},
+            )
         try:
             participant = crowd.enter_study(
                 study=study,
-                prolific_pid=request.GET.get("PROLIFIC_PID", ""),
-                study_id=request.GET.get("STUDY_ID", ""),
-                session_id=request.GET.get("SESSION_ID", ""),
+                prolific_pid=pid,
+                study_id=params.get("STUDY_ID", ""),
+                session_id=params.get("SESSION_ID", ""),
             )
         except DomainError as exc:
             return render(request, "studies/crowd_message.html", {"study": study, "message": exc.message}, status=400)
         login(request, participant.rater.user, backend="django.contrib.auth.backends.ModelBackend")
         request.session[SESSION_KEY] = participant.pk
+        if switching:
+            return redirect("crowd_entry", token=study.token)
     if participant is None:
         message = (
             "This study is not taking participants."

@@ -34,6 +34,20 @@ from tests import services  # noqa: E402 - after the repository root is on sys.p
 # Playwright's sync API runs an event loop in the test thread; Django's async-safety check
 # would then refuse ORM calls made by tests and by live_server fixtures.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# Subprocesses (Celery workers, manage.py) refuse the development key with DEBUG off; scripts/test
+# sets one, a bare `pytest` gets this (the settings of this process allow it under pytest).
+os.environ.setdefault("SECRET_KEY", "hv-bare-pytest-key-" + "x" * 40)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty cache: failed-login and API throttle counts (core.security)
+    are per client address, and every test client is 127.0.0.1."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -314,6 +314,7 @@ def analyse_matrix(
     n_splits: int = 100,
     seed: int = 0,
     positive: float | None = None,
+    pairwise: bool = True,
 ) -> dict[str, Any]:
     """Everything for one matrix ``X`` (items x raters, NaN = missing, category codes for
     nominal data); ``raters`` names the columns, ``humans`` and ``judges`` are subsets.
@@ -325,20 +326,25 @@ def analyse_matrix(
     "judges_vs_humans": {judge: {"vs_human_mean", "vs_human_majority", "rank_among_humans",
     "binary_vs_majority", "positive_rate"}}}`` (results as :meth:`MetricResult.to_dict`).
     Bootstrap CIs come from ``n_boot`` item resamples shared by every statistic.
+    ``pairwise=False`` leaves out the pairwise matrix and the split-half ceilings (``"pairwise"``
+    and ``"split_half"`` are then absent): a caller that reads only the judges and the
+    leave-one-out ceilings does not pay for R(R-1)/2 bootstrapped pair tables; every other value
+    and CI is unchanged (the same resamples are drawn).
     """
     rng = rng if rng is not None else np.random.default_rng(seed)
     mx = _Matrix.prepare(X, raters, humans, judges, level, metrics)
     col = _Collector(mx.counts)
     multi = _add_multi_rater(mx, col)
-    pairwise = _add_pairwise(mx, col)
+    plan = _add_pairwise(mx, col) if pairwise else None
     ceiling_metrics = _add_ceilings(mx, col)
     judge_plan = _add_judges(mx, col, ceiling_metrics)
     est = col.run(n_boot, rng)
 
     hum: dict[str, Any] = _multi_rater_results(mx, multi, est)
-    hum["pairwise"] = _pairwise_results(mx, pairwise, est)
+    if plan is not None:
+        hum["pairwise"] = _pairwise_results(mx, plan, est)
     ceilings = _ceiling_results(mx, ceiling_metrics, est)
-    if mx.numeric and mx.nh >= 2:
+    if pairwise and mx.numeric and mx.nh >= 2:
         hum["split_half"] = _split_half_results(mx, ceiling_metrics, n_splits, seed)
     pos = positive if positive is not None else (1.0 if 1.0 in mx.cats else (mx.cats.max() if len(mx.cats) else None))
     jout = {mx.raters[j]: _judge_results(mx, k, judge_plan, ceilings, est, pos) for k, j in enumerate(mx.jidx)}

@@ -26,12 +26,14 @@ the same people fill the same slots everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
+import scipy.sparse as sp
 
-from .bootstrap import compress_rows, percentile_ci, resample_counts
+from .bootstrap import PatternSampler, compress_rows, percentile_ci
 from .correlation import CORRELATIONS, correlation
 from .kappa import cohen_kappa
 from .pairs import PairTable
@@ -61,8 +63,19 @@ def slot_bootstrap(
 ) -> tuple[MetricResult, np.ndarray]:
     """:func:`slot_agreement` and its ``n_boot`` bootstrap values (NaN where a resample leaves
     it undefined; empty without a bootstrap), e.g. to combine independent strata."""
-    if metric not in SLOT_METRICS:
-        raise ValueError(f"metric must be one of {SLOT_METRICS}")
+    return slot_bootstraps(S, [metric], n_boot, seed)[metric]
+
+
+def slot_bootstraps(
+    S: np.ndarray, metrics: Sequence[str], n_boot: int = 0, seed: int = 0
+) -> dict[str, tuple[MetricResult, np.ndarray]]:
+    """:func:`slot_bootstrap` of several metrics of one matrix from the same resamples (the
+    draws depend only on ``S`` and ``seed``, so each metric's result is exactly what
+    :func:`slot_bootstrap` gives for it alone), with the pair tables built once."""
+    metrics = list(metrics)
+    for metric in metrics:
+        if metric not in SLOT_METRICS:
+            raise ValueError(f"metric must be one of {SLOT_METRICS}")
     S = np.asarray(S, dtype=float)
     if S.ndim != 2:
         raise ValueError("S must be an items x slots matrix")
@@ -70,34 +83,52 @@ def slot_bootstrap(
     k = S.shape[1]
     n_items = int(((~np.isnan(S)).sum(1) >= 2).sum()) if k else 0
     if k < 2:
-        return undefined(metric, "fewer than two filled slots", n_items, k), np.zeros(0)
+        return {m: (undefined(m, "fewer than two filled slots", n_items, k), np.zeros(0)) for m in metrics}
     pairs = list(combinations(range(k), 2))
-    results = [pair_value(S[:, a], S[:, b], metric) for a, b in pairs]
-    defined = [r.value for r in results if r.value is not None]
-    if not defined:
-        return undefined(metric, results[0].reason or "undefined for every slot pair", n_items, k), np.zeros(0)
-    boot = _bootstrap(S, pairs, metric, n_boot, seed) if n_boot else np.zeros(0)
-    ci = percentile_ci(boot)[0] if len(boot) else None
-    if k == 2:
-        return replace(results[0], ci=ci), boot
-    extra = {"slot_pairs": len(defined)}
-    return MetricResult(metric, float(np.mean(defined)), ci, None, n_items, k, None, extra), boot
+    out: dict[str, tuple[MetricResult, np.ndarray]] = {}
+    live: dict[str, list[MetricResult]] = {}
+    for metric in metrics:
+        results = [pair_value(S[:, a], S[:, b], metric) for a, b in pairs]
+        if any(r.value is not None for r in results):
+            live[metric] = results
+        else:
+            reason = results[0].reason or "undefined for every slot pair"
+            out[metric] = (undefined(metric, reason, n_items, k), np.zeros(0))
+    boots = _bootstrap(S, pairs, list(live), n_boot, seed) if n_boot and live else {}
+    for metric, results in live.items():
+        boot = boots.get(metric, np.zeros(0))
+        ci = percentile_ci(boot)[0] if len(boot) else None
+        if k == 2:
+            out[metric] = (replace(results[0], ci=ci), boot)
+            continue
+        defined = [r.value for r in results if r.value is not None]
+        extra = {"slot_pairs": len(defined)}
+        out[metric] = (MetricResult(metric, float(np.mean(defined)), ci, None, n_items, k, None, extra), boot)
+    return {m: out[m] for m in metrics}
 
 
-def _bootstrap(S: np.ndarray, pairs: list[tuple[int, int]], metric: str, n_boot: int, seed: int) -> np.ndarray:
-    """Bootstrap values of the (mean over pairs) coefficient over item resamples."""
+def _bootstrap(
+    S: np.ndarray, pairs: list[tuple[int, int]], metrics: list[str], n_boot: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Bootstrap values of each metric's (mean over pairs) coefficient over item resamples:
+    the pair tables' one-hot features stacked into one sparse matrix (one product per chunk of
+    resamples), the resamples drawn as :func:`.bootstrap.resample_counts` draws them."""
     P, cnt, _ = compress_rows(S)
-    tables = []
-    for a, b in pairs:
-        t = PairTable(P[:, a], P[:, b], weights=cnt)
-        if t.G:
-            tables.append((t, t.onehot()))
+    tables = [t for a, b in pairs if (t := PairTable(P[:, a], P[:, b], weights=cnt)).G]
     if not tables:
-        return np.full(n_boot, np.nan)
-    chunks = []
-    for W in resample_counts(cnt, n_boot, np.random.default_rng(seed)):
-        vals = np.column_stack([t.compute(np.asarray((H.T @ W.T).T), [metric])[metric] for t, H in tables])
-        ok = np.isfinite(vals)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            chunks.append(np.where(ok, vals, 0.0).sum(1) / ok.sum(1))
-    return np.concatenate(chunks)
+        return {m: np.full(n_boot, np.nan) for m in metrics}
+    sampler = PatternSampler(cnt)
+    H = sp.hstack([t.onehot() for t in tables]).tocsr()[sampler.order].T.tocsr()  # (sum G, P)
+    offs = np.cumsum([0] + [t.G for t in tables])
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_boot, 20_000_000 // max(sampler.P, 1)))  # as resample_counts
+    parts: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
+    for s0 in range(0, n_boot, chunk):
+        T = np.asarray(H @ sampler.sample_t(min(chunk, n_boot - s0), rng)).T  # (b, sum G)
+        vals = [t.compute(T[:, offs[i] : offs[i + 1]], metrics) for i, t in enumerate(tables)]
+        for m in metrics:
+            V = np.column_stack([v[m] for v in vals])
+            ok = np.isfinite(V)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                parts[m].append(np.where(ok, V, 0.0).sum(1) / ok.sum(1))
+    return {m: np.concatenate(parts[m]) for m in metrics}

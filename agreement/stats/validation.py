@@ -110,6 +110,13 @@ class ValidationInput:
         unset), and two raters of one item with the same value keep the first-assigned one's
         rating. Feed it to :func:`.slots.slot_agreement` for the pooled slot-vs-slot coefficient."""
         raters = self.humans() if raters is None else list(raters)
+        key = ("by_slot", field_name, tuple(raters), attribute)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self._by_slot(field_name, raters, attribute)
+        return found.copy()  # callers may change what they get
+
+    def _by_slot(self, field_name: str, raters: list[str], attribute: str | None) -> pd.DataFrame:
         sub = self.rows(field_name)
         if len(sub):
             sub = sub[sub["rater"].isin(raters)]
@@ -169,7 +176,8 @@ def judge_and_ceiling(
 ) -> dict[str, Any]:
     """Each judge vs the mean human and the humans' leave-one-out ceiling (Pearson and
     Spearman at the interval level, as ValueGround Table 4) of one item x rater table, one
-    shared bootstrap over items: :func:`.analysis.analyse_matrix`'s output."""
+    shared bootstrap over items: :func:`.analysis.analyse_matrix`'s output, without the
+    pairwise matrix and the split-half ceilings (not read here; see ``pairwise=False``)."""
     humans = [h for h in humans if h in W.columns]
     judges = [j for j in judges if j in W.columns]
     cols = [*humans, *judges]
@@ -185,6 +193,7 @@ def judge_and_ceiling(
         n_boot,
         np.random.default_rng(seed),
         seed=seed,
+        pairwise=False,
     )
 
 

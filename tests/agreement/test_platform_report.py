@@ -195,7 +195,9 @@ def test_report_equals_the_core_on_the_same_frame(story_project):
     for f in ("naturalness", "consistency[*]", "mean_rewrite_improvement"):
         sub = df[df["field"] == f].reset_index(drop=True)
         level = selectors.field_level(rubric, f) or result["levels"][f]
-        core = agreement_report(sub, fields=[f], level=level, by=["country"], bootstrap=50, seed=3)
+        core = agreement_report(
+            sub, fields=[f], level=level, by=["country"], bootstrap=50, seed=3, verdicts=services.VERDICTS
+        )
         assert result["fields"][f] == core["fields"][f]
     assert result["levels"]["naturalness"] == "ordinal"
     assert result["levels"]["consistency[1]"] == "ordinal"  # binary: a two-point scale
@@ -292,7 +294,9 @@ def test_api_json_and_csv(client, story_project):
     assert body["status"] == "done"
     df = selectors.ratings_frame(story_project)
     sub = df[df["field"] == "naturalness"].reset_index(drop=True)
-    core = agreement_report(sub, fields=["naturalness"], level="ordinal", bootstrap=20, seed=1)
+    core = agreement_report(
+        sub, fields=["naturalness"], level="ordinal", bootstrap=20, seed=1, verdicts=services.VERDICTS
+    )
     assert body["result"]["fields"]["naturalness"] == json.loads(json.dumps(core["fields"]["naturalness"]))
     r = client.get(url, {"format": "csv", "field": "naturalness", "bootstrap": 0})
     assert r.status_code == 200 and r["Content-Type"].startswith("text/csv")
@@ -370,3 +374,155 @@ def test_failed_job_records_the_reason(story_project):
     services.run_report_job(job=job)
     job.refresh_from_db()
     assert job.status == "failed" and "unknown field" in job.message
+
+
+# ------------------------------------------------------------------------------ the verdict panel
+VERDICT_ITEMS, HUMAN_RATED = 40, 34  # 6 items only the judges rate: PPI's unlabelled ones
+
+
+@pytest.fixture
+def verdict_project(db):
+    """Three humans rate 34 of 40 items (the paper's minimum is 30 per human); one judge rates
+    naturalness as the item's true quality (it should pass), one reverses it (it should fail)."""
+    owner = make_user("vowner", researcher=True)
+    anns = [make_user(f"vann{i}") for i in range(3)]
+    project = make_project("cqbench.story", owner=owner, annotators=anns, k=3)
+    assert importing.import_items(project=project, data=jsonl(story_records(VERDICT_ITEMS)), data_format="jsonl").ok
+    items = list(Item.objects.filter(project=project).order_by("id"))
+    quality = {it.id: 1 + (k % 5) for k, it in enumerate(items)}
+    rated = {it.id for it in items[:HUMAN_RATED]}
+    rng = random.Random(7)
+    for a in Assignment.objects.filter(project=project, rater__kind="human").select_related("rater", "item"):
+        if a.item_id in rated:
+            annotating.submit_annotation(
+                assignment_id=a.id, rater=a.rater, answers=story_answers(rng, quality[a.item_id])
+            )
+
+    def judge(flip: bool):
+        def answers(item):
+            q = quality[item.id]
+            return {**story_answers(rng, q), "naturalness": 6 - q if flip else q}
+
+        return answers
+
+    judge_annotates(project, judge_rater("good-judge"), judge(False))
+    judge_annotates(project, judge_rater("bad-judge"), judge(True))
+    project.owner = owner
+    project.annotator_users = anns
+    return project
+
+
+def naturalness_matrix(project):
+    df = selectors.ratings_frame(project)
+    sub = df[df["field"] == "naturalness"]
+    wide = sub.pivot(index="item", columns="rater", values="value").astype(float)
+    humans = sorted(sub.loc[sub["rater_kind"] == "human", "rater"].unique().tolist())
+    return wide, humans
+
+
+def test_verdicts_in_the_json_equal_the_core_tests_on_the_same_matrix(client, verdict_project):
+    from agreement.stats import alt_test, ppi_mean
+
+    client.force_login(verdict_project.owner)
+    url = reverse("api_agreement_report", args=[verdict_project.id])
+    r = client.get(url, {"field": "naturalness", "bootstrap": 0, "epsilon": 0.15, "half_width": 0.1})
+    assert r.status_code == 200
+    result = r.json()["result"]
+    assert result["params"]["epsilon"] == 0.15 and result["params"]["half_width"] == 0.1
+    wide, humans = naturalness_matrix(verdict_project)
+    H = wide[humans].to_numpy()
+    cnt = (~np.isnan(H)).sum(axis=1)
+    for j in ("good-judge", "bad-judge"):
+        jd = result["fields"]["naturalness"]["judges_vs_humans"][j]
+        y = wide[j].to_numpy()
+        core = alt_test(H, y, humans, "neg_rmse", 0.15)
+        got = jd["alt_test"]
+        # the item order differs (the report collapses rows), so p-values agree to rounding
+        assert {k: v for k, v in got.items() if k != "per_human"} == {
+            k: v for k, v in json.loads(json.dumps(core)).items() if k != "per_human"
+        }
+        assert got["per_human"].keys() == core["per_human"].keys()
+        for h, d in core["per_human"].items():
+            assert got["per_human"][h] == pytest.approx(d, rel=1e-9), h
+        lab = cnt > 0
+        Y = np.nanmean(H[lab], axis=1)
+        p = ppi_mean(Y, y[lab], y[~lab], half_width=0.1, ratings_per_item=float(cnt[lab].mean()))
+        for k in ("estimate", "ci", "classical_estimate", "classical_ci", "n_labeled", "n_unlabeled", "lambda"):
+            assert jd["ppi"][k] == pytest.approx(p[k]), k
+        assert jd["ppi"]["budget"] == pytest.approx(p["budget"])
+        assert jd["ppi"]["n_labeled"] == HUMAN_RATED and jd["ppi"]["n_unlabeled"] == VERDICT_ITEMS - HUMAN_RATED
+    good = result["fields"]["naturalness"]["judges_vs_humans"]["good-judge"]["alt_test"]
+    bad = result["fields"]["naturalness"]["judges_vs_humans"]["bad-judge"]["alt_test"]
+    assert good["passed"] is True and bad["passed"] is False
+    assert good["epsilon"] == 0.15 and good["scoring"] == "neg_rmse" and set(good["per_human"]) == set(humans)
+    # the CSV carries them too
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                client.get(
+                    url, {"field": "naturalness", "bootstrap": 0, "format": "csv", "half_width": 0.1}
+                ).content.decode()
+            )
+        )
+    )
+    at = {r["metric"]: r for r in rows if r["section"] == "judges_vs_humans/good-judge/alt_test" and not r["subject"]}
+    assert at["passed"]["value"] == "1" and float(at["winning_rate"]["value"]) == pytest.approx(good["winning_rate"])
+    assert at["winning_rate"]["n_raters"] == "3"
+    per_human = [r for r in rows if r["section"] == "judges_vs_humans/bad-judge/alt_test" and r["metric"] == "rejected"]
+    assert {r["subject"] for r in per_human} == set(humans) and all(r["p_value"] for r in per_human)
+    pp = {r["metric"]: r for r in rows if r["section"] == "judges_vs_humans/good-judge/ppi"}
+    assert {"estimate", "classical_estimate", "lambda", "budget_ppi_human_ratings"} <= set(pp)
+    assert pp["estimate"]["ci_low"] and pp["classical_estimate"]["ci_high"]
+
+
+def test_page_says_which_judge_can_replace_the_annotators(client, verdict_project):
+    client.force_login(verdict_project.owner)
+    url = reverse("agreement_report", args=[verdict_project.id])
+    r = client.get(url, {"field": "naturalness", "bootstrap": 0, "half_width": 0.2})
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "Can the judge replace annotators?" in html and 'data-testid="verdict-panel"' in html
+    assert "good-judge can replace annotators on naturalness at epsilon 0.2 (omega " in html
+    assert "bad-judge cannot replace annotators on naturalness at epsilon 0.2 (omega " in html
+    assert "PPI mean" in html and "human-only mean" in html and "lambda" in html
+    assert "For a CI half-width of 0.2" in html and "human ratings" in html
+    assert "0.15 skilled" in html and 'name="epsilon"' in html  # the guidance beside the input
+    # the panel comes before the per-field detail
+    assert html.index('data-testid="verdict-panel"') < html.index('data-testid="field-detail"')
+
+
+def test_too_few_items_per_human_says_why_there_is_no_verdict(client, story_project):
+    client.force_login(story_project.owner)
+    r = client.get(reverse("agreement_report", args=[story_project.id]), {"field": "naturalness", "bootstrap": 0})
+    html = r.content.decode()
+    assert "gpt-judge: no alt-test verdict on naturalness" in html
+    assert "humans skipped with fewer than 30 items" in html
+    result = services.compute_report(project=story_project, params=ReportParams(field="naturalness", bootstrap=0))
+    at = result["fields"]["naturalness"]["judges_vs_humans"]["gpt-judge"]["alt_test"]
+    assert at["passed"] is None and set(at["skipped_humans"].values()) == {12}
+
+
+def test_epsilon_and_half_width_are_validated(client, story_project):
+    with pytest.raises(DomainError, match="epsilon"):
+        ReportParams.parse(epsilon="0")
+    with pytest.raises(DomainError, match=r"0\.1 for crowd"):
+        ReportParams.parse(epsilon="1")
+    with pytest.raises(DomainError, match="half_width"):
+        ReportParams.parse(half_width="-1")
+    assert ReportParams.parse(epsilon="0.1", half_width="0.05") == ReportParams(epsilon=0.1, half_width=0.05)
+    assert ReportParams.parse().epsilon == 0.2 and ReportParams.parse().half_width is None
+    client.force_login(story_project.owner)
+    api = reverse("api_agreement_report", args=[story_project.id])
+    for bad in ({"epsilon": "1.5"}, {"epsilon": "x"}, {"epsilon": "0"}, {"half_width": "0"}):
+        r = client.get(api, {"bootstrap": 0, "field": "naturalness", **bad})
+        assert r.status_code == 400, bad
+    page = client.get(reverse("agreement_report", args=[story_project.id]), {"epsilon": "2"})
+    assert page.status_code == 400 and "epsilon must be between 0 and 1" in page.content.decode()
+
+
+def test_verdict_params_stay_researchers_only(client, story_project):
+    q = {"field": "naturalness", "bootstrap": 0, "epsilon": 0.1, "half_width": 0.3}
+    for user in (story_project.annotator_users[0], make_user("stranger3", researcher=True)):
+        client.force_login(user)
+        assert client.get(reverse("api_agreement_report", args=[story_project.id]), q).status_code == 403
+        assert client.get(reverse("agreement_report", args=[story_project.id]), q).status_code == 403

@@ -120,3 +120,24 @@ def test_participant_cannot_reach_researcher_pages(study):
     assert c.get(f"/projects/{study.project_id}/dashboard/").status_code == 403
     assert c.get(f"/projects/{study.project_id}/design/").status_code == 403
     assert c.get(f"/projects/{study.project_id}/").status_code == 403
+
+
+def test_crowd_link_asks_before_switching_a_logged_in_user(study, researcher):
+    """Issue 12 finding 14: a GET never logs a different user out."""
+    c = Client()
+    c.force_login(researcher)
+    r = c.get(link(study))
+    assert r.status_code == 200 and b"Continue as a participant" in r.content
+    assert int(c.session["_auth_user_id"]) == researcher.pk
+    assert not CrowdParticipant.objects.exists()
+    r = c.post(
+        f"/p/{study.token}/",
+        {"hv_switch": "1", "PROLIFIC_PID": "5f1d2e3c4b5a69788796a5b4", "STUDY_ID": "st1", "SESSION_ID": "s1"},
+    )
+    assert r.status_code == 302 and r["Location"] == f"/p/{study.token}/"
+    p = CrowdParticipant.objects.get()
+    assert int(c.session["_auth_user_id"]) == p.rater.user_id
+    assert b"Your nationality" in c.get(f"/p/{study.token}/").content
+    # the participant themselves returning with the link is not asked again
+    r = c.get(link(study))
+    assert b"Continue as a participant" not in r.content and r.status_code == 200

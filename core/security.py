@@ -1,0 +1,197 @@
+"""Request security below every app: the client's address behind trusted proxies, failed-login
+throttling (the login form and HTTP Basic share it), the API's authentication classes and the
+Content-Security-Policy header.
+
+Failed log-ins are counted in the Django cache (``CACHES["default"]``; set ``HV_CACHE_URL`` to
+share the counts between processes), per client address and per user name, in fixed windows of
+``HV_LOGIN_WINDOW_SECONDS``. Once either count reaches its limit, further attempts are refused
+before the password is checked (hashing a password is what made wrong credentials expensive),
+until the window ends. A successful log-in clears the user name's count."""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from drf_spectacular.authentication import BasicScheme, SessionScheme
+from rest_framework import authentication, exceptions, throttling
+
+REALM = "api"
+
+
+# ----------------------------------------------------------------------------- client address
+def _trusted(addr: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(addr.strip())
+    except ValueError:
+        return False
+    for net in getattr(settings, "HV_TRUSTED_PROXIES", ()):
+        try:
+            if ip in ipaddress.ip_network(net, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def client_ip(request) -> str:
+    """REMOTE_ADDR, or behind proxies of ``HV_TRUSTED_PROXIES`` the right-most address of
+    X-Forwarded-For that is not one of them (what the nearest trusted proxy saw)."""
+    meta = getattr(request, "META", {})
+    remote = meta.get("REMOTE_ADDR", "") or ""
+    if not _trusted(remote):
+        return remote
+    hops = [h.strip() for h in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not _trusted(hop):
+            return hop
+    return hops[0] if hops else remote
+
+
+# ---------------------------------------------------------------------------- login throttling
+def _keys(request, username: str) -> list[tuple[str, int]]:
+    user_digest = hashlib.sha256((username or "").strip().lower().encode()).hexdigest()[:32]
+    return [
+        (f"hv:loginfail:ip:{client_ip(request)}", settings.HV_LOGIN_FAILURES_PER_IP),
+        (f"hv:loginfail:user:{user_digest}", settings.HV_LOGIN_FAILURES_PER_USER),
+    ]
+
+
+def login_blocked(request, username: str) -> bool:
+    """Whether this address or this user name has used up its failed attempts (one cache read;
+    remembers on the request whether the user name has failures to clear after a success)."""
+    keys = _keys(request, username)
+    counts = cache.get_many([key for key, _ in keys])
+    request._hv_login_user_failures = counts.get(keys[1][0], 0)
+    return any(limit and counts.get(key, 0) >= limit for key, limit in keys)
+
+
+def login_failed(request, username: str) -> None:
+    for key, _ in _keys(request, username):
+        if not cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS):
+            try:
+                cache.incr(key)
+            except ValueError:  # expired between add and incr
+                cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS)
+
+
+def login_succeeded(request, username: str) -> None:
+    if getattr(request, "_hv_login_user_failures", 1):
+        cache.delete(_keys(request, username)[1][0])
+
+
+THROTTLED_MESSAGE = "Too many failed log-ins. Please wait a few minutes and try again."
+
+
+class ThrottledAuthenticationForm(AuthenticationForm):
+    error_messages = {**AuthenticationForm.error_messages, "throttled": THROTTLED_MESSAGE}
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        if self.request is not None and login_blocked(self.request, username):
+            self.throttled = True
+            raise ValidationError(self.error_messages["throttled"], code="throttled")
+        try:
+            cleaned = super().clean()
+        except ValidationError:
+            if self.request is not None:
+                login_failed(self.request, username)
+            raise
+        if self.request is not None:
+            login_succeeded(self.request, username)
+        return cleaned
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page with failed-login throttling (429 while refused)."""
+
+    form_class = ThrottledAuthenticationForm
+
+    def form_invalid(self, form) -> HttpResponse:
+        throttled = getattr(form, "throttled", False)
+        response = self.render_to_response(self.get_context_data(form=form, throttled=throttled))
+        if throttled:
+            response.status_code = 429
+            response["Retry-After"] = str(settings.HV_LOGIN_WINDOW_SECONDS)
+        return response
+
+
+# ------------------------------------------------------------------------ API authentication
+class BasicAuthentication(authentication.BasicAuthentication):
+    """HTTP Basic with failed-login throttling: wrong credentials are counted like the login
+    form's; while refused, the answer is 429 without checking the password."""
+
+    www_authenticate_realm = REALM
+
+    def authenticate_credentials(self, userid, password, request=None):
+        if request is not None and login_blocked(request, userid):
+            raise exceptions.Throttled(wait=settings.HV_LOGIN_WINDOW_SECONDS, detail=THROTTLED_MESSAGE)
+        try:
+            result = super().authenticate_credentials(userid, password, request)
+        except exceptions.AuthenticationFailed:
+            if request is not None:
+                login_failed(request, userid)
+            raise
+        if request is not None:
+            login_succeeded(request, userid)
+        return result
+
+
+class SessionAuthentication(authentication.SessionAuthentication):
+    """DRF's session authentication. DRF takes the WWW-Authenticate header from the first
+    class and answers 403 when it has none: a request that came with Basic credentials gets
+    the Basic challenge, so wrong credentials are a 401; a browser without them keeps its 403
+    (no password prompt popping up over a page)."""
+
+    def authenticate_header(self, request):
+        if request.META.get("HTTP_AUTHORIZATION", "").lower().startswith("basic"):
+            return f'Basic realm="{REALM}"'
+        return None
+
+
+class SessionSchemeExtension(SessionScheme):
+    """The OpenAPI security scheme of :class:`SessionAuthentication` (drf-spectacular)."""
+
+    target_class = "core.security.SessionAuthentication"
+
+
+class BasicSchemeExtension(BasicScheme):
+    """The OpenAPI security scheme of :class:`BasicAuthentication` (drf-spectacular)."""
+
+    target_class = "core.security.BasicAuthentication"
+
+
+class AnonRateThrottle(throttling.AnonRateThrottle):
+    """DRF's anonymous rate (``HV_API_RATE_ANON``), per address as :func:`client_ip` sees it
+    (DRF's own reading of X-Forwarded-For trusts any client)."""
+
+    def get_ident(self, request):
+        return client_ip(request)
+
+
+class UserRateThrottle(throttling.UserRateThrottle):
+    """DRF's per-user rate (``HV_API_RATE_USER``)."""
+
+    def get_ident(self, request):
+        return client_ip(request)
+
+
+# -------------------------------------------------------------------- Content-Security-Policy
+class ContentSecurityPolicyMiddleware:
+    """Adds ``settings.HV_CSP`` as the Content-Security-Policy header (empty: none)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        policy = getattr(settings, "HV_CSP", "")
+        if policy and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = policy
+        return response

@@ -1,0 +1,251 @@
+"""Issue 12 (findings 5, 12, 13, 14): login and API throttling, 401 for bad Basic credentials,
+deployment settings from the environment, the refusal of the development key, /healthz,
+password validators and the crowd link's confirmation before switching users."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.db import OperationalError
+from django.test import Client, override_settings
+
+from core import security
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "a-long-enough-passphrase-9"
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password=PASSWORD)
+
+
+def basic(username: str, password: str) -> dict:
+    token = base64.b64encode(f"{username}:{password}".encode()).decode()
+    return {"HTTP_AUTHORIZATION": f"Basic {token}"}
+
+
+# ------------------------------------------------------------------------------ finding 5
+@pytest.mark.django_db
+@override_settings(HV_LOGIN_FAILURES_PER_USER=3, HV_LOGIN_FAILURES_PER_IP=100)
+def test_login_form_refuses_after_failed_attempts_per_user(user):
+    c = Client()
+    for _ in range(3):
+        r = c.post("/login/", {"username": "alice", "password": "wrong"})
+        assert r.status_code == 200 and b"Wrong username or password" in r.content
+    with mock.patch("django.contrib.auth.forms.authenticate") as auth:
+        r = c.post("/login/", {"username": "alice", "password": PASSWORD})
+    assert r.status_code == 429 and b"Too many failed log-ins" in r.content
+    assert not auth.called  # refused before any password hashing
+    assert "_auth_user_id" not in c.session
+    # another user name from another address is not affected
+    r = Client(REMOTE_ADDR="10.0.0.9").post("/login/", {"username": "bob", "password": "x"})
+    assert r.status_code == 200
+
+
+@pytest.mark.django_db
+@override_settings(HV_LOGIN_FAILURES_PER_USER=100, HV_LOGIN_FAILURES_PER_IP=4)
+def test_login_throttle_per_address_and_success_clears_the_user_count(user):
+    c = Client()
+    for name in ("u1", "u2", "u3", "u4"):
+        c.post("/login/", {"username": name, "password": "wrong"})
+    assert c.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 429
+    other = Client(REMOTE_ADDR="10.1.1.1")
+    assert other.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+
+
+@pytest.mark.django_db
+def test_wrong_basic_credentials_get_401_with_a_challenge(user):
+    r = Client().get("/api/projects/", **basic("alice", "wrong"))
+    assert r.status_code == 401
+    assert r["WWW-Authenticate"] == 'Basic realm="api"'
+    assert Client().get("/api/projects/", **basic("alice", PASSWORD)).status_code == 200
+    # a browser without credentials keeps its 403 (no password prompt over a page)
+    r = Client().get("/api/projects/")
+    assert r.status_code == 403 and "WWW-Authenticate" not in r
+
+
+@pytest.mark.django_db
+@override_settings(HV_LOGIN_FAILURES_PER_USER=2, HV_LOGIN_FAILURES_PER_IP=100)
+def test_basic_failures_are_throttled_like_the_login_form(user):
+    for _ in range(2):
+        assert Client().get("/api/projects/", **basic("alice", "wrong")).status_code == 401
+    with mock.patch("django.contrib.auth.authenticate") as auth:
+        r = Client().get("/api/projects/", **basic("alice", PASSWORD))
+    assert r.status_code == 429 and "Retry-After" in r
+    assert not auth.called
+    # the login form shares the count
+    assert Client().post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 429
+
+
+@override_settings(HV_TRUSTED_PROXIES=["10.0.0.0/8"])
+def test_client_ip_reads_forwarded_for_only_from_trusted_proxies(rf):
+    spoofed = rf.get("/", REMOTE_ADDR="203.0.113.5", HTTP_X_FORWARDED_FOR="1.2.3.4")
+    assert security.client_ip(spoofed) == "203.0.113.5"
+    proxied = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.7, 10.0.0.3")
+    assert security.client_ip(proxied) == "198.51.100.7"
+
+
+@pytest.mark.django_db
+def test_api_rate_per_user(user, monkeypatch):
+    monkeypatch.setattr(security.UserRateThrottle, "THROTTLE_RATES", {"user": "3/min", "anon": "3/min"})
+    c = Client()
+    c.force_login(user)
+    codes = [c.get("/api/projects/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+
+
+def test_api_rates_come_from_the_environment():
+    from django.conf import settings
+
+    rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    assert rates["user"] == os.environ.get("HV_API_RATE_USER", "10000/min")
+    assert rates["anon"] == os.environ.get("HV_API_RATE_ANON", "600/min")
+
+
+# ----------------------------------------------------------------------------- finding 12
+def _django(code: str, **env: str) -> subprocess.CompletedProcess:
+    base = {
+        k: v for k, v in os.environ.items() if not k.startswith(("HV_", "SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC"))
+    }
+    base.update({"DJANGO_SETTINGS_MODULE": "config.settings", "HV_VAR_DIR": os.environ.get("HV_VAR_DIR", "")})
+    base = {k: v for k, v in base.items() if v}
+    base.update(env)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120)
+
+
+SETUP = "import django; django.setup(); print('started')"
+
+
+def test_refuses_to_start_with_the_development_key_when_debug_is_off():
+    r = _django(SETUP)
+    assert r.returncode != 0 and "REFUSING TO START" in r.stderr
+    assert "started" in _django(SETUP, HV_DEMO="1").stdout  # make run's demo
+    assert "started" in _django(SETUP, DEBUG="true").stdout
+    assert "started" in _django(SETUP, SECRET_KEY="k" * 60).stdout
+
+
+DEPLOY_ENV = {
+    "SECRET_KEY": "Zq8v-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6",
+    "HV_CROWD_PID_KEY": "another-long-random-value-0123456789abcdef",
+    "HV_SECURE_HSTS_SECONDS": "31536000",
+    "HV_SECURE_HSTS_PRELOAD": "1",
+    "HV_SECURE_SSL_REDIRECT": "1",
+    "HV_SECURE_COOKIES": "1",
+    "HV_TRUSTED_PROXIES": "10.0.0.0/8",
+    "ALLOWED_HOSTS": "hv.example.org",
+    "CSRF_TRUSTED_ORIGINS": "https://hv.example.org",
+}
+
+
+def _check_deploy(**env):
+    code = "import sys; from django.core.management import execute_from_command_line; " + (
+        "execute_from_command_line(['manage.py', 'check', '--deploy', '--fail-level', 'WARNING'])"
+    )
+    return _django(code, **env)
+
+
+def check_ids(output: str) -> set[str]:
+    return set(re.findall(r"\(([a-z_]+\.[WE]\d+)\)", output))
+
+
+# drf-spectacular's own schema warnings about some views (not deployment settings) are
+# reported by `check --deploy` too; they are the API schema's business, not this test's.
+SCHEMA_CHECKS = {"drf_spectacular.W001", "drf_spectacular.W002"}
+
+
+def test_check_deploy_is_clean_when_the_deployment_settings_are_set():
+    r = _check_deploy(**DEPLOY_ENV)
+    assert check_ids(r.stdout + r.stderr) <= SCHEMA_CHECKS, r.stdout + r.stderr
+    assert "could not resolve authenticator" not in r.stderr
+    r = _django(
+        "import django; django.setup(); from django.core.management import call_command; "
+        "call_command('check', deploy=True, tags=['security'], fail_level='WARNING'); print('clean')",
+        **DEPLOY_ENV,
+    )
+    assert r.returncode == 0 and "clean" in r.stdout, r.stdout + r.stderr
+
+
+def test_check_deploy_warns_without_them_and_about_the_crowd_key():
+    env = {k: v for k, v in DEPLOY_ENV.items() if k != "HV_CROWD_PID_KEY"}
+    r = _check_deploy(**env)
+    assert r.returncode != 0 and "studies.W001" in r.stderr
+    r = _check_deploy(SECRET_KEY=DEPLOY_ENV["SECRET_KEY"], HV_CROWD_PID_KEY="x" * 40)
+    for check in ("security.W004", "security.W008", "security.W012", "security.W016"):
+        assert check in r.stderr
+
+
+def test_crowd_hash_keeps_secret_key_fallback_for_existing_participants(settings):
+    from studies import crowd
+
+    settings.HV_CROWD_PID_KEY = ""
+    old = crowd.pid_hash("abc")
+    settings.HV_CROWD_PID_KEY = settings.SECRET_KEY  # the documented migration before rotating
+    assert crowd.pid_hash("abc") == old
+
+
+@pytest.mark.django_db
+def test_pages_carry_a_content_security_policy():
+    r = Client().get("/login/")
+    csp = r["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-eval" not in csp
+
+
+@pytest.mark.django_db
+def test_swagger_ui_is_served_locally_without_a_cdn(user):
+    c = Client()
+    c.force_login(user)
+    r = c.get("/api/docs/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "cdn.jsdelivr" not in html and "@latest" not in html
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
+    assert "<script>" not in html  # the initialiser is its own script (CSP: script-src 'self')
+    assert c.get("/api/docs/?script=").status_code == 200
+
+
+# ----------------------------------------------------------------------------------- /healthz
+@pytest.mark.django_db
+def test_healthz_without_authentication():
+    r = Client().get("/healthz")
+    assert r.status_code == 200
+    assert r.json() == {"database": "ok", "broker": "filesystem"}
+
+
+@pytest.mark.django_db
+def test_healthz_503_when_the_database_is_unreachable():
+    broken = mock.Mock()
+    broken.cursor.side_effect = OperationalError("connection refused")
+    with mock.patch("config.health.connection", broken):
+        r = Client().get("/healthz")
+    assert r.status_code == 503 and r.json()["database"].startswith("error")
+
+
+@override_settings(HV_SECURE_SSL_REDIRECT=True, SECURE_SSL_REDIRECT=True)
+@pytest.mark.django_db
+def test_healthz_is_not_redirected_to_https():
+    assert Client().get("/healthz").status_code == 200
+    assert Client().get("/login/").status_code == 301
+
+
+# ----------------------------------------------------------------------------- finding 13
+@pytest.mark.parametrize("weak", ["password", "12345678901", "qwertyuiop"])
+def test_standard_password_validators(weak):
+    with pytest.raises(ValidationError):
+        validate_password(weak)
+    validate_password(PASSWORD)
+
+
+def test_make_run_seeds_demo_accounts_only_in_demo_mode():
+    text = (ROOT / "scripts" / "run").read_text()
+    assert 'if [[ "$HV_DEMO" == 1 ]]; then' in text
+    assert text.index('if [[ "$HV_DEMO" == 1 ]]') < text.index("manage.py seed_demo")
