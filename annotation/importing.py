@@ -73,6 +73,15 @@ class ImportReport:
         return dict(self.__dict__)
 
 
+#: file name endings the importers recognise
+FORMAT_BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+
+
+def format_of(file_name: str) -> str | None:
+    """``jsonl`` or ``csv`` from a file's name, None when the name does not tell."""
+    return FORMAT_BY_SUFFIX.get(Path(file_name).suffix.lower())
+
+
 def read_jsonl(stream: io.TextIOBase) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, record, problem) per non-blank line; a record holding a NUL character or
     nested deeper than ``core.values.MAX_DEPTH`` is a problem of its line."""

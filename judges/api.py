@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import managed_project_or_403
+from annotation.importing import format_of
 from annotation.models import Project
 
 from . import endpoints, imported, outputs, selectors, services
@@ -197,7 +198,7 @@ class JudgeImport(APIView):
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         upload = d["file"]
-        fmt = d.get("format") or ("csv" if upload.name.lower().endswith(".csv") else "jsonl")
+        fmt = d.get("format") or format_of(upload.name) or "jsonl"
         report = imported.import_judge_outputs(
             project=project,
             data=upload.read(),
@@ -205,7 +206,7 @@ class JudgeImport(APIView):
             name=d["name"],
             model_id=d["model_id"],
             method=d["method"],
-            metrics=[m.strip() for m in d["metrics"].split(",") if m.strip()],
+            metrics=imported.metric_names(d["metrics"]),
             source_file=upload.name,
             user=request.user,
         )

@@ -75,6 +75,11 @@ def rater_name(name: str) -> str:
     return f"imported: {name}"[:200]
 
 
+def metric_names(text: str) -> list[str]:
+    """The metric columns a form or API request names, comma-separated."""
+    return [m.strip() for m in (text or "").split(",") if m.strip()]
+
+
 def import_judge_outputs(
     *,
     project: Project,

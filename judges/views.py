@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.access import managed_project_or_403
+from annotation.importing import format_of
 from annotation.models import Project
 from benchmarks.registry import named_templates
 from core.errors import DomainError
@@ -152,7 +153,7 @@ def import_outputs(request: HttpRequest, project_id: int) -> HttpResponse:
         return _page(request, project, import_form=form, status=400)
     d = form.cleaned_data
     upload = d["file"]
-    fmt = "csv" if upload.name.lower().endswith(".csv") else "jsonl"
+    fmt = format_of(upload.name) or "jsonl"
     try:
         report = imported.import_judge_outputs(
             project=project,
@@ -161,7 +162,7 @@ def import_outputs(request: HttpRequest, project_id: int) -> HttpResponse:
             name=d["name"],
             model_id=d["model_id"],
             method=d["method"],
-            metrics=[m.strip() for m in d["metrics"].split(",") if m.strip()],
+            metrics=imported.metric_names(d["metrics"]),
             source_file=upload.name,
             user=request.user,
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import importing
+from annotation.importing import format_of
 from annotation.models import Project
 from core.errors import DomainError
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
             raise CommandError(f"no project with id {project}")
         if not data.is_file():
             raise CommandError(f"no file at {data}")
-        fmt = format or {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(data.suffix.lower())
+        fmt = format or format_of(data.name)
         if fmt is None:
             raise CommandError(f"cannot tell the format of {data.name}: pass --format jsonl|csv")
         try:
