@@ -587,11 +587,14 @@ def test_blendvis_two_of_three_majority_bad_rate(tmp_path):
 
 
 # ------------------------------------------------------------------------------ CQ-Bench
-def test_cqbench_story_kappa_and_agreement_restricted_to_model_positives():
+def cqbench_story_project(prefix: str, preset_key: str = "cqbench.story"):
+    """A CQ-Bench story project with 20 stories x 5 values, two annotators (``<prefix>-ann1``,
+    ``<prefix>-ann2``) and the judge ``gpt-judge``, all rated through the services from seeded
+    latent values. Returns (project, ids, raw human answers by (id, annotator), judge answers by id)."""
     rng = np.random.default_rng(21)
-    owner = make_user("cq-owner", researcher=True)
-    team = [make_user("cq-ann1"), make_user("cq-ann2")]
-    project = make_project("cqbench.story", owner=owner, annotators=team, k=2)
+    owner = make_user(f"{prefix}-owner", researcher=True)
+    team = [make_user(f"{prefix}-ann1"), make_user(f"{prefix}-ann2")]
+    project = make_project(preset_key, owner=owner, annotators=team, k=2)
     ids = [f"cq-{i:02d}" for i in range(20)]
     import_ok(
         project,
@@ -633,6 +636,11 @@ def test_cqbench_story_kappa_and_agreement_restricted_to_model_positives():
         for e in ids
     }
     submit_judge(project, "gpt-judge", lambda e: judge_raw[e])
+    return project, ids, raw, judge_raw
+
+
+def test_cqbench_story_kappa_and_agreement_restricted_to_model_positives():
+    project, ids, raw, judge_raw = cqbench_story_project("cq")
     frame = selectors.ratings_frame(project)
     units = [(e, v) for e in ids for v in range(5)]
     u1, u2 = "cq-ann1", "cq-ann2"

@@ -359,54 +359,9 @@ def test_project_without_protocol_tables(client, settings, monkeypatch):
 def test_cqbench_story_tables_every_cell():
     from sklearn.metrics import cohen_kappa_score
 
-    from tests.agreement.test_paper_tables import import_ok, submit_humans
-    from tests.annotation.factories import make_project
+    from tests.agreement.test_paper_tables import cqbench_story_project
 
-    rng = np.random.default_rng(21)
-    owner = make_user("cqv-owner", researcher=True)
-    team = [make_user("cqv-ann1"), make_user("cqv-ann2")]
-    project = make_project(CQ_STORY, owner=owner, annotators=team, k=2)
-    ids = [f"cq-{i:02d}" for i in range(20)]
-    import_ok(
-        project,
-        [
-            {
-                "id": e,
-                "story": f"A: hello {e}\nB: hi",
-                "category": "social values",
-                "values": [{"statement": f"value {v}", "attitude": "agree"} for v in range(5)],
-                "rewrites": [{"before": "x", "after": "y"}, {"before": "p", "after": "q"}],
-            }
-            for e in ids
-        ],
-    )
-    latent = {q: {e: rng.random(5) for e in ids} for q in ("consistency", "reflection")}
-    raw: dict[tuple[str, str], dict] = {}
-
-    def binary(q, e, flip):
-        return [int((latent[q][e][v] < 0.65) != (rng.random() < flip)) for v in range(5)]
-
-    def answers(e, u, a):
-        ans = {
-            "consistency": binary("consistency", e, 0.15),
-            "reflection": binary("reflection", e, 0.2),
-            "rewrite_improvement": [int(x) for x in rng.integers(0, 6, size=2)],
-            "naturalness": int(rng.integers(1, 6)),
-        }
-        raw[(e, u)] = ans
-        return ans
-
-    submit_humans(project, answers)
-    judge_raw = {
-        e: {
-            "consistency": binary("consistency", e, 0.1),
-            "reflection": binary("reflection", e, 0.1),
-            "rewrite_improvement": [3, 3],
-            "naturalness": 4,
-        }
-        for e in ids
-    }
-    submit_judge(project, "gpt-judge", lambda e: judge_raw[e])
+    project, ids, raw, judge_raw = cqbench_story_project("cqv", CQ_STORY)
     tables = {t.key: t for t in validation.compute_tables(project, bootstrap=100, seed=0)}
     values = tables["cqbench-story-values"]
     slots = slots_of(project)
