@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+import numpy as np
 
-from agreement.stats.slots import slot_bootstraps
+from agreement.stats.pair_groups import WHOLE
 from agreement.stats.tables import Cell, Row, Table
-from agreement.stats.validation import ValidationInput, judge_and_ceiling
+from agreement.stats.validation import HumanAgreement, ValidationInput, judge_and_ceiling
 
 from .base import DemoJudge, DirectJudge, JudgePrompt, Preset, StudyDesign
 from .demo_images import draw_image
@@ -368,43 +368,84 @@ def _table4_columns(inp: ValidationInput, judges: list[str]) -> tuple[str, ...]:
     return (*cols, "Human agreement: Pearson r", "Human agreement: Spearman ρ", *SLOT_COLUMNS, "n")
 
 
-def _table4_cells(
-    inp: ValidationInput, field: str, humans, judges, items=None, seed_offset: int = 0
-) -> tuple[Cell, ...]:
-    W = inp.wide(field)
-    if items is not None:  # a hash lookup (Index.isin on string items is slow)
-        W = W[pd.Index(items).get_indexer(W.index) >= 0]
-    res = judge_and_ceiling(W, humans, judges, inp.bootstrap, inp.seed + seed_offset)
+def _table4_cells(judges: list[str], row: HumanAgreement) -> tuple[Cell, ...]:
     cells: list[Cell] = []
     n = None
     for j in judges:
-        vs = res["judges_vs_humans"].get(j, {}).get("vs_human_mean", {})
-        cells += [Cell.of(vs.get("pearson")), Cell.of(vs.get("spearman"))]
-        n = n if n is not None else (vs.get("pearson") or {}).get("n_items")
-    loo = res["humans_vs_humans"].get("leave_one_rater_out", {})
-    cells += [Cell.of(loo.get("pearson")), Cell.of(loo.get("spearman"))]
-    S = inp.by_slot(field, humans)
-    if items is not None:
-        S = S[pd.Index(items).get_indexer(S.index) >= 0]
-    slot = slot_bootstraps(S.to_numpy(dtype=float), ("pearson", "spearman"), inp.bootstrap, inp.seed + seed_offset)
-    cells += [Cell.of(slot[m][0]) for m in ("pearson", "spearman")]
-    return (*cells, Cell(n if n is not None else res["n_items"], fmt="count"))
+        vs = row.judges[j]
+        cells += [Cell.of(vs["pearson"]), Cell.of(vs["spearman"])]
+        n = n if n is not None else vs["pearson"].n_items
+    cells += [Cell.of(row.ceiling["pearson"]), Cell.of(row.ceiling["spearman"])]
+    cells += [Cell.of(row.slots["pearson"]), Cell.of(row.slots["spearman"])]
+    return (*cells, Cell(n if n is not None else row.n_items, fmt="count"))
+
+
+def _agreement(
+    inp: ValidationInput,
+    field: str,
+    humans: list[str],
+    judges: list[str],
+    strata,
+    seed_offset: int = 0,
+    per_stratum: bool = True,
+) -> dict:
+    """Table 4's statistics of one field with ``humans`` as the human raters, for all items
+    and per backbone (``strata``: the backbone of each of the field's items, or None)."""
+    g = inp.grid(field)
+    rows, _, S = inp.slots(field, humans)
+    S_all = np.full((len(g.items), S.shape[1]), np.nan)
+    S_all[rows] = S
+    return judge_and_ceiling(
+        g.values[:, [g.raters.index(h) for h in humans if h in g.raters]],
+        g.values[:, [g.raters.index(j) for j in judges if j in g.raters]],
+        S_all,
+        [j for j in judges if j in g.raters],
+        inp.bootstrap,
+        inp.seed + seed_offset,
+        strata,
+        per_stratum=per_stratum,
+    )
 
 
 def validation_report(inp: ValidationInput) -> list[Table]:
-    """Table 4, then the same split by annotator group (nationality) and by backbone (generator)."""
+    """Table 4, then the same split by annotator group (nationality) and by backbone (generator).
+
+    With two or more backbones every bootstrap is drawn within backbone (the design's strata,
+    see STUDY_DESIGN), so Table 4 and its backbone split come out of the same resamples."""
     humans, judges = inp.humans(), inp.judges()
     if not humans:
         return []
+    backbones: list[str] = []
+    if len(inp.frame) and "generator" in inp.frame.columns:
+        backbones = sorted({v for _, f in TABLE4_FIELDS for v in inp.item_values(f, "generator") if v})
+    split = len(backbones) > 1
+
+    def strata(field: str):
+        if not split:
+            return None
+        return np.array([v or "" for v in inp.item_values(field, "generator")], dtype=object)
+
+    whole = {f: _agreement(inp, f, humans, judges, strata(f)) for _, f in TABLE4_FIELDS}
     cols = _table4_columns(inp, judges)
-    rows = tuple(Row(label, _table4_cells(inp, f, humans, judges)) for label, f in TABLE4_FIELDS)
+    present = {f: [j for j in judges if j in inp.grid(f).raters] for _, f in TABLE4_FIELDS}
+
+    def cells(f: str, row: HumanAgreement) -> tuple[Cell, ...]:
+        got = _table4_cells(present[f], row)
+        if present[f] == judges:
+            return got
+        # a judge without ratings of this field: its columns stay empty
+        by = dict(zip(present[f], zip(got[0::2], got[1::2], strict=False), strict=False))
+        empty = (Cell.of(None), Cell.of(None))
+        return (*[c for j in judges for c in by.get(j, empty)], *got[2 * len(present[f]) :])
+
+    rows = tuple(Row(label, cells(f, whole[f][WHOLE])) for label, f in TABLE4_FIELDS)
     tables = [
         Table(
             key="valueground-table4",
             title="Table 4: Agreement between the automatic judge and human annotations",
             columns=cols,
             rows=rows,
-            caption=TABLE4_CAPTION,
+            caption=TABLE4_CAPTION + (" Resampled within generation backbone." if split else ""),
             row_header="Field",
             notes=(f"{len(humans)} annotators, {len(judges)} judge(s).",),
         )
@@ -414,7 +455,7 @@ def validation_report(inp: ValidationInput) -> list[Table]:
         groups.setdefault(inp.attribute(h, "nationality") or "(no nationality)", []).append(h)
     if len(groups) > 1:
         split_rows = [
-            Row(f"{g}: {label}", _table4_cells(inp, f, hs, judges, seed_offset=k + 1))
+            Row(f"{g}: {label}", cells(f, _agreement(inp, f, hs, judges, strata(f), k + 1, per_stratum=False)[WHOLE]))
             for k, (g, hs) in enumerate(sorted(groups.items()))
             for label, f in TABLE4_FIELDS
         ]
@@ -431,25 +472,18 @@ def validation_report(inp: ValidationInput) -> list[Table]:
                 row_header="Group: field",
             )
         )
-    if len(inp.frame) and "generator" in inp.frame.columns:
-        backbone = inp.frame.drop_duplicates("item").set_index("item")["generator"]
-        values = sorted(v for v in backbone.unique() if v)
-        if len(values) > 1:
-            split_rows = [
-                Row(f"{b}: {label}", _table4_cells(inp, f, humans, judges, backbone.index[backbone == b], k + 101))
-                for k, b in enumerate(values)
-                for label, f in TABLE4_FIELDS
-            ]
-            tables.append(
-                Table(
-                    key="valueground-table4-by-backbone",
-                    title="Table 4 by generation backbone",
-                    columns=cols,
-                    rows=tuple(split_rows),
-                    caption="As Table 4, on the pairs of each generation backbone only.",
-                    row_header="Backbone: field",
-                )
+    if split:
+        split_rows = [Row(f"{b}: {label}", cells(f, whole[f][b])) for b in backbones for label, f in TABLE4_FIELDS]
+        tables.append(
+            Table(
+                key="valueground-table4-by-backbone",
+                title="Table 4 by generation backbone",
+                columns=cols,
+                rows=tuple(split_rows),
+                caption="As Table 4, on the pairs of each generation backbone only.",
+                row_header="Backbone: field",
             )
+        )
     return tables
 
 

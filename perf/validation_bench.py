@@ -21,6 +21,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -91,8 +92,9 @@ def main() -> None:
     )
     walls = []
     for _ in range(args.repeat):
+        fresh = replace(inp, memo={})  # nothing read before: each repeat pays for its reads
         t0 = time.perf_counter()
-        tables = valueground.validation_report(inp)
+        tables = valueground.validation_report(fresh)
         t1 = time.perf_counter()
         text = [to_markdown(tables), to_latex(tables), to_csv(tables)]
         t2 = time.perf_counter()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 #: a statistic (or a feature set) of a :class:`Block`: any hashable key (strings, typed tuples)
@@ -30,26 +31,32 @@ def compress_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     X = np.asarray(X, dtype=float)
     if X.shape[0] == 0:
         return X, np.zeros(0), np.zeros(0, dtype=np.int64)
-    sentinel = np.nanmin(X) - 1.0 if np.isfinite(X).any() else -1.0
-    Y = np.where(np.isnan(X), sentinel, X)
     # mixed-radix integer key of the per-column value codes (same lexicographic order as
-    # np.unique(axis=0), one integer sort instead of a sort of row records)
+    # np.unique(axis=0), one integer sort instead of a sort of row records); a column's
+    # codes by hashing (pandas.factorize), cheaper than sorting the column
     codes, radix = [], 1
-    for j in range(Y.shape[1]):
-        u, c = np.unique(Y[:, j], return_inverse=True)
-        codes.append((u, c.reshape(-1)))
-        radix *= max(len(u), 1)
-    if radix < 2**62:
-        key = np.zeros(Y.shape[0], dtype=np.int64)
-        for u, c in codes:
-            key *= len(u)
-            key += c
-        _, first, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-        P = Y[first]
+    for j in range(X.shape[1]):
+        c, u = pd.factorize(X[:, j], sort=True)  # NaN -> -1
+        codes.append((c.astype(np.int64) + 1, len(u) + 1))  # NaN first
+        radix *= len(u) + 1
+    if radix >= 2**62:  # too many value combinations for an integer key: sort the rows
+        sentinel = np.nanmin(X) - 1.0 if np.isfinite(X).any() else -1.0
+        P, inv, cnt = np.unique(np.where(np.isnan(X), sentinel, X), axis=0, return_inverse=True, return_counts=True)
+        return np.where(P == sentinel, np.nan, P), cnt.astype(float), inv.reshape(-1)  # noqa: SIM300
+    key = np.zeros(X.shape[0], dtype=np.int64)
+    for c, size in codes:
+        key *= size
+        key += c
+    if radix <= 4 * X.shape[0] + 1024:  # few possible keys: count them, no sort
+        counts = np.bincount(key, minlength=radix)
+        present = np.flatnonzero(counts)
+        inv = (np.cumsum(counts > 0) - 1)[key]
+        first = np.empty(radix, dtype=np.int64)
+        first[key[::-1]] = np.arange(len(key) - 1, -1, -1)  # each key's smallest row
+        first, cnt = first[present], counts[present]
     else:
-        P, inv, cnt = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
-    P = np.where(P == sentinel, np.nan, P)  # noqa: SIM300 (P is a matrix, not a constant)
-    return P, cnt.astype(float), inv.reshape(-1)
+        _, first, inv, cnt = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    return X[first], cnt.astype(float), inv.reshape(-1)
 
 
 #: relative cost of one binomial draw (numpy's conditional-binomial multinomial, per

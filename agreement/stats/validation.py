@@ -17,14 +17,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .analysis import analyse_matrix
 from .bootstrap import compress_rows, percentile_ci, resample_counts
 from .outcomes import rate
+from .pair_groups import WHOLE, PairGroupResult, pair_group_bootstrap
 from .reliability import alpha_features, krippendorff_alpha
 from .result import MetricResult, undefined
 
@@ -35,6 +36,90 @@ class RaterInfo:
     kind: str  # "human" or "model"
     attributes: Mapping[str, Any] = field(default_factory=dict)
     backend: str = ""
+
+
+@dataclass(frozen=True)
+class FrameCodes:
+    """The ratings table as integer codes, made once per report: per frame row its item,
+    rater and field code and its number (NaN when not a number); items sorted by label,
+    raters by name; ``first_row`` is each item's first frame row (to read item-level
+    columns such as strata)."""
+
+    item: np.ndarray
+    items: np.ndarray
+    item_pk: np.ndarray
+    first_row: np.ndarray
+    rater: np.ndarray
+    raters: list[str]
+    field: np.ndarray
+    fields: list[str]
+    value: np.ndarray
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> FrameCodes:
+        item, items = pd.factorize(frame["item"], sort=True)
+        rater, raters = pd.factorize(frame["rater"], sort=True)
+        fld, fields = pd.factorize(frame["field"], sort=True)
+        first_row = np.full(len(items), -1, dtype=np.int64)
+        first_row[item[::-1]] = np.arange(len(item) - 1, -1, -1)  # the smallest row wins
+        pk = frame["item_pk"].to_numpy() if "item_pk" in frame.columns else np.zeros(len(frame), dtype=np.int64)
+        return cls(
+            item.astype(np.int64),
+            np.asarray(items, dtype=object),
+            np.asarray(pk, dtype=np.int64)[first_row] if len(frame) else np.zeros(0, dtype=np.int64),
+            first_row,
+            rater.astype(np.int64),
+            [str(r) for r in raters],
+            fld.astype(np.int64),
+            [str(f) for f in fields],
+            pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float),
+        )
+
+
+def _present(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The codes in use (sorted) and each code's position among them."""
+    used = np.bincount(codes, minlength=size) > 0
+    return np.flatnonzero(used), np.cumsum(used) - 1
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One field's ratings as arrays: ``values[i, r]`` is rater ``raters[r]``'s number for
+    item ``items[i]`` (NaN = none), items sorted by their frame label and raters by name,
+    ``item_pk`` the item's primary key and ``codes`` its :class:`FrameCodes` item code. Items
+    and raters without a number are left out; a duplicate (item, rater) keeps its first number
+    in frame order."""
+
+    items: np.ndarray
+    item_pk: np.ndarray
+    codes: np.ndarray
+    raters: list[str]
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, fc: FrameCodes, field_name: str) -> Grid:
+        k = fc.fields.index(field_name) if field_name in fc.fields else -1
+        rows = np.flatnonzero((fc.field == k) & ~np.isnan(fc.value))
+        if not len(rows):
+            return cls(
+                np.array([], dtype=object),
+                np.zeros(0, dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+                [],
+                np.zeros((0, 0)),
+            )
+        item_codes, item_pos = _present(fc.item[rows], len(fc.items))
+        rater_codes, rater_pos = _present(fc.rater[rows], len(fc.raters))
+        i, r, v = item_pos[fc.item[rows]], rater_pos[fc.rater[rows]], fc.value[rows]
+        cell = i * len(rater_codes) + r
+        if (np.bincount(cell) > 1).any():  # a repeated (item, rater): keep its first number
+            _, first = np.unique(cell, return_index=True)
+            i, r, v = i[first], r[first], v[first]
+        values = np.full((len(item_codes), len(rater_codes)), np.nan)
+        values[i, r] = v
+        return cls(
+            fc.items[item_codes], fc.item_pk[item_codes], item_codes, [fc.raters[c] for c in rater_codes], values
+        )
 
 
 @dataclass(frozen=True)
@@ -83,19 +168,45 @@ class ValidationInput:
             found = self.memo[("rows", field_name)] = self.frame[self.frame["field"] == field_name]
         return found
 
-    def wide(self, field_name: str, raters: Sequence[str] | None = None, numeric: bool = True) -> pd.DataFrame:
-        """item x rater table of one field (``item`` index as in the frame; numbers, NaN =
-        missing, unless ``numeric`` is false)."""
-        w = self.memo.get(("wide", field_name, numeric))
-        if w is None:
-            sub = self.rows(field_name)
-            vals = pd.to_numeric(sub["value"], errors="coerce") if numeric else sub["value"]
-            w = pd.DataFrame({"item": sub["item"], "rater": sub["rater"], "v": vals}).pivot_table(
-                index="item", columns="rater", values="v", aggfunc="first"
-            )
-            self.memo[("wide", field_name, numeric)] = w
+    def grid(self, field_name: str) -> Grid:
+        """The field's ratings as an item x rater array (see :class:`Grid`), built once."""
+        found = self.memo.get(("grid", field_name))
+        if found is None:
+            found = self.memo[("grid", field_name)] = Grid.of(self.codes(), field_name)
+        return found
+
+    def codes(self) -> FrameCodes:
+        found = self.memo.get("codes")
+        if found is None:
+            found = self.memo["codes"] = FrameCodes.of(self.frame)
+        return found
+
+    def item_values(self, field_name: str, column: str) -> np.ndarray:
+        """An item-level column (a stratum, a meta key) for the rows of :meth:`grid`, as
+        objects (None where the frame has no value)."""
+        key = ("item_values", field_name, column)
+        found = self.memo.get(key)
+        if found is None:
+            every = self.memo.get(("item_values", column))
+            if every is None:  # the column for every item, read once
+                if column in self.frame.columns:
+                    col = self.frame[column].iloc[self.codes().first_row]
+                    every = col.to_numpy(dtype=object, na_value=None)
+                else:
+                    every = np.full(len(self.codes().items), None, dtype=object)
+                self.memo[("item_values", column)] = every
+            found = self.memo[key] = every[self.grid(field_name).codes]
+        return found
+
+    def wide(self, field_name: str, raters: Sequence[str] | None = None) -> pd.DataFrame:
+        """item x rater table of one field (``item`` index as in the frame, sorted; numbers,
+        NaN = missing; items and raters without a number left out)."""
+        g = self.grid(field_name)
+        w = pd.DataFrame(
+            g.values.copy(), index=pd.Index(g.items, name="item"), columns=pd.Index(g.raters, name="rater")
+        )
         # a copy either way: callers may change what they get
-        return w.reindex(columns=list(raters)) if raters is not None else w.copy()
+        return w.reindex(columns=list(raters)) if raters is not None else w
 
     def by_slot(
         self, field_name: str, raters: Sequence[str] | None = None, attribute: str | None = None
@@ -109,55 +220,75 @@ class ValidationInput:
         the rater's value of that profile attribute (e.g. ``"nationality"``; "(none)" when
         unset), and two raters of one item with the same value keep the first-assigned one's
         rating. Feed it to :func:`.slots.slot_agreement` for the pooled slot-vs-slot coefficient."""
+        rows, columns, S = self.slots(field_name, raters, attribute)
+        g = self.grid(field_name)
+        return pd.DataFrame(S, index=pd.Index(g.items[rows], name="item"), columns=pd.Index(columns, name="slot"))
+
+    def slots(
+        self, field_name: str, raters: Sequence[str] | None = None, attribute: str | None = None
+    ) -> tuple[np.ndarray, list[Any], np.ndarray]:
+        """:meth:`by_slot` as arrays: ``(rows, slot names, values)``, ``rows`` the positions in
+        :meth:`grid` of the items with a rating by ``raters``."""
         raters = self.humans() if raters is None else list(raters)
-        key = ("by_slot", field_name, tuple(raters), attribute)
+        key = ("slots", field_name, tuple(raters), attribute)
         found = self.memo.get(key)
         if found is None:
-            found = self.memo[key] = self._by_slot(field_name, raters, attribute)
-        return found.copy()  # callers may change what they get
+            found = self.memo[key] = self._slots(field_name, raters, attribute)
+        rows, columns, S = found
+        return rows, list(columns), S.copy()  # callers may change what they get
 
-    def _by_slot(self, field_name: str, raters: list[str], attribute: str | None) -> pd.DataFrame:
-        sub = self.rows(field_name)
-        if len(sub):
-            sub = sub[sub["rater"].isin(raters)]
-        if not len(sub):
-            return pd.DataFrame(dtype=float)
-        order = self.order_of(sub)
-        d = pd.DataFrame(
-            {
-                "item": sub["item"].to_numpy(),
-                "rater": sub["rater"].to_numpy(),
-                "order": order,
-                "v": pd.to_numeric(sub["value"], errors="coerce").to_numpy(dtype=float),
-            }
-        ).sort_values(["item", "order", "rater"], kind="mergesort")
-        if attribute:
-            d["slot"] = [self.attribute(r, attribute) or "(none)" for r in d["rater"]]
-        else:
-            d["slot"] = d.groupby("item", sort=False).cumcount() + 1
-        return d.pivot_table(index="item", columns="slot", values="v", aggfunc="first", dropna=False)
+    def _slots(
+        self, field_name: str, raters: list[str], attribute: str | None
+    ) -> tuple[np.ndarray, list[Any], np.ndarray]:
+        g = self.grid(field_name)
+        cols = [g.raters.index(r) for r in sorted(set(raters)) if r in g.raters]  # by name: ties
+        X = g.values[:, cols]
+        present = ~np.isnan(X)
+        rows = np.flatnonzero(present.any(1))
+        X, present = X[rows], present[rows]
+        order = self.order_grid(field_name)[rows][:, cols]
+        # the assignment order of each present rating; unknown after every known one (then by
+        # name: the columns are in name order and the sorts are stable), absent after all
+        key = np.where(present, np.where(np.isfinite(order), order, np.finfo(float).max), np.inf)
+        if not attribute:
+            rank = np.argsort(key, axis=1, kind="stable")
+            S = np.take_along_axis(X, rank, axis=1)
+            k = int(present.sum(1).max()) if len(rows) else 0
+            return rows, list(range(1, k + 1)), S[:, :k]
+        names = [g.raters[c] for c in cols]
+        slot_of = [self.attribute(r, attribute) or "(none)" for r in names]
+        columns = sorted(set(slot_of))
+        S = np.full((len(rows), len(columns)), np.nan)
+        for j, value in enumerate(columns):
+            mine = [i for i, v in enumerate(slot_of) if v == value]
+            first = np.argmin(key[:, mine], axis=1)  # the first-assigned present rating
+            picked = X[:, mine][np.arange(len(rows)), first]
+            S[:, j] = np.where(present[:, mine].any(1), picked, np.nan)
+        return rows, columns, S
 
-    def order_of(self, rows: pd.DataFrame) -> np.ndarray:
-        """The assignment order key of each rating row (inf where unknown), by a join on
-        (item_pk, rater) rather than a lookup per row."""
-        table = self.memo.get("order")
-        if table is None:
-            keys = list(self.assignment_order)
+    def order_grid(self, field_name: str) -> np.ndarray:
+        """The assignment order key of each cell of :meth:`grid` (inf where unknown)."""
+        key = ("order", field_name)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        g = self.grid(field_name)
+        order = np.full(g.values.shape, np.inf)
+        if self.assignment_order and len(g.items):
+            pairs = list(self.assignment_order)
             table = pd.DataFrame(
                 {
-                    "item_pk": np.array([k[0] for k in keys], dtype=np.int64),
-                    "rater": np.array([k[1] for k in keys], dtype=object),
+                    "item_pk": np.array([k[0] for k in pairs], dtype=np.int64),
+                    "col": pd.Index(g.raters).get_indexer([k[1] for k in pairs]),
                     "order": np.array(list(self.assignment_order.values()), dtype=float),
                 }
             )
-            self.memo["order"] = table
-        if not len(table):
-            return np.full(len(rows), np.inf)
-        left = pd.DataFrame(
-            {"item_pk": rows["item_pk"].to_numpy(dtype=np.int64), "rater": rows["rater"].to_numpy(dtype=object)}
-        )
-        joined = left.merge(table, on=["item_pk", "rater"], how="left", sort=False)
-        return joined["order"].fillna(np.inf).to_numpy(dtype=float)
+            table = table[table["col"] >= 0]
+            # several rows may share an item pk (pooled repeat fields "<pk>#<n>")
+            at = pd.DataFrame({"row": np.arange(len(g.items)), "item_pk": g.item_pk}).merge(table, on="item_pk")
+            order[at["row"].to_numpy(), at["col"].to_numpy()] = at["order"].to_numpy()
+        self.memo[key] = order
+        return order
 
     def item_column(self, field_name: str, column: str) -> pd.Series:
         """One item-level column (a stratum, a meta key) of a field's items, by frame item."""
@@ -171,30 +302,145 @@ def judge_label(name: str, backend: str = "") -> str:
     return f"LLM ensemble ({name})" if backend == "ensemble" else name
 
 
+@dataclass
+class HumanAgreement:
+    """One row of a judge-vs-humans table (ValueGround Table 4): each judge vs the per-item
+    mean human (``judges[judge][metric]``), the leave-one-out human ceiling (``ceiling``: the
+    mean over humans of each human vs the mean of the others), the pooled slot-vs-slot
+    ceiling (``slots``, see :mod:`.slots`) and the items with a rating (``n_items``)."""
+
+    judges: dict[str, dict[str, MetricResult]]
+    ceiling: dict[str, MetricResult]
+    slots: dict[str, MetricResult]
+    n_items: int
+
+
 def judge_and_ceiling(
-    W: pd.DataFrame, humans: Sequence[str], judges: Sequence[str], n_boot: int, seed: int
-) -> dict[str, Any]:
-    """Each judge vs the mean human and the humans' leave-one-out ceiling (Pearson and
-    Spearman at the interval level, as ValueGround Table 4) of one item x rater table, one
-    shared bootstrap over items: :func:`.analysis.analyse_matrix`'s output, without the
-    pairwise matrix and the split-half ceilings (not read here; see ``pairwise=False``)."""
-    humans = [h for h in humans if h in W.columns]
-    judges = [j for j in judges if j in W.columns]
-    cols = [*humans, *judges]
-    X = W.reindex(columns=cols).to_numpy(dtype=float) if cols else np.zeros((len(W), 0))
-    X = X[~np.isnan(X).all(1)] if X.size else X
-    return analyse_matrix(
-        X,
-        cols,
-        humans,
-        judges,
-        "interval",
-        ["pearson", "spearman", "leave_one_rater_out"],
+    H: np.ndarray,
+    J: np.ndarray,
+    S: np.ndarray,
+    judges: Sequence[str],
+    n_boot: int,
+    seed: int,
+    strata: Sequence[Any] | np.ndarray | None = None,
+    metrics: Sequence[str] = ("pearson", "spearman"),
+    per_stratum: bool = True,
+) -> dict[Any, HumanAgreement]:
+    """Each judge vs the mean human and the two human ceilings, on aligned item rows: ``H``
+    (items x humans), ``J`` (items x ``judges``), ``S`` (items x slots, as
+    :meth:`ValidationInput.slots`), NaN = missing. ``{stratum: HumanAgreement}`` with the whole
+    under :data:`.pair_groups.WHOLE` and, with ``strata`` (a stratum per item), every stratum:
+    the resamples are then drawn within strata (:mod:`.pair_groups`), so a table and its split
+    by the stratum share them (``per_stratum=False``: the whole only, still resampled within
+    strata).
+
+    Bootstraps: the ceilings share one item resample (the leave-one-out value of a resample is
+    the mean of its per-human values); each judge has its own, over its (judge, mean human)
+    values only, which are few distinct pairs however many items there are."""
+    H, J, S = (np.asarray(A, dtype=float).reshape(len(A), -1) for A in (H, J, S))
+    nh, ns = H.shape[1], S.shape[1]
+    # the leave-one-out means are functions of the humans' row: derived on distinct rows
+    ceiling_pairs = [(h, nh + ns + h) for h in range(nh)] if nh >= 2 else []
+    slot_pairs = [(nh + a, nh + b) for a, b in combinations(range(ns), 2)]
+
+    def loo_means(V: np.ndarray) -> np.ndarray:
+        Hv = V[:, :nh]
+        return np.column_stack([_nanmean_rows(np.delete(Hv, h, axis=1)) for h in range(nh)]) if nh >= 2 else V[:, :0]
+
+    humans = pair_group_bootstrap(
+        np.column_stack([H, S]),
+        {"ceiling": ceiling_pairs, "slots": slot_pairs},
+        metrics,
         n_boot,
-        np.random.default_rng(seed),
-        seed=seed,
-        pairwise=False,
+        seed,
+        strata,
+        derived=loo_means,
+        per_stratum=per_stratum,
     )
+    # every judge against the mean human: one resample over the (judges, mean) rows, which
+    # are few distinct rows however many items there are
+    nj = len(judges)
+    judged = pair_group_bootstrap(
+        np.column_stack([J[:, :nj], _nanmean_rows(H)]),
+        {j: [(k, nj)] for k, j in enumerate(judges)},
+        metrics,
+        n_boot,
+        seed + 7919,
+        strata,
+        per_stratum=per_stratum,
+    )
+    rated = ~np.isnan(np.column_stack([H, J])).all(1)
+    out: dict[Any, HumanAgreement] = {}
+    for key, groups in humans.items():
+        mask = rated if key is WHOLE else rated & (np.asarray(strata, dtype=object) == key)
+        out[key] = HumanAgreement(
+            judges={
+                j: {m: _with_ci(judged[key][j][m].pairs[0], judged[key][j][m].boot[:, 0]) for m in metrics}
+                for j in judges
+            },
+            ceiling={m: _ceiling(groups["ceiling"][m], nh, int(mask.sum())) for m in metrics},
+            slots={m: _slot_mean(groups["slots"][m], S[mask]) for m in metrics},
+            n_items=int(mask.sum()),
+        )
+    return out
+
+
+def _with_ci(r: MetricResult, boot: np.ndarray) -> MetricResult:
+    """``r`` with the percentile CI of its bootstrap values (and the count of undefined ones)."""
+    if r.value is not None and len(boot):
+        r.ci, bad = percentile_ci(boot)
+        if bad:
+            r.extra["bootstrap_undefined"] = bad
+    return r
+
+
+def _ceiling(g: PairGroupResult, nh: int, n_items: int) -> MetricResult:
+    """Leave-one-rater-out: the mean of the per-human values (each human vs the mean of the
+    others), undefined when any is; per-human results in ``extra["per_rater"]``."""
+    if nh < 2:
+        return undefined(g.metric, "fewer than two human raters", n_items, nh)
+    bad = [k for k, r in enumerate(g.pairs) if r.value is None]
+    if bad:
+        return undefined(g.metric, f"leave-one-out undefined for rater(s) {bad}", n_items, nh)
+    res = MetricResult(
+        g.metric, float(np.mean([r.value for r in g.pairs])), None, None, max(r.n_items for r in g.pairs), nh, None
+    )
+    return _with_ci(res, g.mean_of_all() if len(g.boot) else np.zeros(0))
+
+
+def _slot_mean(g: PairGroupResult, S: np.ndarray) -> MetricResult:
+    """Pooled slot-vs-slot (as :func:`.slots.slot_agreement`): two filled slots, their pair;
+    more, the mean over the slot pairs defined."""
+    filled = np.flatnonzero(~np.isnan(S).all(0)) if S.size else np.zeros(0, dtype=int)
+    k = len(filled)
+    n_items = int(((~np.isnan(S)).sum(1) >= 2).sum()) if S.size else 0
+    if k < 2:
+        return undefined(g.metric, "fewer than two filled slots", n_items, k)
+    live = [k2 for k2, r in enumerate(g.pairs) if r.value is not None]
+    if not live:
+        return undefined(
+            g.metric, next((r.reason for r in g.pairs if r.reason), "undefined for every slot pair"), n_items, k
+        )
+    if k == 2:
+        return _with_ci(g.pairs[live[0]], g.boot[:, live[0]] if len(g.boot) else np.zeros(0))
+    res = MetricResult(
+        g.metric,
+        float(np.mean([g.pairs[i].value for i in live])),
+        None,
+        None,
+        n_items,
+        k,
+        None,
+        {"slot_pairs": len(live)},
+    )
+    return _with_ci(res, g.mean_of_defined() if len(g.boot) else np.zeros(0))
+
+
+def _nanmean_rows(A: np.ndarray) -> np.ndarray:
+    m = ~np.isnan(A)
+    c = m.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(c > 0, np.where(m, A, 0.0).sum(1) / np.maximum(c, 1), np.nan)
 
 
 def share(values: Sequence[Any] | np.ndarray, n_boot: int = 0, seed: int = 0, metric: str = "share") -> MetricResult:
