@@ -420,10 +420,12 @@ def validation_report(inp: ValidationInput) -> list[Table]:
         backbones = sorted({v for _, f in TABLE4_FIELDS for v in inp.item_values(f, "generator") if v})
     split = len(backbones) > 1
 
+    made: dict[str, np.ndarray] = {}
+
     def strata(field: str):
-        if not split:
-            return None
-        return np.array([v or "" for v in inp.item_values(field, "generator")], dtype=object)
+        if split and field not in made:
+            made[field] = np.array([v or "" for v in inp.item_values(field, "generator")], dtype=object)
+        return made.get(field)
 
     whole = {f: _agreement(inp, f, humans, judges, strata(f)) for _, f in TABLE4_FIELDS}
     cols = _table4_columns(inp, judges)

@@ -4,7 +4,8 @@ Builds, in memory, the long ratings table the platform reads from a ValueGround 
 (``agreement.selectors.ratings_frame`` shape: one row per item x rater x field) with --items
 pairs (default 100,000), --humans annotators (default 5, half China, half Germany) and --judges
 model judges (default 2), every rater on every item, Q1-Q3 on 0-2, Q4 0/1 and the derived
-Total, two generation backbones. Then times the preset's whole validation report (Table 4,
+Total, two generation backbones, and the assignment order (the annotators of an item assigned
+in a random order, which decides the rater slots). Then times the preset's whole validation report (Table 4,
 Table 4 by annotator group, Table 4 by backbone; every cell with its --bootstrap percentile CI,
 default 1,000 resamples) through ``benchmarks.valueground.validation_report``, the function the
 page, the API and the ``validation_report`` command call, plus rendering the tables as
@@ -70,7 +71,15 @@ def make_input(n_items: int, n_humans: int, n_judges: int, bootstrap: int, seed:
         for i, (r, k) in enumerate(zip(raters, kinds, strict=True))
     }
     levels = {"q1": "ordinal", "q2": "ordinal", "q3": "ordinal", "q4": "nominal", "total": "interval"}
-    return ValidationInput(frame=frame, raters=infos, levels=levels, bootstrap=bootstrap, seed=seed)
+    # as a project stores it: each annotator's assignment id per item, the annotators of an
+    # item assigned in a random order (the slot a rating filled follows from it)
+    ranks = np.argsort(rng.random((n_items, n_humans)), axis=1)
+    assignment_order = {
+        (int(i) + 1, raters[h]): int(i) * n_humans + int(ranks[i, h]) for i in range(n_items) for h in range(n_humans)
+    }
+    return ValidationInput(
+        frame=frame, raters=infos, levels=levels, bootstrap=bootstrap, seed=seed, assignment_order=assignment_order
+    )
 
 
 def main() -> None:

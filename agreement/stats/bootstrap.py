@@ -65,6 +65,10 @@ def compress_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _BINOMIAL_COST = 20
 #: item index draws per chunk of resamples (int32: 1 MiB, stays in the L2 cache).
 _DRAWS_PER_CHUNK = 1 << 18
+#: from this many light items on, a resample's light multiplicities are one bincount of its
+#: own draws (written straight into its column): no pattern x resample key arithmetic, which
+#: costs more than the per-resample call once a resample has thousands of draws
+_PER_RESAMPLE_FROM = 4096
 
 
 class PatternSampler:
@@ -110,37 +114,40 @@ class PatternSampler:
         self.rows_per_chunk = max(1, _DRAWS_PER_CHUNK // max(self.NL, 1))
 
     def _light(self, ML: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """(PL, b) light-pattern multiplicities of ``b`` resamples with ``ML`` draws each."""
+        """(PL, b) light-pattern multiplicities of ``b`` resamples with ``ML`` draws each, from
+        one batch of draws (few light items: one bincount over pattern x resample keys)."""
         b = len(ML)
-        idx = rng.integers(0, self.NL, size=int(ML.sum()))
+        idx = rng.integers(0, self.NL, size=int(ML.sum()), dtype=np.int32)
         g = self.item_pattern[idx]
         g *= b  # key = pattern * b + resample: the counts come out as (PL, b)
-        if b and (ML == ML[0]).all():  # noqa: SIM300 (ML is an array)
-            g = g.reshape(b, -1)
-            g += np.arange(b)[:, None]
-            g = g.reshape(-1)
-        else:
-            g += np.repeat(np.arange(b), ML)
+        g += np.repeat(np.arange(b), ML)
         return np.bincount(g, minlength=b * self.PL).reshape(self.PL, b)
 
-    def sample_t(self, n: int, rng: np.random.Generator) -> np.ndarray:
+    def sample_t(self, n: int, rng: np.random.Generator, dtype: type = np.float64) -> np.ndarray:
         """``(P, n)`` float array: column j holds the multiplicities of resample j, rows in
-        ``self.order``."""
+        ``self.order`` (``np.float32`` holds them exactly up to 2**24 items, at half the
+        memory traffic of the products that read them)."""
         H, PL = self.H, self.PL
-        Wt = np.empty((self.P, n))
+        Wt = np.empty((self.P, n), dtype=dtype)
         Wt[H + PL :] = 0.0
-        step = self.rows_per_chunk
-        for s in range(0, n, step):
-            b = min(step, n - s)
-            if self.NL == 0:
-                Wt[:H, s : s + b] = rng.multinomial(self.N, self.p_heavy, size=b).T
-                continue
-            if self.NH:
-                ML = rng.binomial(self.N, self.NL / self.N, size=b)
-                Wt[:H, s : s + b] = rng.multinomial(self.N - ML, self.p_heavy).T
-            else:
-                ML = np.full(b, self.N, dtype=np.int64)
-            Wt[H : H + PL, s : s + b] = self._light(ML, rng)
+        if self.NL == 0:
+            Wt[:H] = rng.multinomial(self.N, self.p_heavy, size=n).T
+            return Wt
+        if self.NH:
+            ML = rng.binomial(self.N, self.NL / self.N, size=n)
+            Wt[:H] = rng.multinomial(self.N - ML, self.p_heavy).T
+        else:
+            ML = np.full(n, self.N, dtype=np.int64)
+        if self.NL < _PER_RESAMPLE_FROM:
+            step = self.rows_per_chunk
+            for s in range(0, n, step):
+                Wt[H : H + PL, s : s + step] = self._light(ML[s : s + step], rng)
+            return Wt
+        light = Wt[H : H + PL]
+        for j in range(n):  # many light items: one draw and one bincount per resample
+            light[:, j] = np.bincount(
+                self.item_pattern[rng.integers(0, self.NL, size=int(ML[j]), dtype=np.int32)], minlength=PL
+            )
         return Wt
 
 

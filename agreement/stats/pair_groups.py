@@ -38,6 +38,8 @@ from .result import MetricResult, undefined
 
 #: pattern-multiplicity cells (patterns x resamples) per chunk: 32 MiB of float64
 _CELLS_PER_CHUNK = 4_000_000
+#: resampled multiplicities and one-hot tables: float32 is exact for counts below 2**24
+_COUNTS = np.float32
 #: the whole sample, as a key of :func:`pair_group_bootstrap`'s result beside the strata
 WHOLE = None
 
@@ -166,7 +168,7 @@ def _bootstrap(
     """Per stratum key, per pair, per metric: the ``(n_boot,)`` bootstrap values. Each stratum
     has its own sampler over its patterns; the whole's resampled tables are the sum of the
     strata's (a single stratum when there are no strata)."""
-    H = sp.hstack([tables[p].onehot() for p in pairs]).tocsr()  # (patterns, sum G)
+    H = sp.hstack([tables[p].onehot() for p in pairs]).tocsr().astype(_COUNTS)  # (patterns, sum G)
     parts = [np.flatnonzero(stratum_of == s) for s in (strata or [0])]
     samplers = [PatternSampler(cnt[idx]) for idx in parts]
     # rows of each stratum's block in its sampler's order: the product reads the sampled
@@ -193,7 +195,7 @@ def _bootstrap(
         b = min(chunk, n_boot - s0)
         whole = None
         for s, smp, blk in zip(strata or [0], samplers, blocks, strict=True):
-            T = np.asarray(blk @ smp.sample_t(b, rng))
+            T = np.asarray(blk @ smp.sample_t(b, rng, _COUNTS), dtype=np.float64)
             if len(keys) > 1:
                 evaluate(keys[1 + s], T)
             whole = T if whole is None else whole + T

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -147,7 +148,15 @@ class ValidationInput:
     def _of_kind(self, kind: str) -> list[str]:
         if not len(self.frame):
             return []
-        return sorted(self.frame.loc[self.frame["rater_kind"] == kind, "rater"].unique().tolist())
+        found = self.memo.get(("kind", kind))
+        if found is None:
+            fc = self.codes()
+            # the kind of each rater's first row (a rater has one kind)
+            first = np.full(len(fc.raters), -1, dtype=np.int64)
+            first[fc.rater[::-1]] = np.arange(len(fc.rater) - 1, -1, -1)
+            kinds = self.frame["rater_kind"].iloc[first].to_numpy(dtype=object) if len(first) else []
+            found = self.memo[("kind", kind)] = [r for r, k in zip(fc.raters, kinds, strict=True) if k == kind]
+        return list(found)
 
     def attribute(self, rater: str, key: str) -> str | None:
         info = self.raters.get(rater)
@@ -274,21 +283,37 @@ class ValidationInput:
             return found
         g = self.grid(field_name)
         order = np.full(g.values.shape, np.inf)
-        if self.assignment_order and len(g.items):
-            pairs = list(self.assignment_order)
-            table = pd.DataFrame(
-                {
-                    "item_pk": np.array([k[0] for k in pairs], dtype=np.int64),
-                    "col": pd.Index(g.raters).get_indexer([k[1] for k in pairs]),
-                    "order": np.array(list(self.assignment_order.values()), dtype=float),
-                }
-            )
-            table = table[table["col"] >= 0]
-            # several rows may share an item pk (pooled repeat fields "<pk>#<n>")
-            at = pd.DataFrame({"row": np.arange(len(g.items)), "item_pk": g.item_pk}).merge(table, on="item_pk")
-            order[at["row"].to_numpy(), at["col"].to_numpy()] = at["order"].to_numpy()
+        table = self._order_table()
+        if len(table) and len(g.items):
+            raters = table["rater"].cat
+            col = pd.Index(g.raters).get_indexer(raters.categories)[raters.codes]
+            pk, value = table["item_pk"].to_numpy()[col >= 0], table["order"].to_numpy()[col >= 0]
+            col = col[col >= 0]
+            pks = pd.Index(g.item_pk)
+            if pks.is_unique:
+                row = pks.get_indexer(pk)
+                order[row[row >= 0], col[row >= 0]] = value[row >= 0]
+            else:  # several rows share an item pk (pooled repeat fields "<pk>#<n>")
+                at = pd.DataFrame({"row": np.arange(len(g.items)), "item_pk": g.item_pk}).merge(
+                    pd.DataFrame({"item_pk": pk, "col": col, "order": value}), on="item_pk"
+                )
+                order[at["row"].to_numpy(), at["col"].to_numpy()] = at["order"].to_numpy()
         self.memo[key] = order
         return order
+
+    def _order_table(self) -> pd.DataFrame:
+        """``assignment_order`` as a table (item_pk, rater, order), made once."""
+        table = self.memo.get("order_table")
+        if table is None:
+            keys = list(self.assignment_order)
+            table = self.memo["order_table"] = pd.DataFrame(
+                {
+                    "item_pk": np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys)),
+                    "rater": pd.Categorical([k[1] for k in keys]),
+                    "order": np.fromiter(self.assignment_order.values(), dtype=float, count=len(keys)),
+                }
+            )
+        return table
 
     def item_column(self, field_name: str, column: str) -> pd.Series:
         """One item-level column (a stratum, a meta key) of a field's items, by frame item."""
@@ -300,6 +325,9 @@ class ValidationInput:
 def judge_label(name: str, backend: str = "") -> str:
     """How a judge is named to researchers: an ensemble rater is "LLM ensemble (<name>)"."""
     return f"LLM ensemble ({name})" if backend == "ensemble" else name
+
+
+_THREADS = 2
 
 
 @dataclass
@@ -334,52 +362,69 @@ def judge_and_ceiling(
     by the stratum share them (``per_stratum=False``: the whole only, still resampled within
     strata).
 
-    Bootstraps: the ceilings share one item resample (the leave-one-out value of a resample is
-    the mean of its per-human values); each judge has its own, over its (judge, mean human)
-    values only, which are few distinct pairs however many items there are."""
+    Bootstraps (all over the same items, each over the distinct rows of what it reads, which
+    keeps them cheap): the leave-one-out ceiling (its value in a resample is the mean of the
+    per-human values in that resample), the slot ceiling (likewise over slot pairs), and the
+    judges vs the mean human."""
     H, J, S = (np.asarray(A, dtype=float).reshape(len(A), -1) for A in (H, J, S))
     nh, ns = H.shape[1], S.shape[1]
-    # the leave-one-out means are functions of the humans' row: derived on distinct rows
-    ceiling_pairs = [(h, nh + ns + h) for h in range(nh)] if nh >= 2 else []
-    slot_pairs = [(nh + a, nh + b) for a, b in combinations(range(ns), 2)]
 
-    def loo_means(V: np.ndarray) -> np.ndarray:
-        Hv = V[:, :nh]
-        return np.column_stack([_nanmean_rows(np.delete(Hv, h, axis=1)) for h in range(nh)]) if nh >= 2 else V[:, :0]
+    def loo_means(V: np.ndarray) -> np.ndarray:  # functions of the humans' row: derived on distinct rows
+        return np.column_stack([_nanmean_rows(np.delete(V, h, axis=1)) for h in range(nh)]) if nh >= 2 else V[:, :0]
 
-    humans = pair_group_bootstrap(
-        np.column_stack([H, S]),
-        {"ceiling": ceiling_pairs, "slots": slot_pairs},
-        metrics,
-        n_boot,
-        seed,
-        strata,
-        derived=loo_means,
-        per_stratum=per_stratum,
-    )
-    # every judge against the mean human: one resample over the (judges, mean) rows, which
-    # are few distinct rows however many items there are
-    nj = len(judges)
-    judged = pair_group_bootstrap(
-        np.column_stack([J[:, :nj], _nanmean_rows(H)]),
-        {j: [(k, nj)] for k, j in enumerate(judges)},
-        metrics,
-        n_boot,
-        seed + 7919,
-        strata,
-        per_stratum=per_stratum,
-    )
+    # the two ceilings resample the same items but over their own distinct rows: jointly,
+    # humans x slots would be nearly one distinct row per item (the slot order varies)
+    mean = _nanmean_rows(H)
+    with ThreadPoolExecutor(_THREADS) as pool:
+        ceiling_f = pool.submit(
+            pair_group_bootstrap,
+            H,
+            {"ceiling": [(h, nh + h) for h in range(nh)] if nh >= 2 else []},
+            metrics,
+            n_boot,
+            seed,
+            strata,
+            derived=loo_means,
+            per_stratum=per_stratum,
+        )
+        slots_f = pool.submit(
+            pair_group_bootstrap,
+            S,
+            {"slots": list(combinations(range(ns), 2))},
+            metrics,
+            n_boot,
+            seed + 1,
+            strata,
+            per_stratum=per_stratum,
+        )
+        # each judge against the mean human: its own resample over its (judge, mean) rows, few
+        # distinct ones however many items there are (jointly, the judges' rows multiply)
+        judged_f = {
+            j: pool.submit(
+                pair_group_bootstrap,
+                np.column_stack([J[:, k], mean]),
+                {j: [(0, 1)]},
+                metrics,
+                n_boot,
+                seed + 7919 * (k + 1),
+                strata,
+                per_stratum=per_stratum,
+            )
+            for k, j in enumerate(judges)
+        }
+        ceiling, slots = ceiling_f.result(), slots_f.result()
+        judged = {j: f.result() for j, f in judged_f.items()}
     rated = ~np.isnan(np.column_stack([H, J])).all(1)
     out: dict[Any, HumanAgreement] = {}
-    for key, groups in humans.items():
+    for key in ceiling:
         mask = rated if key is WHOLE else rated & (np.asarray(strata, dtype=object) == key)
         out[key] = HumanAgreement(
             judges={
-                j: {m: _with_ci(judged[key][j][m].pairs[0], judged[key][j][m].boot[:, 0]) for m in metrics}
+                j: {m: _with_ci(judged[j][key][j][m].pairs[0], judged[j][key][j][m].boot[:, 0]) for m in metrics}
                 for j in judges
             },
-            ceiling={m: _ceiling(groups["ceiling"][m], nh, int(mask.sum())) for m in metrics},
-            slots={m: _slot_mean(groups["slots"][m], S[mask]) for m in metrics},
+            ceiling={m: _ceiling(ceiling[key]["ceiling"][m], nh, int(mask.sum())) for m in metrics},
+            slots={m: _slot_mean(slots[key]["slots"][m], S[mask]) for m in metrics},
             n_items=int(mask.sum()),
         )
     return out
