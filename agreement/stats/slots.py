@@ -18,7 +18,8 @@ value of a rater attribute (e.g. nationality); the caller builds the matrix, see
   undefined are left out).
 
 The 95% interval is a percentile bootstrap over items (one resample shared by every slot
-pair), computed from :class:`.pairs.PairTable` count vectors as the other coefficients are.
+pair, :mod:`.pair_groups`), computed from :class:`.pairs.PairTable` count vectors as the other
+coefficients are.
 This is the second way to state the human ceiling, beside the mean over raters of each rater
 vs the mean of the others (:func:`.analysis.leave_one_rater_out`): the two coincide only when
 the same people fill the same slots everywhere.
@@ -31,12 +32,11 @@ from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
-import scipy.sparse as sp
 
-from .bootstrap import PatternSampler, compress_rows, percentile_ci
+from .bootstrap import percentile_ci
 from .correlation import CORRELATIONS, correlation
 from .kappa import cohen_kappa
-from .pairs import PairTable
+from .pair_groups import WHOLE, pair_group_bootstrap
 from .result import MetricResult, undefined
 
 KAPPAS = ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic")
@@ -110,25 +110,7 @@ def slot_bootstraps(
 def _bootstrap(
     S: np.ndarray, pairs: list[tuple[int, int]], metrics: list[str], n_boot: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """Bootstrap values of each metric's (mean over pairs) coefficient over item resamples:
-    the pair tables' one-hot features stacked into one sparse matrix (one product per chunk of
-    resamples), the resamples drawn as :func:`.bootstrap.resample_counts` draws them."""
-    P, cnt, _ = compress_rows(S)
-    tables = [t for a, b in pairs if (t := PairTable(P[:, a], P[:, b], weights=cnt)).G]
-    if not tables:
-        return {m: np.full(n_boot, np.nan) for m in metrics}
-    sampler = PatternSampler(cnt)
-    H = sp.hstack([t.onehot() for t in tables]).tocsr()[sampler.order].T.tocsr()  # (sum G, P)
-    offs = np.cumsum([0] + [t.G for t in tables])
-    rng = np.random.default_rng(seed)
-    chunk = max(1, min(n_boot, 20_000_000 // max(sampler.P, 1)))  # as resample_counts
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
-    for s0 in range(0, n_boot, chunk):
-        T = np.asarray(H @ sampler.sample_t(min(chunk, n_boot - s0), rng)).T  # (b, sum G)
-        vals = [t.compute(T[:, offs[i] : offs[i + 1]], metrics) for i, t in enumerate(tables)]
-        for m in metrics:
-            V = np.column_stack([v[m] for v in vals])
-            ok = np.isfinite(V)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                parts[m].append(np.where(ok, V, 0.0).sum(1) / ok.sum(1))
-    return {m: np.concatenate(parts[m]) for m in metrics}
+    """Bootstrap values of each metric's (mean over the defined pairs) coefficient over item
+    resamples, all pairs from the same resamples (:func:`.pair_groups.pair_group_bootstrap`)."""
+    got = pair_group_bootstrap(S, {"slots": pairs}, metrics, n_boot, seed)[WHOLE]["slots"]
+    return {m: got[m].mean_of_defined() for m in metrics}
