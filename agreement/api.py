@@ -136,6 +136,11 @@ class ValidationReportView(APIView):
         parameters=[
             OpenApiParameter("bootstrap", int, description="item resamples for 95% CIs (default 1000)"),
             OpenApiParameter("seed", int),
+            OpenApiParameter(
+                "epsilon",
+                float,
+                description="alt-test margin of the verdicts table (default 0.2; 0.15 skilled, 0.1 crowd)",
+            ),
             OpenApiParameter("format", str, enum=["json", "markdown", "latex", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -145,9 +150,9 @@ class ValidationReportView(APIView):
         Markdown, LaTeX (booktabs) or CSV; researchers and admins of the project only."""
         project = managed_project_or_403(request.user, project_id)
         q = request.query_params
-        params = ReportParams.parse(bootstrap=q.get("bootstrap"), seed=q.get("seed"))
+        params = ReportParams.parse(bootstrap=q.get("bootstrap"), seed=q.get("seed"), epsilon=q.get("epsilon"))
         answer = services.validation_tables_for(
-            project=project, bootstrap=params.bootstrap, seed=params.seed, user=request.user
+            project=project, bootstrap=params.bootstrap, seed=params.seed, epsilon=params.epsilon, user=request.user
         )
         if isinstance(answer, AgreementReport):
             body, code = _body(answer)
@@ -162,7 +167,7 @@ class ValidationReportView(APIView):
                 "tables": tables.to_json(answer),
             }
             code = 200
-        body["params"] = {"bootstrap": params.bootstrap, "seed": params.seed}
+        body["params"] = {"bootstrap": params.bootstrap, "seed": params.seed, "epsilon": params.epsilon}
         headers = {}
         fmt = request.accepted_renderer.format
         if fmt in EXTENSIONS and code == 200:

@@ -156,7 +156,9 @@ def compute_report(
     if not params.field and validation.has_tables(project):
         # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
         # large project's worker computes them too and the page shows them from the stored result
-        tables = validation.compute_tables(project, bootstrap=params.bootstrap, seed=params.seed, frame=frame)
+        tables = validation.compute_tables(
+            project, bootstrap=params.bootstrap, seed=params.seed, frame=frame, epsilon=params.epsilon
+        )
         out["validation"] = [t.to_dict() for t in tables]
     groups = frame.groupby("field", sort=False).indices if len(frame) else {}
     for k, f in enumerate(fields):
@@ -308,14 +310,16 @@ def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str
 
 
 def validation_tables_for(
-    *, project: Project, bootstrap: int = 1000, seed: int = 0, user=None
+    *, project: Project, bootstrap: int = 1000, seed: int = 0, epsilon: float = DEFAULT_EPSILON, user=None
 ) -> list[Table] | AgreementReport:
     """The protocol's validation tables: computed inline while the project is small (they are
     cheap next to the full report), else read from the stored full report for these bootstrap
     settings (queued when there is none yet), whose ``validation`` entry holds the same tables."""
     if selectors.annotation_count(project) <= inline_max():
-        return validation.compute_tables(project, bootstrap=bootstrap, seed=seed)
-    answer = report_for(project=project, params=ReportParams(bootstrap=bootstrap, seed=seed), user=user)
+        return validation.compute_tables(project, bootstrap=bootstrap, seed=seed, epsilon=epsilon)
+    answer = report_for(
+        project=project, params=ReportParams(bootstrap=bootstrap, seed=seed, epsilon=epsilon), user=user
+    )
     if isinstance(answer, AgreementReport):
         if answer.status != AgreementReport.Status.DONE:
             return answer

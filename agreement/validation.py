@@ -18,8 +18,11 @@ from annotation.models import Project
 from core.errors import DomainError
 
 from . import selectors
+from .stats.alt_test import DEFAULT_EPSILON
+from .stats.report import judge_verdicts
 from .stats.tables import Table
 from .stats.validation import RaterInfo, ValidationInput
+from .stats.verdicts import verdicts_table
 
 FORMATS = ("json", "markdown", "latex", "csv")
 
@@ -50,13 +53,24 @@ def validation_input(
 
 
 def compute_tables(
-    project: Project, *, bootstrap: int = 1000, seed: int = 0, frame: pd.DataFrame | None = None
+    project: Project,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    frame: pd.DataFrame | None = None,
+    epsilon: float = DEFAULT_EPSILON,
 ) -> list[Table]:
-    """The preset's validation tables of the project's submitted ratings ([] without a report)."""
+    """The preset's validation tables of the project's submitted ratings ([] without a report),
+    then, when the project has judges, their verdicts table (alt-test at ``epsilon`` and the
+    PPI mean per field, :mod:`agreement.stats.verdicts`)."""
     fn = project.preset.validation_report
     if fn is None:
         return []
+    inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame)
     try:
-        return list(fn(validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame)))
+        out = list(fn(inp))
+        verdicts = judge_verdicts(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else {}
     except ValueError as exc:  # a pure library refused the data
         raise DomainError(f"the validation tables could not be computed: {exc}") from exc
+    table = verdicts_table(verdicts, inp.judge_label, epsilon)
+    return out + ([table] if table is not None else [])

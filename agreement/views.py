@@ -194,6 +194,7 @@ def _verdict_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
             e.update(_alt_test_words(name, f, jd.get("alt_test")))
             e["ppi"] = _ppi_words(jd.get("ppi"))
             e["budget"] = _budget_words((jd.get("ppi") or {}).get("budget"))
+            e["strata"] = _stratum_verdicts(name, f, j, fo)
             entries.append(e)
         if entries:
             out.append(
@@ -203,6 +204,21 @@ def _verdict_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
                     "element_entries": [e for e in entries if not e["main"]],
                 }
             )
+    return out
+
+
+def _stratum_verdicts(name: str, field: str, judge: str, fo: dict[str, Any]) -> list[dict[str, Any]]:
+    """The same verdicts within each stratum of the report's ``by`` column (the rates and means
+    a paper reports per stratum: a flag or Bad rate is a two-label field's PPI mean)."""
+    out = []
+    for col, groups in (fo.get("strata") or {}).items():
+        for g, go in groups.items():
+            jd = (go.get("judges_vs_humans") or {}).get(judge) or {}
+            if "alt_test" not in jd and "ppi" not in jd:
+                continue
+            words = _alt_test_words(name, f"{field} ({col} = {g})", jd.get("alt_test"))
+            words.update(stratum=f"{col} = {g}", ppi=_ppi_words(jd.get("ppi")))
+            out.append(words)
     return out
 
 

@@ -149,22 +149,9 @@ def _field_report(
     """Report of field ``f`` (the ``fi``-th; its rows ``sub``): the whole field and every
     stratum of every ``by`` column.  Seeds: ``[seed, fi]`` for the field, ``[seed, fi, column
     + 1, group]`` for a stratum."""
-    lv = level or infer_level(sub["value"].tolist())
-    vals, labels = numeric_values(sub, lv)
-    kinds = sub.groupby("rater")["rater_kind"].first()
-    raters = sorted(kinds.index.tolist())
-    if judges:
-        jl = [r for r in raters if r in set(judges)]
-        hl = [r for r in raters if r not in set(judges) and kinds[r] == "human"]
-    else:
-        jl = [r for r in raters if kinds[r] == "model"]
-        hl = [r for r in raters if kinds[r] == "human"]
-    cols = hl + jl
-    # integer codes once per field; every stratum's matrix is then built from them
-    item_codes, item_ids = pd.factorize(sub["item"], sort=False)
-    rater_codes, rater_ids = pd.factorize(sub["rater"], sort=False)
-    colpos = {r: k for k, r in enumerate(cols)}
-    rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
+    fc = _codes(sub, level, judges)
+    lv, labels, hl, jl, cols = fc.level, fc.labels, fc.humans, fc.judges, fc.humans + fc.judges
+    item_codes, item_ids, rcol, vals = fc.item_codes, fc.item_ids, fc.rater_col, fc.values
 
     def run(rows: np.ndarray | None, sseq: np.random.SeedSequence, env: str | None) -> dict[str, Any]:
         if rows is None:
@@ -209,6 +196,68 @@ def _field_report(
     if by:
         fo["strata"] = strata
     return fo
+
+
+class _FieldCodes(NamedTuple):
+    """One field's rows as integer codes: the level, numeric values (nominal labels coded in
+    ``labels`` order), the human and judge columns, each row's item code and column."""
+
+    level: str
+    values: np.ndarray
+    labels: np.ndarray | None
+    humans: list[str]
+    judges: list[str]
+    item_codes: np.ndarray
+    item_ids: Any
+    rater_col: np.ndarray
+
+
+def _codes(sub: pd.DataFrame, level: str | None, judges: Sequence[str] | None) -> _FieldCodes:
+    lv = level or infer_level(sub["value"].tolist())
+    vals, labels = numeric_values(sub, lv)
+    kinds = sub.groupby("rater")["rater_kind"].first()
+    raters = sorted(kinds.index.tolist())
+    if judges:
+        jl = [r for r in raters if r in set(judges)]
+        hl = [r for r in raters if r not in set(judges) and kinds[r] == "human"]
+    else:
+        jl = [r for r in raters if kinds[r] == "model"]
+        hl = [r for r in raters if kinds[r] == "human"]
+    cols = hl + jl
+    # integer codes once per field; every stratum's matrix is then built from them
+    item_codes, item_ids = pd.factorize(sub["item"], sort=False)
+    rater_codes, rater_ids = pd.factorize(sub["rater"], sort=False)
+    colpos = {r: k for k, r in enumerate(cols)}
+    rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
+    return _FieldCodes(lv, vals, labels, hl, jl, item_codes, item_ids, rcol)
+
+
+def judge_verdicts(
+    table: Any,
+    levels: dict[str, str] | None = None,
+    epsilon: float = DEFAULT_EPSILON,
+    half_width: float | None = None,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """The verdicts alone (no coefficients, no bootstrap), ``{field: {judge: {"alt_test",
+    "ppi"}}}`` for every field of a long table with humans and judges: exactly the entries
+    :func:`agreement_report` adds with ``verdicts=("alt_test", "ppi")`` (same matrices, same
+    functions), at the cost of the verdicts only. ``levels`` per field (None: inferred)."""
+    if not 0 <= epsilon < 1:
+        raise ValueError("epsilon must be in [0, 1)")
+    df = to_frame(table)
+    vopts = _VerdictOptions(VERDICTS, epsilon, half_width, False)
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    groups = df.groupby("field", sort=False).indices
+    for f, rows in groups.items():
+        fc = _codes(df.iloc[rows].reset_index(drop=True), (levels or {}).get(f), None)
+        if not fc.humans or not fc.judges:
+            continue
+        cols = fc.humans + fc.judges
+        X = _matrix(fc.item_codes, len(fc.item_ids), fc.rater_col, fc.values, cols, fc.item_ids, f)
+        res: dict[str, Any] = {"judges_vs_humans": {}}
+        _add_verdicts(res, X, fc.humans, fc.judges, fc.level, fc.labels, vopts)
+        out[f] = to_jsonable(res["judges_vs_humans"])
+    return out
 
 
 def _add_verdicts(

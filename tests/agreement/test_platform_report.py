@@ -491,6 +491,38 @@ def test_page_says_which_judge_can_replace_the_annotators(client, verdict_projec
     assert html.index('data-testid="verdict-panel"') < html.index('data-testid="field-detail"')
 
 
+def test_page_gives_the_verdicts_per_stratum(client, verdict_project):
+    """With a stratum column chosen, each verdict carries the same alt-test and PPI within each
+    stratum (a rate or mean per stratum, as papers report them), as the JSON has them."""
+    client.force_login(verdict_project.owner)
+    api = client.get(
+        reverse("api_agreement_report", args=[verdict_project.id]), {"field": "naturalness", "bootstrap": 0}
+    )
+    strata = api.json()["result"]["available_strata"]
+    assert strata
+    col = strata[0]
+    r = client.get(
+        reverse("agreement_report", args=[verdict_project.id]), {"field": "naturalness", "bootstrap": 0, "by": col}
+    )
+    html = r.content.decode()
+    assert r.status_code == 200 and 'data-testid="stratum-verdicts"' in html
+    result = client.get(
+        reverse("api_agreement_report", args=[verdict_project.id]), {"field": "naturalness", "bootstrap": 0, "by": col}
+    ).json()["result"]
+    groups = result["fields"]["naturalness"]["strata"][col]
+    shown = 0
+    for g, go in groups.items():
+        jd = (go.get("judges_vs_humans") or {}).get("good-judge")
+        if not jd:
+            continue
+        assert f'data-stratum="{col} = {g}"' in html
+        p = jd["ppi"]
+        if p.get("estimate") is not None:
+            assert f"PPI mean {p['estimate']:.3f}" in html
+            shown += 1
+    assert shown >= 1
+
+
 def test_too_few_items_per_human_says_why_there_is_no_verdict(client, story_project):
     client.force_login(story_project.owner)
     r = client.get(reverse("agreement_report", args=[story_project.id]), {"field": "naturalness", "bootstrap": 0})

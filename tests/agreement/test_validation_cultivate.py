@@ -142,6 +142,7 @@ def test_cultivate_faithfulness_tables_every_cell(cv):
         "cultivate-agreement-by-country",
         "cultivate-agreement-by-region",
         "cultivate-table13",
+        "judge-verdicts",
     ]
 
     def rho(values, sel):

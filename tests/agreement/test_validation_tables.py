@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.urls import resolve, reverse
 
 from agreement import validation
+from agreement.services import ReportParams, compute_report
 from agreement.stats.tables import Cell, Row, Table, format_cell, to_csv, to_latex, to_markdown
 from benchmarks import blendvis, counterfactuals, cqbench, cultivate
 from benchmarks import valueground as valueground_module
@@ -291,9 +292,26 @@ def test_validation_report_api_formats_round_trip_and_equal_command_and_page(cli
     js = client.get(f"{url}?format=json&{q}")
     assert js.status_code == 200, js.content
     body = js.json()
-    assert body["status"] == "done" and body["params"] == {"bootstrap": 50, "seed": 2}
+    assert body["status"] == "done" and body["params"] == {"bootstrap": 50, "seed": 2, "epsilon": 0.2}
     tables = [Table.from_dict(t) for t in body["tables"]]
     assert tables[0].key == "valueground-table4"
+    # the judges' verdicts ride with the protocol's tables: the same alt-test and PPI as the
+    # agreement report's verdicts (issue 11)
+    verdicts = tables[-1]
+    assert verdicts.key == "judge-verdicts"
+    report = compute_report(project=project, params=ReportParams(bootstrap=0))
+    for f, fo in report["fields"].items():
+        for j, jd in fo["judges_vs_humans"].items():
+            row = f"{report['judge_labels'].get(j, j)}: {f}"
+            a, p = jd["alt_test"], jd.get("ppi")
+            if a.get("passed") is not None:
+                assert verdicts.cell(row, "Alt-test").value == ("passes" if a["passed"] else "fails")
+                assert close(verdicts.cell(row, "Winning rate ω").value, a["winning_rate"])
+                assert close(verdicts.cell(row, "Advantage probability ρ").value, a["advantage_probability"])
+            if p and p.get("estimate") is not None:
+                c = verdicts.cell(row, "PPI mean")
+                assert close(c.value, p["estimate"]) and close(c.ci[0], p["ci"][0]) and close(c.ci[1], p["ci"][1])
+                assert close(verdicts.cell(row, "Human-only mean").value, p["classical_estimate"])
     texts = {}
     for fmt, ext in (("markdown", "md"), ("latex", "tex"), ("csv", "csv")):
         r = client.get(f"{url}?format={fmt}&{q}")
@@ -319,7 +337,11 @@ def test_validation_report_api_formats_round_trip_and_equal_command_and_page(cli
             for c in r.cells:
                 assert format_cell(c) in page
     for fmt in ("markdown", "latex", "csv"):
-        assert re.search(rf"validation-report/\?format={fmt}&amp;bootstrap=50&amp;seed=2", page), fmt
+        assert re.search(rf"validation-report/\?format={fmt}&amp;bootstrap=50&amp;seed=2&amp;epsilon=0.2", page), fmt
+    # another epsilon: the verdicts table follows it; a bad one is refused
+    tight = client.get(f"{url}?format=json&{q}&epsilon=0.1").json()
+    assert tight["params"]["epsilon"] == 0.1 and "epsilon 0.1" in tight["tables"][-1]["caption"]
+    assert client.get(f"{url}?format=json&{q}&epsilon=2").status_code == 400
 
 
 def test_validation_report_permissions(client, vg_with_judge):

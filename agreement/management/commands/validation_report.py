@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agreement import validation
 from agreement.services import MAX_BOOTSTRAP
 from agreement.stats import tables
+from agreement.stats.alt_test import DEFAULT_EPSILON
 from annotation.models import Project
 from core.errors import DomainError
 
@@ -23,12 +24,17 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=validation.FORMATS, default="markdown")
         parser.add_argument("--bootstrap", type=int, default=1000, help="item resamples for 95%% CIs (0 = none)")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--epsilon", type=float, default=DEFAULT_EPSILON, help="alt-test margin of the verdicts table (0 < E < 1)"
+        )
 
     def handle(self, *args, **o):
         if not 0 <= o["bootstrap"] <= MAX_BOOTSTRAP:
             raise CommandError(f"--bootstrap must be between 0 and {MAX_BOOTSTRAP}")
         if o["seed"] < 0:
             raise CommandError("--seed must be zero or positive")
+        if not 0 < o["epsilon"] < 1:
+            raise CommandError("--epsilon must be between 0 and 1 (exclusive)")
         project = Project.objects.filter(pk=o["project_id"]).first()
         if project is None:
             raise CommandError(f"no project {o['project_id']}")
@@ -37,7 +43,7 @@ class Command(BaseCommand):
                 f"the protocol of project {project.id} ({project.preset.name}) declares no validation tables"
             )
         try:
-            result = validation.compute_tables(project, bootstrap=o["bootstrap"], seed=o["seed"])
+            result = validation.compute_tables(project, bootstrap=o["bootstrap"], seed=o["seed"], epsilon=o["epsilon"])
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if o["format"] == "json":

@@ -1,0 +1,99 @@
+"""The judge verdicts as a paper-ready table: can each judge replace the annotators on each
+field (the alternative annotator test, Calderon, Reichart and Dror, ACL 2025), and what is the
+field's mean over every item when the judge fills in the items people did not rate (PPI++,
+Angelopoulos, Duchi and Zrnic 2023), beside the human-only mean.
+
+:func:`verdicts_table` turns :func:`.report.judge_verdicts` (or the ``alt_test`` / ``ppi``
+entries of a full report) into a :class:`.tables.Table`, so the verdicts travel with the
+protocol's tables: the agreement page, ``/api/projects/<id>/validation-report/`` in every
+format, the ``validation_report`` command and the dataset card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .tables import Cell, Row, Table
+
+COLUMNS = (
+    "Alt-test",
+    "Winning rate ω",
+    "Advantage probability ρ",
+    "Humans tested",
+    "PPI mean",
+    "Human-only mean",
+    "λ",
+    "Human-rated items",
+    "Judge-only items",
+)
+
+
+def _alt_cells(a: Mapping[str, Any] | None) -> list[Cell]:
+    if not a:
+        return [Cell("not tested", fmt="text"), Cell(None), Cell(None), Cell(None, fmt="count")]
+    n = a.get("n_items")
+    if a.get("passed") is None:
+        why = str(a.get("reason") or "undefined").removeprefix("undefined: ")
+        return [Cell("no verdict", fmt="text", note=why), Cell(None), Cell(None), Cell(None, fmt="count")]
+    return [
+        Cell("passes" if a["passed"] else "fails", fmt="text"),
+        Cell(a.get("winning_rate"), n=n, fmt="num"),
+        Cell(a.get("advantage_probability"), n=n, fmt="num"),
+        Cell(a.get("n_humans"), fmt="count"),
+    ]
+
+
+def _ppi_cells(p: Mapping[str, Any] | None) -> list[Cell]:
+    if not p:
+        return [Cell(None, note="PPI applies to numeric and two-label fields"), Cell(None), Cell(None)] + [
+            Cell(None, fmt="count")
+        ] * 2
+
+    def ci(key: str) -> tuple[float, float] | None:
+        v = p.get(key)
+        return (float(v[0]), float(v[1])) if v else None
+
+    return [
+        Cell(p.get("estimate"), ci("ci"), p.get("n_labeled"), "num", p.get("reason") or ""),
+        Cell(p.get("classical_estimate"), ci("classical_ci"), p.get("n_labeled"), "num"),
+        Cell(p.get("lambda"), fmt="num"),
+        Cell(p.get("n_labeled"), fmt="count"),
+        Cell(p.get("n_unlabeled"), fmt="count"),
+    ]
+
+
+def verdicts_table(
+    verdicts: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    label: Callable[[str], str] = str,
+    epsilon: float | None = None,
+) -> Table | None:
+    """``verdicts``: ``{field: {judge: {"alt_test": ..., "ppi": ...}}}``; one row per judge and
+    field (judges in name order, fields in the given order); ``label`` names a judge in the
+    researcher's words. None when there is no judge."""
+    judges = sorted({j for per in verdicts.values() for j in per})
+    if not judges:
+        return None
+    rows = tuple(
+        Row(f"{label(j)}: {f}", (*_alt_cells(per[j].get("alt_test")), *_ppi_cells(per[j].get("ppi"))))
+        for j in judges
+        for f, per in verdicts.items()
+        if j in per
+    )
+    eps = f" at epsilon {epsilon:g}" if epsilon is not None else ""
+    return Table(
+        key="judge-verdicts",
+        title="Judge verdicts: alternative annotator test and prediction-powered mean",
+        columns=COLUMNS,
+        rows=rows,
+        caption=(
+            f"Alt-test{eps} (Calderon, Reichart and Dror 2025): the judge passes when it is as good as "
+            "or better than at least half of the humans (winning rate ω ≥ 0.5; Benjamini-Yekutieli at "
+            "q = 0.05); ρ = share of items where it scores at least as well as the held-out human "
+            "(accuracy for categorical fields, negative RMSE otherwise). PPI mean (PPI++, power-tuned λ, "
+            "95% CI): the field's mean over every item, human-rated items labelled by the mean of their "
+            "human ratings and judge-only items by the judge; beside it the mean of the human-rated items "
+            "alone. Two-label fields count the second label as 1."
+        ),
+        row_header="Judge: field",
+    )
