@@ -69,6 +69,11 @@ class AgreementReportView(APIView):
                 "0.15 skilled, 0.1 crowd annotators)",
             ),
             OpenApiParameter("half_width", float, description="CI half-width for the budget advice (optional, > 0)"),
+            OpenApiParameter(
+                "joint",
+                bool,
+                description="also one alt-test per judge over all fields (with by: all strata), one FDR correction",
+            ),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -85,6 +90,7 @@ class AgreementReportView(APIView):
             seed=q.get("seed"),
             epsilon=q.get("epsilon"),
             half_width=q.get("half_width"),
+            joint=q.get("joint"),
         )
         answer = services.report_for(project=project, params=params, user=request.user)
         body, code = _body(answer)

@@ -29,6 +29,7 @@ from .models import AgreementReport
 from .stats import agreement_report
 from .stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 from .stats.data import infer_level
+from .stats.report import joint_alt_tests
 from .stats.tables import Table
 from .stats.validation import judge_label
 
@@ -49,6 +50,9 @@ class ReportParams:
     epsilon: float = DEFAULT_EPSILON
     # the CI half-width the budget advice aims at (None: no advice)
     half_width: float | None = None
+    # also one alt-test per judge over all fields (or, with ``by``, all strata) with one FDR
+    # correction (the paper's "several environments")
+    joint: bool = False
 
     @classmethod
     def parse(
@@ -60,6 +64,7 @@ class ReportParams:
         seed: Any = None,
         epsilon: Any = None,
         half_width: Any = None,
+        joint: Any = None,
     ) -> ReportParams:
         """Validate raw (query-string) values; raises DomainError with a clear message."""
         try:
@@ -84,6 +89,7 @@ class ReportParams:
             seed=s,
             epsilon=e,
             half_width=w,
+            joint=str(joint).lower() in ("1", "true", "on", "yes"),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -160,6 +166,10 @@ def compute_report(
             project, bootstrap=params.bootstrap, seed=params.seed, frame=frame, epsilon=params.epsilon
         )
         out["validation"] = [t.to_dict() for t in tables]
+    if params.joint and len(frame):
+        sub = frame[frame["field"].isin(fields)]
+        levels = {f: lv for f in fields if (lv := selectors.field_level(rubric, f))}
+        out["alt_test_joint"] = joint_alt_tests(sub, levels, params.by, params.epsilon)
     groups = frame.groupby("field", sort=False).indices if len(frame) else {}
     for k, f in enumerate(fields):
         sub = frame.iloc[groups[f]].reset_index(drop=True)

@@ -55,6 +55,7 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
             seed=q.get("seed"),
             epsilon=q.get("epsilon"),
             half_width=q.get("half_width"),
+            joint=q.get("joint"),
         )
         ctx["params"] = params
         answer = services.report_for(project=project, params=params, user=request.user)
@@ -126,6 +127,7 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         "validation": _validation(result.get("validation") or []),
         "judge_lines": _judge_lines(result),
         "verdicts": _verdict_panel(result),
+        "joint_verdicts": _joint_panel(result),
         "epsilon_guidance": EPSILON_GUIDANCE,
         "export_formats": EXPORT_FORMATS,
     }
@@ -204,6 +206,27 @@ def _verdict_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
                     "element_entries": [e for e in entries if not e["main"]],
                 }
             )
+    return out
+
+
+def _joint_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per judge, the joint alt-test (one Benjamini-Yekutieli correction over every field or
+    stratum) in words, with each environment's decision."""
+    labels = result.get("judge_labels", {})
+    out = []
+    for j, r in (result.get("alt_test_joint") or {}).items():
+        name = labels.get(j, j)
+        envs = [{"name": env, **_alt_test_words(name, env, a)} for env, a in r.get("environments", {}).items()]
+        out.append(
+            {
+                "name": name,
+                "sentence": (
+                    f"{name} passes in {r['passed_in']} of {r['of']} environments with a verdict, at epsilon "
+                    f"{r['epsilon']:g}, with one FDR correction over {r['n_hypotheses']} human tests (q = {r['q']:g})"
+                ),
+                "environments": envs,
+            }
+        )
     return out
 
 

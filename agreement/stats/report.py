@@ -260,6 +260,44 @@ def judge_verdicts(
     return out
 
 
+def joint_alt_tests(
+    table: Any,
+    levels: dict[str, str] | None = None,
+    by: str | None = None,
+    epsilon: float = DEFAULT_EPSILON,
+) -> dict[str, dict[str, Any]]:
+    """Per judge, one alt-test over several environments with one Benjamini-Yekutieli
+    correction (:func:`.alt_test.alt_test_joint`): the fields, or with ``by`` every field's
+    strata of that column. The same matrices as :func:`agreement_report`; environments are
+    named ``field`` or ``field/by=value``."""
+    if not 0 <= epsilon < 1:
+        raise ValueError("epsilon must be in [0, 1)")
+    df = to_frame(table)
+    if by is not None and by not in df.columns:
+        raise ValueError(f"missing stratum column: {by!r}")
+    envs: dict[str, dict[str, tuple]] = {}
+    for f, rows in df.groupby("field", sort=False).indices.items():
+        sub = df.iloc[rows].reset_index(drop=True)
+        fc = _codes(sub, (levels or {}).get(f), None)
+        if not fc.humans or not fc.judges:
+            continue
+        cols = fc.humans + fc.judges
+        scoring = "accuracy" if fc.level == "nominal" else "neg_rmse"
+        parts = (
+            [(f, None)]
+            if by is None
+            else [(f"{f}/{by}={g}", r) for g, r in sub.groupby(sub[by].astype(str), sort=True).indices.items()]
+        )
+        for name, r in parts:
+            if r is None:
+                X = _matrix(fc.item_codes, len(fc.item_ids), fc.rater_col, fc.values, cols, fc.item_ids, f)
+            else:
+                X = _matrix(fc.item_codes[r], None, fc.rater_col[r], fc.values[r], cols, fc.item_ids, f)
+            for k, j in enumerate(fc.judges):
+                envs.setdefault(j, {})[name] = (X[:, : len(fc.humans)], X[:, len(fc.humans) + k], fc.humans, scoring)
+    return to_jsonable({j: alt_test_joint(e, epsilon=epsilon) for j, e in envs.items()})
+
+
 def _add_verdicts(
     res: dict[str, Any],
     X: np.ndarray,

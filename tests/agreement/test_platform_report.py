@@ -523,6 +523,45 @@ def test_page_gives_the_verdicts_per_stratum(client, verdict_project):
     assert shown >= 1
 
 
+def test_joint_alt_test_over_strata_equals_the_core_report(client, verdict_project):
+    """``joint=1``: one alt-test per judge over every stratum with one FDR correction, exactly
+    what the core report's ``joint_alt_test`` gives on the same ratings; shown on the page."""
+    from agreement.stats import agreement_report
+
+    client.force_login(verdict_project.owner)
+    url = reverse("api_agreement_report", args=[verdict_project.id])
+    col = client.get(url, {"field": "naturalness", "bootstrap": 0}).json()["result"]["available_strata"][0]
+    q = {"field": "naturalness", "bootstrap": 0, "by": col, "joint": "1", "epsilon": 0.15}
+    result = client.get(url, q).json()["result"]
+    assert result["params"]["joint"] is True
+    frame = selectors.ratings_frame(verdict_project)
+    level = selectors.field_level(verdict_project.rubric_version.parsed(), "naturalness")
+    core = agreement_report(
+        frame[frame["field"] == "naturalness"],
+        fields=["naturalness"],
+        level=level,
+        by=[col],
+        bootstrap=0,
+        verdicts=["alt_test"],
+        epsilon=0.15,
+        joint_alt_test=True,
+    )["alt_test_joint"]
+    got = result["alt_test_joint"]
+    assert set(got) == set(core) == {"good-judge", "bad-judge"}
+    for j in core:
+        assert got[j]["passed_in"] == core[j]["passed_in"] and got[j]["of"] == core[j]["of"]
+        assert got[j]["n_hypotheses"] == core[j]["n_hypotheses"] and got[j]["epsilon"] == 0.15
+        assert len(got[j]["environments"]) == len(core[j]["environments"])
+        for (ge, gv), (ce, cv) in zip(got[j]["environments"].items(), core[j]["environments"].items(), strict=True):
+            assert ge == ce and gv["passed"] == cv["passed"]
+            assert gv["winning_rate"] == pytest.approx(cv["winning_rate"])
+    html = client.get(reverse("agreement_report", args=[verdict_project.id]), q).content.decode()
+    assert 'data-testid="joint-verdicts"' in html and "with one FDR correction over" in html
+    assert 'name="joint" value="1" checked' in html
+    # without the option there is no joint test
+    assert "alt_test_joint" not in client.get(url, {"field": "naturalness", "bootstrap": 0}).json()["result"]
+
+
 def test_too_few_items_per_human_says_why_there_is_no_verdict(client, story_project):
     client.force_login(story_project.owner)
     r = client.get(reverse("agreement_report", args=[story_project.id]), {"field": "naturalness", "bootstrap": 0})
