@@ -10,6 +10,8 @@ A preset holds:
 - **project defaults** (``defaults``: ``k``, ``show_model_hints``, ``randomise_pair_order``)
   and the paper's **study design** (:class:`StudyDesign`: k, sample, eligibility, balance,
   quality control), offered as suggestions on the study-design pages;
+- for a pairwise protocol, how a judge is shown the pair in the other order (:class:`PairOrder`,
+  the judges' position-bias check);
 - the paper's **judge prompt** (:class:`JudgePrompt`: the prompt text lives in the module;
   the generic machinery that fills it, ``render()``, the generic rubric prompt and the
   parsers, stays in ``judges/``), the **direct judges** (:class:`DirectJudge`: which questions
@@ -77,6 +79,26 @@ class JudgePrompt:
     parser: str
     questions: tuple[str, ...]
     template: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class PairOrder:
+    """How an item of a pairwise protocol is shown to a judge in the other order, for the judge's
+    position-bias check (``JudgeConfig.both_orders``): the second run exchanges the item's
+    ``fields`` (each pair's values trade places, images included), and its answers are mapped
+    back to the item's own order before they are stored: the answers of the questions in
+    ``swap_questions`` trade places (Q1 about Image A <-> Q2 about Image B), and for each
+    question in ``swap_values`` its two values trade places ("left" <-> "right").
+
+    ``verdict`` names the position the judge preferred: one question whose ``swap_values`` pair
+    is (the value naming the member shown first, the one naming the second), any other answer a
+    tie; or two questions, the scores of the member shown first and second (the higher wins,
+    equal scores tie)."""
+
+    fields: tuple[tuple[str, str], ...]
+    verdict: tuple[str, ...]
+    swap_questions: tuple[tuple[str, str], ...] = ()
+    swap_values: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -175,6 +197,8 @@ class Preset:
     study_design: StudyDesign | None = None
     # the paper's judge prompt; None: the generic rubric prompt over every non-text question
     judge_prompt: JudgePrompt | None = None
+    # a pairwise protocol: how a judge sees the pair in the other order (position-bias check)
+    pair_order: PairOrder | None = None
     # backend key ("embedding", "image_similarity") -> what that judge answers for this preset
     direct_judges: Mapping[str, DirectJudge] = field(default_factory=dict)
     # template name -> template a judge form can pick (see NamedTemplate)

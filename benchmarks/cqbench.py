@@ -14,7 +14,7 @@ from agreement.stats.slots import slot_agreement
 from agreement.stats.tables import Cell, Row, Table
 from agreement.stats.validation import ValidationInput, mean, share, statistic_ci
 
-from .base import DemoJudge, DemoRatings, DirectJudge, JudgePrompt, Preset, StudyDesign
+from .base import DemoJudge, DemoRatings, DirectJudge, JudgePrompt, PairOrder, Preset, StudyDesign
 
 # --------------------------------------------------------------------------- story validation
 STORY_PROTOCOL = (
@@ -720,6 +720,12 @@ TURING = Preset(
     demo_items=turing_demo_items,
     defaults={"k": 3, "randomise_pair_order": True},
     study_design=TURING_STUDY_DESIGN,
+    # a judge reads the human utterance first unless asked in both orders: "left" names the first
+    pair_order=PairOrder(
+        fields=(("human_utterance", "model_utterance"),),
+        verdict=("human_written",),
+        swap_values={"human_written": ("left", "right")},
+    ),
     validation_report=turing_validation_report,
 )
 

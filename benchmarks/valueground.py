@@ -13,7 +13,7 @@ from agreement.stats.pair_groups import WHOLE
 from agreement.stats.tables import Cell, Row, Table
 from agreement.stats.validation import HumanAgreement, ValidationInput, judge_and_ceiling
 
-from .base import DemoJudge, DirectJudge, JudgePrompt, Preset, StudyDesign
+from .base import DemoJudge, DirectJudge, JudgePrompt, PairOrder, Preset, StudyDesign
 from .demo_images import draw_image
 
 PROTOCOL = (
@@ -499,6 +499,11 @@ PAIR_QUALITY = Preset(
     defaults={"k": 4},
     study_design=STUDY_DESIGN,
     judge_prompt=JUDGE_PROMPT,
+    # the judge's position check: Image A / option A shown as B and back; Q1 (about A) <-> Q2 (about
+    # B); the verdict is which image scores higher (Q3 pair match and Q4 cues are symmetric)
+    pair_order=PairOrder(
+        fields=(("image_a", "image_b"), ("option_a", "option_b")), verdict=("q1", "q2"), swap_questions=(("q1", "q2"),)
+    ),
     direct_judges=DIRECT_JUDGES,
     suggested_policy=SUGGESTED_POLICY,
     demo_judges=DEMO_JUDGES,

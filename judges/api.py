@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import LimitOffsetPagination
@@ -15,7 +16,7 @@ from annotation.access import managed_project_or_403
 from annotation.importing import format_of
 from annotation.models import Project
 
-from . import endpoints, imported, outputs, selectors, services
+from . import bias, endpoints, imported, outputs, selectors, services
 from .models import JudgeConfig, JudgeOutput, JudgeRun
 
 
@@ -49,6 +50,7 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
             "questions",
             "params",
             "passes",
+            "both_orders",
             "combine",
             "members",
             "rater",
@@ -85,6 +87,7 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
             "item",
             "external_id",
             "pass_index",
+            "order",
             "member",
             "raw_output",
             "parsed",
@@ -100,6 +103,98 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
         return outputs.output_labels(obj.parsed)
 
 
+class MetricSerializer(serializers.Serializer):
+    """One statistic (``agreement.stats.MetricResult``): ``value`` null when undefined (``reason``
+    says why), ``ci`` a 95% interval [low, high] or null."""
+
+    metric = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    p_value = serializers.FloatField(allow_null=True)
+    n_items = serializers.IntegerField()
+    reason = serializers.CharField(allow_null=True)
+
+
+class ConsistencySerializer(MetricSerializer):
+    consistent = serializers.IntegerField(required=False, help_text="items with the same verdict in both orders")
+    first_both = serializers.IntegerField(required=False, help_text="items where the first-shown won in both orders")
+    second_both = serializers.IntegerField(required=False, help_text="items where the second-shown won in both")
+    other_inconsistent = serializers.IntegerField(required=False, help_text="inconsistent with a tie in one order")
+    n_missing = serializers.IntegerField(help_text="items without a verdict in both orders (left out)")
+
+
+class FirstPositionSerializer(MetricSerializer):
+    n_first = serializers.IntegerField()
+    n_second = serializers.IntegerField()
+    n_ties = serializers.IntegerField()
+    n_judgements = serializers.IntegerField()
+    n_missing = serializers.IntegerField()
+
+
+class PositionChecksSerializer(serializers.Serializer):
+    verdict = serializers.ListField(child=serializers.CharField(), help_text="the question(s) the verdict reads")
+    consistency = ConsistencySerializer(help_text="share of items with the same verdict in both orders")
+    first_position_rate = FirstPositionSerializer(
+        help_text="share of decisive judgements choosing the first-shown member (binomial test vs 0.5)"
+    )
+
+
+class StabilitySerializer(serializers.Serializer):
+    question = serializers.CharField()
+    level = serializers.CharField()
+    percent_agreement = MetricSerializer()
+    krippendorff_alpha = MetricSerializer()
+
+
+class VerbosityQuestionSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    judge = MetricSerializer(help_text="Spearman rho of the judge's rating vs length")
+    humans = MetricSerializer(help_text="Spearman rho of the humans' mean answer vs length, same items")
+    difference = MetricSerializer(help_text="judge minus humans")
+    n_items = serializers.IntegerField()
+
+
+class VerbositySerializer(serializers.Serializer):
+    length = serializers.CharField()
+    questions = VerbosityQuestionSerializer(many=True)
+
+
+class BiasChecksSerializer(serializers.Serializer):
+    """The run's bias checks (``judges/bias.py``); a check that does not apply is null."""
+
+    both_orders = serializers.BooleanField()
+    passes = serializers.IntegerField()
+    position = PositionChecksSerializer(allow_null=True)
+    stability = StabilitySerializer(many=True, allow_null=True)
+    verbosity = VerbositySerializer(allow_null=True)
+
+
+class JudgeRunSerializer(serializers.Serializer):
+    """A run's progress (and, on the run's own endpoint, its bias checks)."""
+
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    items_per_s = serializers.FloatField(allow_null=True)
+    eta_s = serializers.FloatField(allow_null=True)
+    elapsed_s = serializers.FloatField()
+    message = serializers.CharField(allow_blank=True)
+    queue = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    config = serializers.IntegerField()
+    parent = serializers.IntegerField(allow_null=True)
+    labels = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))
+
+
+class JudgeRunDetailSerializer(JudgeRunSerializer):
+    bias = BiasChecksSerializer()
+
+
 def _progress(run: JudgeRun) -> dict:
     data = selectors.run_progress(run)
     data.update({"config": run.config_id, "parent": run.parent_id, "labels": selectors.run_label_counts(run)})
@@ -107,10 +202,12 @@ def _progress(run: JudgeRun) -> dict:
 
 
 class JudgeConfigList(APIView):
+    @extend_schema(responses=JudgeConfigSerializer(many=True))
     def get(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
         return Response(JudgeConfigSerializer(selectors.judge_configs(project), many=True).data)
 
+    @extend_schema(request=JudgeConfigSerializer, responses={201: JudgeConfigSerializer})
     def post(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
         ser = JudgeConfigSerializer(data=request.data)
@@ -128,6 +225,7 @@ class JudgeConfigList(APIView):
             passes=d.get("passes", 1),
             combine=d.get("combine", "mean"),
             members=d.get("members", []),
+            both_orders=d.get("both_orders", False),
             created_by=request.user,
         )
         return Response(JudgeConfigSerializer(config).data, status=status.HTTP_201_CREATED)
@@ -149,8 +247,12 @@ class JudgeRunStart(APIView):
 
 
 class JudgeRunDetail(APIView):
+    @extend_schema(responses=JudgeRunDetailSerializer)
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(_progress(_run(request, run_id)))
+        """The run's progress and its bias checks (computed from the outputs stored so far)."""
+        run = _run(request, run_id)
+        data = {**_progress(run), "bias": bias.run_bias_checks(run)}
+        return Response(JudgeRunDetailSerializer(data).data)
 
 
 class JudgeRunCancel(APIView):

@@ -45,6 +45,8 @@ class JudgeConfig(models.Model):
     questions = models.JSONField(default=list, blank=True, help_text="rubric question ids the judge answers")
     params = models.JSONField(default=dict, blank=True, help_text="generation parameters and backend options")
     passes = models.PositiveSmallIntegerField(default=1)
+    # pairwise presets only (``Preset.pair_order``): every pass also asks the pair swapped
+    both_orders = models.BooleanField(default=False, help_text="also judge each pair in the swapped order")
     combine = models.CharField(max_length=10, choices=Combine.choices, default=Combine.MEAN)
     members = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="ensembles")
     rater = models.OneToOneField(Rater, on_delete=models.PROTECT, related_name="judge_config")
@@ -95,12 +97,23 @@ class JudgeRun(Job):
 
 
 class JudgeOutput(models.Model):
-    """One judge answer: (run, item, pass) is unique, so a redelivered chunk never writes twice.
-    ``pass_index`` enumerates member x pass for ensembles (``member`` says which judge)."""
+    """One judge answer: (run, item, pass, order) is unique, so a redelivered chunk never writes
+    twice. ``pass_index`` enumerates member x pass for ensembles (``member`` says which judge).
+
+    ``order``: ``original`` (the item as stored) or ``swapped`` (a pairwise item shown in the
+    other order, ``JudgeConfig.both_orders``). A swapped output's ``parsed`` is mapped back to
+    the item's own order (``judges/orders.py``), its ``raw_output`` is what the model said. The
+    judge's rating (its annotation) combines the original-order passes only (with one pass: the
+    first pass in the original order); swapped outputs feed the bias checks (``judges/bias.py``)."""
+
+    class Order(models.TextChoices):
+        ORIGINAL = "original", "Original order"
+        SWAPPED = "swapped", "Swapped order"
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="outputs")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_outputs")
     pass_index = models.PositiveSmallIntegerField()
+    order = models.CharField(max_length=10, choices=Order.choices, default=Order.ORIGINAL)
     member = models.ForeignKey(JudgeConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     raw_output = models.TextField(blank=True)
     parsed = models.JSONField(null=True, blank=True)
@@ -110,10 +123,11 @@ class JudgeOutput(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "item", "pass_index"], name="uniq_judge_output"),
+            models.UniqueConstraint(fields=["run", "item", "pass_index", "order"], name="uniq_judge_output_order"),
+            models.CheckConstraint(condition=Q(order__in=["original", "swapped"]), name="judge_output_order_valid"),
         ]
         indexes = [models.Index(fields=["run", "item"], name="judge_output_run_item_idx")]
-        ordering = ["item_id", "pass_index"]
+        ordering = ["item_id", "pass_index", "order"]
 
     @property
     def labels(self) -> dict | None:

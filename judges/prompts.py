@@ -211,8 +211,12 @@ def question_text(rubric: Rubric, q: Question, item_ctx: Mapping[str, Any]) -> s
         parts.append("  " + ("Tick any of" if q.type == "checklist" else "Answer with one of") + ":")
         parts.extend(f"    {json.dumps(o.value, ensure_ascii=False)} = {o.label}" for o in q.options)
     if q.type == "pairwise" and q.pair:
+        # by position, never by field name: a name can give the answer away (human_utterance),
+        # and a pair asked in both orders (``judges/orders.py``) must read the same both times
         parts.append(
-            f'  Answer "left" for {q.pair[0]}, "right" for {q.pair[1]}' + (', or "tie"' if q.allow_tie else "") + "."
+            '  Answer "left" for the first of the two as shown above, "right" for the second'
+            + (', or "tie"' if q.allow_tie else "")
+            + "."
         )
     if q.repeat_over:
         n = rubric.repeat_count(q, item_ctx)

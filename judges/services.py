@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -36,7 +37,7 @@ from core import jobs
 from core.errors import DomainError
 from core.values import value_problem
 
-from . import endpoints, prompts
+from . import endpoints, orders, prompts
 from .backends import (
     DIRECT_MODES,
     QUEUES,
@@ -130,11 +131,15 @@ def create_judge_config(
     passes: int = 1,
     combine: str = "mean",
     members: Iterable[JudgeConfig] = (),
+    both_orders: bool = False,
     created_by: AbstractBaseUser | None = None,
 ) -> JudgeConfig:
     """A judge for a project; defaults (prompt, parser, questions) come from the preset: its paper
     prompt (``Preset.judge_prompt``) or the prompt built from the rubric, and for the embedding and
-    image-similarity judges the questions it declares for them (``Preset.direct_judges``)."""
+    image-similarity judges the questions it declares for them (``Preset.direct_judges``).
+
+    ``both_orders``: every pass also judges the pair swapped (presets that declare a
+    ``pair_order`` only; the judge must answer the questions the swap and the verdict touch)."""
     name = (name or "").strip()
     if not name:
         raise DomainError("a judge needs a name")
@@ -142,8 +147,10 @@ def create_judge_config(
         raise DomainError(f"unknown backend {backend!r}; choose one of {', '.join(JudgeConfig.Backend.values)}")
     if combine not in JudgeConfig.Combine.values:
         raise DomainError("passes combine by mean or majority")
-    if not 1 <= int(passes) <= 20:
-        raise DomainError("passes must be between 1 and 20")
+    if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= 20:
+        raise DomainError("passes must be a whole number between 1 and 20")
+    if not isinstance(both_orders, bool):
+        raise DomainError("both_orders is true or false")
     if params is not None and not isinstance(params, dict):
         raise DomainError("params must be an object")
     params = dict(params or {})
@@ -280,6 +287,8 @@ def create_judge_config(
             judged_rubric(project, questions)
         except RubricError as exc:
             raise DomainError(f"these questions do not form a valid part of the rubric: {exc}") from None
+    if both_orders:
+        _check_both_orders(preset, backend, questions)
     phash = prompts.prompt_hash(
         backend=backend,
         model_id=model_id,
@@ -302,6 +311,7 @@ def create_judge_config(
                 **public_params,
                 "passes": int(passes),
                 "combine": combine,
+                **({"both_orders": True} if both_orders else {}),
                 "parser": parser,
                 "questions": questions,
                 "members": [m.name for m in members],
@@ -320,6 +330,7 @@ def create_judge_config(
             questions=questions,
             params=params,
             passes=int(passes),
+            both_orders=both_orders,
             combine=combine,
             rater=rater,
             created_by=created_by,
@@ -328,6 +339,21 @@ def create_judge_config(
             config.members.set(members)
     # a backend that cannot be built here may still run on its worker (GPU, API key): checked there
     return config
+
+
+def _check_both_orders(preset: Preset, backend: str, questions: Sequence[str]) -> None:
+    order = preset.pair_order
+    if order is None:
+        raise DomainError(f"both orders are offered for pairwise protocols only; {preset.name} declares no pair order")
+    if backend == JudgeConfig.Backend.ENSEMBLE:
+        raise DomainError("an ensemble is not asked in both orders: ask its member judges in both orders")
+    needed = orders.order_questions(order)
+    missing = sorted(needed - set(questions))
+    if missing:
+        raise DomainError(
+            f"to judge both orders the judge must answer {', '.join(sorted(needed))} "
+            f"(the swapped pair's answers map back through them); missing: {', '.join(missing)}"
+        )
 
 
 # the question types each parser of generated text can read
@@ -504,8 +530,12 @@ def _state(run_id: int) -> str:
 
 
 def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int | None = None) -> JudgeRun:
-    """Judge these items of the run: only the (item, pass) outputs that are missing, then
-    finalise every item whose passes are all in. Stops early when the run is cancelled."""
+    """Judge these items of the run: only the (item, pass, order) outputs that are missing, then
+    finalise every item whose passes are all in. Stops early when the run is cancelled.
+
+    A judge with ``both_orders`` asks every pass twice, the pair as stored and swapped
+    (``judges/orders.py``), through the same backend call; the swapped answers are stored mapped
+    back to the item's order. Only the original-order passes make the judge's rating."""
     run = JudgeRun.objects.select_related("config__project__rubric_version", "config__rater").get(pk=run_id)
     if run.status in JudgeRun.TERMINAL:
         return run
@@ -518,6 +548,8 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
     members = _members(config)
     per_member = config.passes
     total_passes = per_member * len(members)
+    pair_order = run.project.preset.pair_order if config.both_orders else None
+    kinds = (orders.ORIGINAL, orders.SWAPPED) if pair_order is not None else (orders.ORIGINAL,)
     try:
         specs = [spec_for(m) for m in members]
         backends = [backend_for(s) for s in specs]
@@ -534,24 +566,32 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
         if _state(run.pk) != JudgeRun.Status.RUNNING:
             break  # cancelled (or failed elsewhere): stop between batches
         batch = todo[start : start + step]
-        have = set(JudgeOutput.objects.filter(run=run, item__in=batch).values_list("item_id", "pass_index"))
+        have = set(JudgeOutput.objects.filter(run=run, item__in=batch).values_list("item_id", "pass_index", "order"))
         for m_index, (member, spec, backend) in enumerate(zip(members, specs, backends, strict=True)):
             offset = m_index * per_member
             member_rubric = judged_rubric(run.project, member.questions) if member.questions else None
-            need_passes: dict[tuple[int, ...], list[Item]] = {}
-            for it in batch:
-                missing = tuple(p for p in range(per_member) if (it.id, offset + p) not in have)
-                if missing:
-                    need_passes.setdefault(missing, []).append(it)
-            for passes, its in need_passes.items():
-                try:
-                    verdicts = backend.judge(judge_items(its, spec.image_fields()), list(passes))
-                except BackendUnavailable as exc:
-                    jobs.fail(run, f"the judge cannot run: {exc}")
-                    return JudgeRun.objects.get(pk=run.pk)
-                _store_outputs(run, member if len(members) > 1 else None, offset, verdicts, member_rubric, items_by_id)
+            for kind in kinds:
+                need_passes: dict[tuple[int, ...], list[Item]] = {}
+                for it in batch:
+                    missing = tuple(p for p in range(per_member) if (it.id, offset + p, kind) not in have)
+                    if missing:
+                        need_passes.setdefault(missing, []).append(it)
+                for passes, its in need_passes.items():
+                    asked = judge_items(its, spec.image_fields())
+                    if kind == orders.SWAPPED:
+                        asked = [orders.swapped_item(j, pair_order) for j in asked]
+                    try:
+                        verdicts = backend.judge(asked, list(passes))
+                    except BackendUnavailable as exc:
+                        jobs.fail(run, f"the judge cannot run: {exc}")
+                        return JudgeRun.objects.get(pk=run.pk)
+                    if kind == orders.SWAPPED:
+                        verdicts = [replace(v, answers=orders.map_back(v.answers, pair_order)) for v in verdicts]
+                    _store_outputs(
+                        run, member if len(members) > 1 else None, offset, verdicts, member_rubric, items_by_id, kind
+                    )
         for it in batch:
-            _finalise_item(run, it, rubric_part, total_passes)
+            _finalise_item(run, it, rubric_part, total_passes, len(kinds))
     return maybe_finish(run=run)
 
 
@@ -562,6 +602,7 @@ def _store_outputs(
     verdicts: Sequence[Verdict],
     rubric: Rubric | None,
     items_by_id: dict[int, Item],
+    order: str = orders.ORIGINAL,
 ) -> None:
     """Rubric answers validated by the rubric (``rubric`` None: a label judge answers none),
     the classifier labels kept beside them under ``prompts.LABELS_KEY``."""
@@ -580,6 +621,7 @@ def _store_outputs(
                 run=run,
                 item_id=v.item_id,
                 pass_index=offset + v.pass_index,
+                order=order,
                 member=member,
                 raw_output=v.raw or "",
                 parsed=parsed,
@@ -587,14 +629,18 @@ def _store_outputs(
                 latency_ms=v.latency_ms,
             )
         )
-    # (run, item, pass) is unique: a redelivered chunk's duplicates are dropped here
+    # (run, item, pass, order) is unique: a redelivered chunk's duplicates are dropped here
     JudgeOutput.objects.bulk_create(rows, ignore_conflicts=True)
 
 
-def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passes: int) -> None:
-    outputs = list(JudgeOutput.objects.filter(run=run, item=item).order_by("pass_index"))
-    if len(outputs) < total_passes:
+def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passes: int, n_orders: int = 1) -> None:
+    """The item's result once every (pass, order) output is in: its rating combines the
+    original-order passes; a swapped output's error is kept with that output (the bias checks
+    count the item as missing its second order), it does not fail the item."""
+    every = list(JudgeOutput.objects.filter(run=run, item=item).order_by("pass_index"))
+    if len(every) < total_passes * n_orders:
         return
+    outputs = [o for o in every if o.order == JudgeOutput.Order.ORIGINAL]
     errors = [f"pass {o.pass_index + 1}: {o.error}" for o in outputs if o.error]
     ctx = item_render_context(item)
     answers = stored = None

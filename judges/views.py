@@ -20,7 +20,7 @@ from benchmarks.registry import named_templates
 from core.errors import DomainError
 from core.pages import form_error
 
-from . import imported, selectors, services
+from . import bias, imported, selectors, services
 from .models import JudgeConfig
 
 
@@ -50,6 +50,11 @@ class JudgeConfigForm(forms.Form):
     )
     questions = forms.CharField(required=False, help_text="comma-separated question ids; empty = preset default")
     passes = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    both_orders = forms.BooleanField(
+        required=False,
+        label="Both orders",
+        help_text="also judge each pair swapped: position consistency and first-position rate",
+    )
     combine = forms.ChoiceField(choices=JudgeConfig.Combine.choices)
     params = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -62,6 +67,8 @@ class JudgeConfigForm(forms.Form):
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["members"].queryset = JudgeConfig.objects.filter(project=project).exclude(backend="ensemble")
+        if project.preset.pair_order is None:  # offered for pairwise protocols only
+            del self.fields["both_orders"]
 
     def clean_params(self):
         raw = self.cleaned_data.get("params") or "{}"
@@ -94,6 +101,7 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
                 passes=d["passes"],
                 combine=d["combine"],
                 members=d["members"],
+                both_orders=d.get("both_orders", False),
                 created_by=request.user,
             )
         except DomainError as exc:
@@ -206,6 +214,7 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
             "failures": selectors.run_failures(run)[:200],
             "errors_only": errors_only,
             "label_counts": selectors.run_label_counts(run),
+            "bias": bias.run_bias_checks(run),
         },
     )
 

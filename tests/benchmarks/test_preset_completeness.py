@@ -23,6 +23,7 @@ from benchmarks.base import (
     DirectJudge,
     JudgePrompt,
     NamedTemplate,
+    PairOrder,
     Preset,
     StudyDesign,
 )
@@ -124,6 +125,43 @@ def test_direct_judges(preset, no_encoder):
         assert set(direct.questions) <= known, direct.questions
         judge = build(preset, backend, direct.questions)  # the backend takes the preset's mode
         assert judge.mode == direct.mode
+
+
+def test_pair_order(preset):
+    """A protocol with a pairwise question declares how a judge sees the pair swapped (the
+    judges' position-bias check), and a declaration fits the item schema and the rubric."""
+    from judges.orders import check_pair_order, map_back, order_questions
+
+    rubric = Rubric.from_schema(preset.rubric)
+    order = preset.pair_order
+    if any(q.type == "pairwise" for q in rubric.questions):
+        assert order is not None, f"{preset.key} has a pairwise question but no pair_order"
+    if order is None:
+        return
+    assert isinstance(order, PairOrder)
+    assert check_pair_order(order, rubric, preset.item_fields) == []
+    # the swap is its own inverse on every answer it touches
+    answers = {q: rubric.question(q).option_values()[0] for q in order_questions(order)}
+    for qid, (first, _) in order.swap_values.items():
+        answers[qid] = first
+    assert map_back(map_back(answers, order), order) == answers
+
+
+def test_a_bad_pair_order_is_reported():
+    from judges.orders import check_pair_order
+
+    preset = PRESETS["valueground.pair_quality"]
+    rubric = Rubric.from_schema(preset.rubric)
+    bad = PairOrder(fields=(("image_a", "question"), ("nope", "image_b")), verdict=("q1", "q4", "q3"))
+    problems = check_pair_order(bad, rubric, preset.item_fields)
+    assert any("different types" in p for p in problems) and any("not both item fields" in p for p in problems)
+    assert any("one question or two" in p for p in problems)
+    bad = PairOrder(fields=(("image_a", "image_b"),), verdict=("q1", "q4"), swap_questions=(("q1", "q4"),))
+    problems = check_pair_order(bad, rubric, preset.item_fields)
+    assert any("differ in type or options" in p for p in problems)
+    bad = PairOrder(fields=(("image_a", "image_b"),), verdict=("q9",))
+    problems = check_pair_order(bad, rubric, preset.item_fields)
+    assert any("unknown question 'q9'" in p for p in problems) and any("swap_values" in p for p in problems)
 
 
 def test_named_templates_and_classifier_bank(preset):

@@ -192,7 +192,7 @@ def test_the_judges_page_form(client, project, researcher, annotator):
     client.force_login(annotator)
     assert client.post(url, {**data, "file": upload(project)}).status_code == 403
     client.force_login(make_user("other-researcher", researcher=True))
-    assert client.post(url, {**data, "file": upload(project)}).status_code == 403
+    assert client.post(url, {**data, "file": upload(project)}).status_code == 404  # an outsider learns nothing
     assert not Rater.objects.filter(backend="imported").exists()
     client.force_login(researcher)
     page = client.get(reverse("judges", args=[project.id]))
