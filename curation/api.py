@@ -27,6 +27,7 @@ from annotation.selectors import managed_projects
 from . import selectors, services
 from .exports import file_path, main_file
 from .models import DecisionEvent, Export, ItemDecision
+from .policy import AGGREGATION_HELP
 
 
 def managed_project(request: Request, project_id: int) -> Project:
@@ -36,7 +37,10 @@ def managed_project(request: Request, project_id: int) -> Project:
 # ------------------------------------------------------------------------------ serializers
 class PolicySerializer(serializers.Serializer):
     rule = serializers.CharField(required=False, help_text="expression per rater over answers and derived fields")
-    aggregation = serializers.CharField(required=False, help_text="all | majority | mean")
+    aggregation = serializers.CharField(
+        required=False,
+        help_text="; ".join(f"{name}: {text}" for name, text in AGGREGATION_HELP.items()),
+    )
     tie = serializers.CharField(required=False, help_text="majority ties: reject | pending")
     judge_screening = serializers.BooleanField(required=False)
     min_human_ratings = serializers.IntegerField(required=False)

@@ -25,6 +25,8 @@ class AcceptancePolicy(models.Model):
         ALL = "all", "All raters pass"
         MAJORITY = "majority", "Majority of raters pass"
         MEAN = "mean", "Rule on the mean scores"
+        DAWID_SKENE = "dawid_skene", "Rule on the Dawid-Skene posterior labels"
+        MACE = "mace", "Rule on the MACE posterior labels"
 
     class Tie(models.TextChoices):
         REJECT = "reject", "Reject"
@@ -34,7 +36,7 @@ class AcceptancePolicy(models.Model):
     rule = models.CharField(
         max_length=1000, help_text="expression per rater, e.g. q1 + q2 >= 3 and q3 == 2 and q4 == 1"
     )
-    aggregation = models.CharField(max_length=10, choices=Aggregation.choices, default=Aggregation.ALL)
+    aggregation = models.CharField(max_length=20, choices=Aggregation.choices, default=Aggregation.ALL)
     tie = models.CharField(max_length=10, choices=Tie.choices, default=Tie.REJECT)
     judge_screening = models.BooleanField(default=False, help_text="model raters must pass before humans count")
     min_human_ratings = models.PositiveSmallIntegerField(default=1)
@@ -54,7 +56,8 @@ class AcceptancePolicy(models.Model):
         verbose_name_plural = "acceptance policies"
         constraints = [
             models.CheckConstraint(
-                condition=Q(aggregation__in=["all", "majority", "mean"]), name="policy_aggregation_valid"
+                condition=Q(aggregation__in=["all", "majority", "mean", "dawid_skene", "mace"]),
+                name="policy_aggregation_valid",
             ),
             models.CheckConstraint(condition=Q(tie__in=["reject", "pending"]), name="policy_tie_valid"),
         ]

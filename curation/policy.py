@@ -7,9 +7,19 @@ A policy (see PROTOCOLS.md "ValueGround ... Our default"):
 
 - ``rule``: an expression over one rater's answers and derived fields (the rubric's acceptance
   expression by default, e.g. ValueGround Eq. 7 ``q1 + q2 >= 3 and q3 == 2 and q4 == 1``);
-- ``aggregation``: ``all`` raters pass, ``majority`` of raters pass (BLEnD-Vis 2-of-3), or
+- ``aggregation``: ``all`` raters pass, ``majority`` of raters pass (BLEnD-Vis 2-of-3),
   ``mean``: the rule applied once to the mean of the raters' numeric answers (derived fields
-  recomputed from those means);
+  recomputed from those means), or a latent-truth model, ``dawid_skene`` (Dawid and Skene 1979)
+  or ``mace`` (Hovy et al. 2013): the rule applied once to the item's posterior label of each
+  categorical question it reads, estimated over all items of the project with humans and model
+  judges together as raters, each with its own estimated accuracy (crowd-kit's models, through
+  :mod:`agreement.stats.latent`; derived fields and ``accepted`` recomputed from the posterior
+  labels). The rule may then read only scale, binary, choice and pairwise questions (and derived
+  fields computed from them); text, checklist and repeated questions are refused, as they are not
+  one category per rating. The model needs the whole project, so :class:`LatentCollector` gathers
+  the ratings first (``curation/services.py`` feeds it chunk by chunk) and :func:`decide` takes
+  the item's posterior labels; when the model cannot be fitted (no item with two raters) every
+  item stays pending with the reason;
 - ``tie``: what a majority tie means, ``reject`` (default) or ``pending`` (wait for a rating);
 - ``judge_screening``: model raters must pass the rule before the human review counts;
 - ``min_human_ratings``: fewer complete human ratings leave the item pending;
@@ -41,11 +51,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agreement.stats.latent import LatentResult, latent_truth_long
 from annotation.answers import flatten_answers
 from annotation.expressions import Expression, ExpressionError
-from annotation.rubric import Rubric
+from annotation.rubric import Rubric, resolve_pair_choice
 
-AGGREGATIONS = ("all", "majority", "mean")
+AGGREGATIONS = ("all", "majority", "mean", "dawid_skene", "mace")
+LATENT_AGGREGATIONS = ("dawid_skene", "mace")
+#: one line each, shown beside the choice on the curation page and in the API schema
+AGGREGATION_HELP = {
+    "all": "every counted human rating passes the rule",
+    "majority": "more counted human ratings pass the rule than fail it (ties: see tie)",
+    "mean": "the rule on the mean of the human ratings' numeric answers",
+    "dawid_skene": "the rule on each item's Dawid-Skene posterior label, learnt over humans and judges "
+    "together with a confusion matrix per rater (categorical questions only)",
+    "mace": "the rule on each item's MACE posterior label, learnt over humans and judges together with "
+    "a competence per rater that discounts spammers (categorical questions only)",
+}
+LATENT_NAMES = {"dawid_skene": "Dawid-Skene", "mace": "MACE"}
+#: question types with one category per rating, which the latent-truth models can aggregate
+CATEGORICAL_TYPES = ("scale", "binary", "choice", "pairwise")
 TIES = ("reject", "pending")
 STATUSES = ("pending", "accepted", "rejected", "needs_revision")
 ELEMENT_AGGREGATIONS = ("majority", "all", "mean")
@@ -169,6 +194,56 @@ class CompiledPolicy:
     revise: Expression | None
     keep: Expression | None = None
     element_questions: tuple[str, ...] = ()
+    latent_fields: tuple[str, ...] = ()  # categorical fields whose posterior labels the rule reads
+
+
+def categorical_fields(rubric: Rubric) -> list[str]:
+    """The fields with one category per rating: non-repeated scale, binary, choice and pairwise
+    questions, and ``<q>_field`` (the item field picked) of each pairwise question."""
+    names: list[str] = []
+    for q in rubric.questions:
+        if q.type in CATEGORICAL_TYPES and not q.repeat_over:
+            names.append(q.id)
+            if q.type == "pairwise":
+                names.append(f"{q.id}_field")
+    return names
+
+
+def latent_fields(rubric: Rubric, expr: Expression, aggregation: str) -> tuple[str, ...]:
+    """The categorical fields an expression reads, directly or through derived fields and
+    ``accepted``; a name that is not categorical is refused with the reason."""
+    categorical = set(categorical_fields(rubric))
+    derived = {d.id: d.expr for d in rubric.derived}
+    if rubric.acceptance is not None:
+        derived["accepted"] = rubric.acceptance
+    questions = {q.id: q for q in rubric.questions}
+    found: list[str] = []
+    refused: list[str] = []
+
+    def walk(names: set[str], via: str | None, seen: frozenset[str]) -> None:
+        for name in sorted(names):
+            if name in categorical:
+                if name not in found:
+                    found.append(name)
+            elif name in derived and name not in seen:
+                walk(derived[name].names, name, seen | {name})
+            elif name not in derived:
+                q = questions.get(name)
+                what = (
+                    f"a repeated {q.type} question"
+                    if q and q.repeat_over
+                    else (f"a {q.type} question" if q else "not a category")
+                )
+                refused.append(f"{name} ({what}{f', read by {via}' if via else ''})")
+
+    walk(set(expr.names), None, frozenset())
+    if refused:
+        raise PolicyError(
+            f"aggregation {aggregation!r} needs categorical fields (scale, binary, choice or pairwise "
+            f"questions, or derived fields computed from them); the rule reads {', '.join(refused)}: "
+            "use all, majority or mean for this rule"
+        )
+    return tuple(found)
 
 
 def compile_policy(spec: PolicySpec, rubric: Rubric) -> CompiledPolicy:
@@ -215,13 +290,16 @@ def compile_policy(spec: PolicySpec, rubric: Rubric) -> CompiledPolicy:
                     "is a choice: use majority or all"
                 )
         element_questions = tuple(q for q in usable if q in keep.names)
+    rule = comp(spec.rule, "the rule")
+    latent = latent_fields(rubric, rule, spec.aggregation) if spec.aggregation in LATENT_AGGREGATIONS else ()
     return CompiledPolicy(
         spec=spec,
         rubric=rubric,
-        rule=comp(spec.rule, "the rule"),
+        rule=rule,
         revise=comp(spec.revise_if, "revise_if") if spec.revise_if else None,
         keep=keep,
         element_questions=element_questions,
+        latent_fields=latent,
     )
 
 
@@ -244,11 +322,15 @@ class Verdict:
 
 
 def rating_context(policy: CompiledPolicy, rating: Rating) -> dict[str, Any]:
-    """The names the policy's expressions read, for one rating: every answer as stored (a
+    """The names the policy's expressions read, for one rating (see :func:`rubric_context`)."""
+    return rubric_context(policy.rubric, rating)
+
+
+def rubric_context(rubric: Rubric, rating: Rating) -> dict[str, Any]:
+    """The names a rubric's expressions read, for one rating: every answer as stored (a
     repeated question's list whole), ``<q>_field`` of a pairwise question, the derived fields
     and ``accepted`` (computed when the stored annotation lacks them, e.g. under an older rubric
     version); flattened by :func:`annotation.answers.flatten_answers` like every other reader."""
-    rubric = policy.rubric
     derived = dict(rating.derived or {})
     if any(d.id not in derived for d in rubric.derived) or (
         rubric.acceptance is not None and "accepted" not in derived
@@ -258,6 +340,96 @@ def rating_context(policy: CompiledPolicy, rating: Rating) -> dict[str, Any]:
         rubric, rating.answers, derived, rating.presentation, elements=False, missing=True, pair_sides=True
     )
     return {name: value for name, _, value, _ in cells}
+
+
+# ------------------------------------------------------------------------------ latent truth
+@dataclass
+class LatentLabels:
+    """A latent-truth model fitted per categorical field over a project's items: ``results`` per
+    field, or ``errors[field]``: why the model could not be fitted on it (no posterior then)."""
+
+    method: str
+    results: dict[str, LatentResult] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    positions: dict[Any, int] = field(default_factory=dict, repr=False)  # item id -> row
+
+    def item(self, item_id: Any) -> dict[str, tuple[Any, float]]:
+        """{field: (posterior label, entropy in nats)} of one item (fields it has a label for)."""
+        out = {}
+        for name, res in self.results.items():
+            i = self.positions.get(item_id)
+            if i is not None and res.labels[i] is not None:
+                out[name] = (_plain(res.labels[i]), float(res.entropy[i]))
+        return out
+
+    def rater_accuracy(self) -> dict[str, dict[str, float]]:
+        """{field: {rater: estimated accuracy}} (see :mod:`agreement.stats.latent`)."""
+        return {name: {r: round(a, 4) for r, a in res.accuracy.items()} for name, res in self.results.items()}
+
+
+def _plain(v: Any) -> Any:
+    """A numpy scalar as the Python value (answers are JSON: int, float, str, bool)."""
+    return v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v
+
+
+class LatentCollector:
+    """Gathers the categorical answers of every rater (humans and model judges alike) over a
+    project's items, a chunk of items at a time, then fits :func:`latent_truth_long` per field.
+    One label per (item, rater, field): a later rating of the same rater replaces an earlier one."""
+
+    def __init__(self, rubric: Rubric, fields: Sequence[str], method: str) -> None:
+        if method not in LATENT_AGGREGATIONS:
+            raise ValueError(f"unknown latent-truth method {method!r}")
+        self.rubric, self.fields, self.method = rubric, tuple(fields), method
+        self.items: list[Any] = []
+        self._cells: dict[str, dict[tuple[Any, str], Any]] = {f: {} for f in self.fields}
+        self._pairs = {f"{q.id}_field": q for q in rubric.questions if q.type == "pairwise"}
+        categorical = set(categorical_fields(rubric))
+        outside = [f for f in self.fields if f not in categorical]
+        if outside:
+            raise ValueError(f"not categorical fields: {', '.join(outside)}")
+
+    def add(self, item_id: Any, ratings: Sequence[Rating]) -> None:
+        """One item's ratings. The value of a field is what :func:`rubric_context` gives it (the
+        stored answer; for ``<q>_field`` the item field the stored side picks), read directly."""
+        self.items.append(item_id)
+        for r in ratings:
+            answers = r.answers or {}
+            for name in self.fields:
+                pair = self._pairs.get(name)
+                v = (
+                    answers.get(name)
+                    if pair is None
+                    else resolve_pair_choice(pair, answers.get(pair.id), r.presentation)
+                )
+                if v is not None and not isinstance(v, (list, dict)):
+                    self._cells[name][(item_id, r.rater)] = v
+
+    def fit(self) -> LatentLabels:
+        out = LatentLabels(self.method, positions={item: i for i, item in enumerate(self.items)})
+        rubric_options = {
+            q.id: q.option_values() for q in self.rubric.questions if q.type in ("scale", "binary", "choice")
+        }
+        for name, cells in self.fields_cells():
+            keys = list(cells)
+            options = rubric_options.get(name)
+            values = list(cells.values())
+            categories = options if options and all(v in options for v in values) else None
+            try:
+                out.results[name] = latent_truth_long(
+                    [k[0] for k in keys],
+                    [k[1] for k in keys],
+                    values,
+                    item_ids=self.items,
+                    method=self.method,  # type: ignore[arg-type]
+                    categories=categories,
+                )
+            except ValueError as exc:
+                out.errors[name] = str(exc)
+        return out
+
+    def fields_cells(self) -> list[tuple[str, dict[tuple[Any, str], Any]]]:
+        return list(self._cells.items())
 
 
 def _truth(expr: Expression, ctx: Mapping[str, Any]) -> bool | None:
@@ -365,9 +537,13 @@ def filter_elements(policy: CompiledPolicy, ratings: Sequence[Rating]) -> dict[s
     }
 
 
-def decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
-    """The status of one item under the policy, with a reason a researcher can read."""
-    verdict = _decide(policy, ratings)
+def decide(
+    policy: CompiledPolicy, ratings: Sequence[Rating], latent: LatentLabels | None = None, item_id: Any = None
+) -> Verdict:
+    """The status of one item under the policy, with a reason a researcher can read. Under a
+    latent-truth aggregation, ``latent`` is the model fitted over the project and ``item_id``
+    the item's id in it (``latent`` None: the item stays pending)."""
+    verdict = _decide(policy, ratings, latent, item_id)
     elements = filter_elements(policy, ratings)
     if elements is not None:
         verdict.details["element_filter"] = elements
@@ -376,7 +552,9 @@ def decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
     return verdict
 
 
-def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
+def _decide(
+    policy: CompiledPolicy, ratings: Sequence[Rating], latent: LatentLabels | None = None, item_id: Any = None
+) -> Verdict:
     spec = policy.spec
     humans = [r for r in ratings if r.kind == "human"]
     models = [r for r in ratings if r.kind == "model"]
@@ -417,6 +595,9 @@ def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
             outcome = "rejected" if status == "rejected" else "waiting for another rating"
             reason = f"tie: {n_pass} pass, {n_fail} fail ({outcome}){incomplete}"
             details["tie"] = True
+    elif spec.aggregation in LATENT_AGGREGATIONS:
+        status, reason = _decide_latent(policy, ratings, latent, details, item_id=item_id)
+        reason += incomplete
     else:  # mean
         mean_ctx = _mean_answers(policy, [c for c, _ in complete])
         details["mean"] = {
@@ -438,6 +619,54 @@ def _decide(policy: CompiledPolicy, ratings: Sequence[Rating]) -> Verdict:
             details["revision_requested_by"] = asked
             return Verdict("needs_revision", f"{reason}; revision requested by {asked} rater(s)", details)
     return Verdict(status, reason, details)
+
+
+def _decide_latent(
+    policy: CompiledPolicy,
+    ratings: Sequence[Rating],
+    latent: LatentLabels | None,
+    details: dict[str, Any],
+    *,
+    item_id: Any,
+) -> tuple[str, str]:
+    """(status, reason) from the item's posterior labels: the rule evaluated once on them, with
+    derived fields and ``accepted`` recomputed from those labels."""
+    name = LATENT_NAMES[policy.spec.aggregation]
+    if latent is None or item_id is None:
+        return "pending", f"{name} has not been fitted for this item"
+    missing_fit = [f for f in policy.latent_fields if f not in latent.results]
+    if missing_fit:
+        by_why: dict[str, list[str]] = {}
+        for f in missing_fit:
+            by_why.setdefault(latent.errors.get(f, "no ratings"), []).append(f)
+        why = "; ".join(f"{', '.join(fs)}: {w}" for w, fs in by_why.items())
+        return "pending", f"{name} cannot be fitted ({why})"
+    posterior = latent.item(item_id)
+    ctx: dict[str, Any] = dict.fromkeys(rubric_names(policy.rubric))
+    ctx.update({f: posterior[f][0] for f in policy.latent_fields if f in posterior})
+    details["latent"] = {
+        f: {"label": posterior[f][0], "entropy": round(posterior[f][1], 6)}
+        for f in policy.latent_fields
+        if f in posterior
+    }
+    details["n_raters"] = len({r.rater for r in ratings})
+    unlabelled = [f for f in policy.latent_fields if f not in posterior]
+    if unlabelled:
+        return "pending", f"no rating of {', '.join(unlabelled)} for the {name} posterior"
+    for d in policy.rubric.derived:  # the derived fields the rule reads come from posterior labels
+        v = d.expr.evaluate(ctx)
+        ctx[d.id] = int(v) if isinstance(v, bool) else v
+    if policy.rubric.acceptance is not None:
+        v = policy.rubric.acceptance.evaluate(ctx)
+        ctx["accepted"] = None if v is None else bool(v)
+    v = _truth(policy.rule, ctx)
+    shown = ", ".join(f"{f}={_fmt(posterior[f][0])}" for f in policy.latent_fields)
+    if v is None:
+        return "pending", f"the rule cannot be evaluated on the {name} posterior labels ({shown})"
+    return (
+        "accepted" if v else "rejected",
+        f"{name} posterior labels ({shown}) over {details['n_raters']} rater(s) {'pass' if v else 'fail'} the rule",
+    )
 
 
 def _fmt(x: Any) -> str:

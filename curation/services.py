@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.importing import ImportReport, import_items
 from annotation.models import Item, Project
+from annotation.rubric import Rubric
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
@@ -23,8 +24,11 @@ from core.errors import DomainError
 from . import selectors
 from .models import AcceptancePolicy, DecisionEvent, Export, ItemDecision
 from .policy import (
+    LATENT_AGGREGATIONS,
     STATUSES,
     CompiledPolicy,
+    LatentCollector,
+    LatentLabels,
     PolicyError,
     PolicySpec,
     compile_policy,
@@ -79,23 +83,45 @@ def _real(user: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------ preview / apply
-def _verdicts(project: Project, compiled: CompiledPolicy):
-    """(chunk of item rows (id, *strata), {item_id: Verdict}) per chunk of items."""
+def latent_labels(project: Project, rubric: Rubric, fields: list[str] | tuple[str, ...], method: str) -> LatentLabels:
+    """``method`` (dawid_skene | mace) fitted per categorical field over every item of the
+    project, humans and model judges together as raters (one pass over the ratings, by chunk)."""
+    collector = LatentCollector(rubric, fields, method)
+    for rows in selectors.item_chunks(Item.objects.filter(project=project)):
+        ids = [r[0] for r in rows]
+        ratings = selectors.ratings_for(project, ids)
+        for item_id in ids:
+            collector.add(item_id, ratings.get(item_id, []))
+    return collector.fit()
+
+
+def _latent_for(project: Project, compiled: CompiledPolicy) -> LatentLabels | None:
+    """The policy's latent-truth model fitted over the whole project (None for other aggregations)."""
+    if compiled.spec.aggregation not in LATENT_AGGREGATIONS:
+        return None
+    return latent_labels(project, compiled.rubric, compiled.latent_fields, compiled.spec.aggregation)
+
+
+def _verdicts(project: Project, compiled: CompiledPolicy, latent: LatentLabels | None):
+    """(chunk of item rows (id, *strata), {item_id: Verdict}) per chunk of items. A latent-truth
+    aggregation needs its model fitted over the whole project first (:func:`_latent_for`)."""
     for rows in selectors.item_chunks(Item.objects.filter(project=project), *STRATA_KEYS):
         ratings = selectors.ratings_for(project, [r[0] for r in rows])
-        yield rows, {r[0]: decide(compiled, ratings.get(r[0], [])) for r in rows}
+        yield rows, {r[0]: decide(compiled, ratings.get(r[0], []), latent, r[0]) for r in rows}
 
 
 def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: str | None = None) -> dict[str, Any]:
     """How many items the policy would accept / reject / send to revision / leave pending,
-    overall and by stratum. Writes nothing."""
+    overall and by stratum; under a latent-truth aggregation also each rater's estimated accuracy
+    per field (``rater_accuracy``). Writes nothing."""
     if by and by not in STRATA_KEYS:
         raise DomainError(f"unknown stratum {by!r}: use one of {', '.join(STRATA_KEYS)}")
     compiled = parse_policy(project=project, raw=raw)
     total: Counter = Counter()
     groups: dict[str, Counter] = defaultdict(Counter)
     col = STRATA_KEYS.index(by) + 1 if by else None
-    for rows, verdicts in _verdicts(project, compiled):
+    latent = _latent_for(project, compiled)
+    for rows, verdicts in _verdicts(project, compiled, latent):
         for row in rows:
             status = verdicts[row[0]].status
             total[status] += 1
@@ -108,12 +134,17 @@ def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: s
             "total": sum(c.values()),
         }
 
-    return {
+    out = {
         "policy": compiled.spec.as_dict(),
         "by": by,
         "total": shaped(total),
         "strata": {g: shaped(c) for g, c in sorted(groups.items())},
     }
+    if latent is not None:  # each rater's estimated accuracy per field, humans and judges
+        out["rater_accuracy"] = latent.rater_accuracy()
+        if latent.errors:
+            out["latent_errors"] = dict(latent.errors)
+    return out
 
 
 @dataclass
@@ -137,7 +168,7 @@ def apply_policy(*, project: Project, user: AbstractBaseUser | None, override_ma
     counts: Counter = Counter()
     now = timezone.now()
     with transaction.atomic():
-        for rows, verdicts in _verdicts(project, compiled):
+        for rows, verdicts in _verdicts(project, compiled, _latent_for(project, compiled)):
             ids = [r[0] for r in rows]
             existing = {d.item_id: d for d in ItemDecision.objects.filter(item_id__in=ids)}
             create, update, events = [], [], []

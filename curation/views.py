@@ -24,7 +24,7 @@ from core.errors import DomainError
 from . import selectors, services
 from .exports import file_path, main_file
 from .models import Export
-from .policy import AGGREGATIONS, STATUSES, TIES
+from .policy import AGGREGATION_HELP, AGGREGATIONS, STATUSES, TIES
 
 POLICY_KEYS = ("rule", "aggregation", "tie", "judge_screening", "min_human_ratings", "revise_if", "element_filter")
 DECISION_ROWS = 200
@@ -55,6 +55,7 @@ def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, 
         "policy": policy,
         "element_filter_text": _element_filter_text(policy),
         "aggregations": AGGREGATIONS,
+        "aggregation_help": [(a, AGGREGATION_HELP[a]) for a in AGGREGATIONS],
         "ties": TIES,
         "statuses": STATUSES,
         "strata": STRATA_KEYS,

@@ -20,6 +20,7 @@ from annotation.models import Asset, Project
 
 from .. import selectors
 from ..models import Export
+from ..policy import LATENT_AGGREGATIONS
 from .common import PLATFORM_NAME, TableWriter, file_entry, write_json_atomic
 from .items import HF_ITEM_BATCH, item_rows, item_schema
 
@@ -174,7 +175,12 @@ def dataset_card(export: Export, prov: dict[str, Any], feats: dict[str, Any], im
         else [
             f"- rule per rater: `{policy['rule']}`",
             f"- aggregation across raters: {policy['aggregation']}"
-            + (f" (ties: {policy['tie']})" if policy["aggregation"] == "majority" else ""),
+            + (f" (ties: {policy['tie']})" if policy["aggregation"] == "majority" else "")
+            + (
+                " (the rule on each item's posterior label, humans and model judges together as raters)"
+                if policy["aggregation"] in LATENT_AGGREGATIONS
+                else ""
+            ),
             f"- judge screening before human review: {'yes' if policy['judge_screening'] else 'no'}",
             f"- minimum complete human ratings: {policy['min_human_ratings']}",
             f"- needs revision when rejected and any rating satisfies: `{policy['revise_if'] or '(never)'}`",
@@ -232,6 +238,9 @@ Derived fields:
 {derived}
 
 The `mean_*` columns are means over the item's submitted human ratings; `n_human_ratings` counts them.
+The `<question>__latent_label` and `<question>__latent_entropy` columns hold, per categorical question,
+the item's Dawid-Skene posterior label and the entropy of its posterior (nats), from the model fitted
+over all items with humans and model judges together as raters (empty when no item has two raters).
 
 ## Acceptance policy
 

@@ -1,6 +1,10 @@
 """Items (accepted or all) as one row each, in JSONL / CSV / Parquet: the item's fields, strata,
-meta, decision, the means of its human ratings (``mean_*``), and, under a policy with an
-element filter, only the kept elements of the filtered list plus a ``_removed`` column.
+meta, decision, the means of its human ratings (``mean_*``), per categorical question the
+Dawid-Skene posterior label and its entropy in nats (``<question>__latent_label``,
+``<question>__latent_entropy``: the model fitted over every item of the project, humans and
+model judges together as raters; empty when no item has two raters, or for a question the model
+cannot be fitted on), and, under a policy with an element filter, only the kept elements of the
+filtered list plus a ``_removed`` column.
 (The Hugging Face folder reuses these rows: :mod:`curation.exports.huggingface`.)"""
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from django.db.models import Count
 
 from agreement.selectors import submitted_annotations
 from annotation.answers import flatten_answers
@@ -21,7 +26,8 @@ from benchmarks.base import STRATA_KEYS
 
 from .. import selectors
 from ..models import Export
-from ..services import current_policy
+from ..policy import LatentLabels, categorical_fields
+from ..services import current_policy, latent_labels
 from .common import TableWriter, json_field
 
 ITEM_BATCH = 1_000
@@ -60,9 +66,50 @@ def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
         pa.field("n_human_ratings", pa.int64()),
     ]
     fields += [pa.field(f"mean_{n}", pa.float64()) for n in _mean_fields(rubric)]
+    for name in categorical_fields(rubric):
+        fields.append(pa.field(f"{name}{LATENT_LABEL}", _label_type(rubric, name)))
+        fields.append(pa.field(f"{name}{LATENT_ENTROPY}", pa.float64()))
     if _element_filter(project):
         fields.append(json_field("_removed"))
     return pa.schema(fields), images
+
+
+LATENT_LABEL = "__latent_label"
+LATENT_ENTROPY = "__latent_entropy"
+
+
+def _label_type(rubric: Rubric, name: str) -> pa.DataType:
+    """Integer for scale and binary questions (their options are integers), text otherwise."""
+    q = next((q for q in rubric.questions if q.id == name), None)
+    return pa.int64() if q is not None and q.type in ("scale", "binary") else pa.string()
+
+
+def _latent(project: Project, rubric: Rubric) -> LatentLabels | None:
+    """Dawid-Skene per categorical question over the whole project; None when no item has two
+    raters (nothing to learn rater quality from) or the rubric has no categorical question."""
+    fields = categorical_fields(rubric)
+    if not fields:
+        return None
+    overlap = (
+        submitted_annotations(project)
+        .values("item_id")
+        .annotate(n=Count("rater_id", distinct=True))
+        .filter(n__gte=2)
+        .exists()
+    )
+    return latent_labels(project, rubric, fields, "dawid_skene") if overlap else None
+
+
+def _latent_cells(latent: LatentLabels | None, item_id: int, fields: list[str], types: list[bool]) -> list[Any]:
+    """[label, entropy] per field for one item (None where there is no posterior)."""
+    posterior = latent.item(item_id) if latent is not None else {}
+    out: list[Any] = []
+    for name, is_int in zip(fields, types, strict=True):
+        label, ent = posterior.get(name, (None, None))
+        if label is not None and not is_int:
+            label = str(label)
+        out += [label, ent]
+    return out
 
 
 def _element_filter(project: Project) -> dict[str, Any]:
@@ -126,6 +173,9 @@ def item_rows(
     means = _mean_fields(rubric)
     data_fields = [f["name"] for f in project.preset.item_fields]
     over = _element_filter(project).get("over") if "_removed" in schema.names else None
+    latent_names = [n for n in categorical_fields(rubric) if f"{n}{LATENT_LABEL}" in schema.names]
+    int_labels = [schema.field(f"{n}{LATENT_LABEL}").type == pa.int64() for n in latent_names]
+    latent = _latent(project, rubric) if latent_names else None
     qs = selectors.exported_items(project, export.scope)
     parents = {}
     batch = HF_ITEM_BATCH if hf else ITEM_BATCH
@@ -160,6 +210,7 @@ def item_rows(
                 values.append(image_value(v) if name in images and v else v)
             values += [v or "" for v in r[5 : 5 + len(STRATA_KEYS)]]
             values += [r[k] or {}, r[k + 1] or "pending", r[k + 2] or "", n, *mv]
+            values += _latent_cells(latent, r[0], latent_names, int_labels)
             if over is not None:
                 values.append(removed)
             out.append(tuple(values))
