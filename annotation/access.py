@@ -1,8 +1,9 @@
 """Access to a project, for every page and API view of every app.
 
 Researchers and admins manage a project (superusers every project); annotators work in the
-projects they are members of. A project someone may not see at all is a 404, one they may see
-but not manage is a 403. Both helpers raise Django's own exceptions, which pages show as
+projects they are members of. A project someone may not see at all is a 404 whether or not it
+exists (an outsider learns nothing from the answer), one they may see but not manage (an
+annotator in it) is a 403. Both helpers raise Django's own exceptions, which pages show as
 error pages and DRF turns into 403 / 404 answers, so one helper serves both."""
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ def as_id(value: Any) -> int:
 
 
 def managed_project_or_403(user: AbstractBaseUser, project_id: Any, *, hide: bool = False) -> Project:
-    """The project, if ``user`` may manage it: a 404 when it does not exist, else a 403; with
-    ``hide`` (API endpoints that never confirm a project exists to outsiders) a 404 for both."""
+    """The project, if ``user`` may manage it: a 404 when it does not exist or ``user`` is not
+    in it (the same answer, so outsiders cannot probe ids), a 403 for an annotator of the
+    project; with ``hide`` (API endpoints that never confirm a project exists) a 404 for all."""
     project = Project.objects.select_related("rubric_version").filter(pk=as_id(project_id)).first()
     if project is None:
         raise Http404("no such project")
     if not can_manage(user, project):
-        if hide:
+        if hide or not annotator_projects(user).filter(pk=project.pk).exists():
             raise Http404("no such project")
         raise PermissionDenied("only the project's researchers and admins can do this")
     return project

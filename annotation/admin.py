@@ -119,8 +119,20 @@ class CrowdParticipantAdmin(admin.ModelAdmin):
 
 @admin.register(Annotation)
 class AnnotationAdmin(admin.ModelAdmin):
+    """Read-only: an answer is the annotator's, validated against the rubric when submitted
+    (``annotation.annotating``) and kept with its revisions; the admin may look, not rewrite."""
+
     list_display = ("id", "item", "rater", "rubric_version", "revision", "updated_at")
     raw_id_fields = ("assignment", "item", "rater")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(ImportJob)

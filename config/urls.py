@@ -4,10 +4,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config.health import healthz
-from core.security import LoginView
+from core.security import LoginView, admin_login
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("admin/login/", admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

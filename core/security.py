@@ -14,6 +14,7 @@ import hashlib
 import ipaddress
 
 from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
@@ -89,7 +90,9 @@ def login_succeeded(request, username: str) -> None:
 THROTTLED_MESSAGE = "Too many failed log-ins. Please wait a few minutes and try again."
 
 
-class ThrottledAuthenticationForm(AuthenticationForm):
+class _Throttled:
+    """Failed-login throttling for an authentication form (the site's and the admin's)."""
+
     error_messages = {**AuthenticationForm.error_messages, "throttled": THROTTLED_MESSAGE}
 
     def clean(self):
@@ -106,6 +109,28 @@ class ThrottledAuthenticationForm(AuthenticationForm):
         if self.request is not None:
             login_succeeded(self.request, username)
         return cleaned
+
+
+class ThrottledAuthenticationForm(_Throttled, AuthenticationForm):
+    pass
+
+
+class ThrottledAdminAuthenticationForm(_Throttled, AdminAuthenticationForm):
+    error_messages = {**AdminAuthenticationForm.error_messages, "throttled": THROTTLED_MESSAGE}
+
+
+def admin_login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+    """The admin's login page with the same throttling (429 while refused): the admin login is
+    as much a password-guessing target as the site's."""
+    from django.contrib import admin
+
+    admin.site.login_form = ThrottledAdminAuthenticationForm
+    response = admin.site.login(request, extra_context)
+    form = (getattr(response, "context_data", None) or {}).get("form")
+    if getattr(form, "throttled", False):
+        response.status_code = 429
+        response["Retry-After"] = str(settings.HV_LOGIN_WINDOW_SECONDS)
+    return response
 
 
 class LoginView(auth_views.LoginView):

@@ -53,6 +53,48 @@ def test_login_form_refuses_after_failed_attempts_per_user(user):
 
 
 @pytest.mark.django_db
+@override_settings(HV_LOGIN_FAILURES_PER_USER=3, HV_LOGIN_FAILURES_PER_IP=100)
+def test_admin_login_is_throttled_like_the_site_login(django_user_model):
+    django_user_model.objects.create_user("root", password=PASSWORD, is_staff=True, is_superuser=True)
+    c = Client()
+    for _ in range(3):
+        r = c.post("/admin/login/", {"username": "root", "password": "wrong"})
+        assert r.status_code == 200 and b"correct username and password" in r.content
+    with mock.patch("django.contrib.auth.forms.authenticate") as auth:
+        r = c.post("/admin/login/", {"username": "root", "password": PASSWORD})
+    assert r.status_code == 429 and b"Too many failed log-ins" in r.content and r["Retry-After"]
+    assert not auth.called and "_auth_user_id" not in c.session
+    # the site's login counts the same failures
+    assert c.post("/login/", {"username": "root", "password": PASSWORD}).status_code == 429
+    # a fresh name and address still logs in to the admin
+    django_user_model.objects.create_user("ops", password=PASSWORD, is_staff=True, is_superuser=True)
+    r = Client(REMOTE_ADDR="10.0.0.7").post("/admin/login/?next=/admin/", {"username": "ops", "password": PASSWORD})
+    assert r.status_code == 302
+
+
+@pytest.mark.django_db
+def test_staff_cannot_rewrite_answers_in_the_admin(django_user_model):
+    """Answers are validated when submitted and kept with their revisions: the admin shows them
+    read-only (no add, change or delete)."""
+    from django.contrib import admin
+
+    from annotation.admin import AnnotationAdmin
+    from annotation.models import Annotation
+
+    root = django_user_model.objects.create_user("root", password=PASSWORD, is_staff=True, is_superuser=True)
+    c = Client()
+    c.force_login(root)
+    model_admin = admin.site._registry[Annotation]
+    assert isinstance(model_admin, AnnotationAdmin)
+    request = type("R", (), {"user": root})()
+    assert not model_admin.has_add_permission(request)
+    assert not model_admin.has_change_permission(request)
+    assert not model_admin.has_delete_permission(request)
+    assert c.get("/admin/annotation/annotation/add/").status_code == 403
+    assert c.get("/admin/annotation/annotation/").status_code == 200  # still viewable
+
+
+@pytest.mark.django_db
 @override_settings(HV_LOGIN_FAILURES_PER_USER=100, HV_LOGIN_FAILURES_PER_IP=4)
 def test_login_throttle_per_address_and_success_clears_the_user_count(user):
     c = Client()

@@ -279,7 +279,7 @@ def test_report_page_is_forbidden_to_annotators_and_other_researchers(client, st
     client.force_login(story_project.annotator_users[0])
     assert client.get(url).status_code == 403
     client.force_login(make_user("stranger", researcher=True))
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404  # outsiders cannot tell it exists
     assert client.get(reverse("agreement_report", args=[999999])).status_code == 404
     client.logout()
     assert client.get(url).status_code == 302  # to the login page
@@ -311,7 +311,7 @@ def test_api_permissions(client, story_project):
     client.force_login(story_project.annotator_users[0])
     assert client.get(url).status_code == 403
     client.force_login(make_user("stranger2", researcher=True))
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404  # outsiders cannot tell it exists
     client.force_login(story_project.owner)
     assert client.get(reverse("api_agreement_report", args=[999999])).status_code == 404
 
@@ -593,7 +593,7 @@ def test_epsilon_and_half_width_are_validated(client, story_project):
 
 def test_verdict_params_stay_researchers_only(client, story_project):
     q = {"field": "naturalness", "bootstrap": 0, "epsilon": 0.1, "half_width": 0.3}
-    for user in (story_project.annotator_users[0], make_user("stranger3", researcher=True)):
+    for user, code in ((story_project.annotator_users[0], 403), (make_user("stranger3", researcher=True), 404)):
         client.force_login(user)
-        assert client.get(reverse("api_agreement_report", args=[story_project.id]), q).status_code == 403
-        assert client.get(reverse("agreement_report", args=[story_project.id]), q).status_code == 403
+        assert client.get(reverse("api_agreement_report", args=[story_project.id]), q).status_code == code
+        assert client.get(reverse("agreement_report", args=[story_project.id]), q).status_code == code

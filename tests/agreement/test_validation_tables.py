@@ -353,7 +353,7 @@ def test_validation_report_permissions(client, vg_with_judge):
     assert client.get(url).status_code in (403, 404)
     assert client.get(url + "?format=markdown").status_code in (403, 404)
     client.force_login(make_user("vg-stranger", researcher=True))
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404  # outsiders cannot tell it exists
     client.force_login(project.created_by)
     assert client.get(reverse("api_validation_report", args=[999999])).status_code == 404
     assert client.get(url + "?bootstrap=-1").status_code == 400

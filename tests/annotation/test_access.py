@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from annotation import annotating, importing
-from annotation.models import Annotation, Asset, Assignment, ImportJob, Item
+from annotation.models import Annotation, Asset, Assignment, ImportJob, Item, Project
 
 from .factories import jsonl, make_project, make_user, turing_records, valueground_records
 
@@ -151,10 +151,12 @@ def test_images_are_served_only_to_people_who_may_see_them(world):
 def test_researcher_sees_only_their_projects(world):
     c = client_for(world["other_owner"])
     pid = world["project"].id
-    assert c.get(f"/projects/{pid}/").status_code == 403
+    # an outsider gets the answer a missing project gets: pages and API alike (issue 12, 15)
+    missing = max(p.id for p in Project.objects.all()) + 1
+    assert c.get(f"/projects/{pid}/").status_code == c.get(f"/projects/{missing}/").status_code == 404
     assert c.get(f"/api/projects/{pid}/").status_code == 404
     assert c.get(f"/api/projects/{pid}/items/").status_code == 404
-    assert c.get(f"/imports/{world['job'].id}/").status_code == 403
+    assert c.get(f"/imports/{world['job'].id}/").status_code == 404
     assert c.get(f"/api/imports/{world['job'].id}/").status_code == 404
     ids = {p["id"] for p in c.get("/api/projects/").json()["results"]}
     assert ids == {world["other"].id}
