@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from agreement.stats.latent import LatentResult, latent_truth_long
@@ -619,6 +619,22 @@ def _decide(
             details["revision_requested_by"] = asked
             return Verdict("needs_revision", f"{reason}; revision requested by {asked} rater(s)", details)
     return Verdict(status, reason, details)
+
+
+def acceptance_labels(policy: CompiledPolicy, ratings: Sequence[Rating]) -> tuple[int | None, dict[str, int | None]]:
+    """What the people decide and what each judge would decide alone, for the PPI of the
+    acceptance rate: the policy on the human ratings only (judge screening left out; 1 accepted,
+    0 rejected or sent to revision, None still pending) and the rule on each judge's own rating
+    (1 / 0 / None when incomplete)."""
+    humans_only = replace(policy, spec=replace(policy.spec, judge_screening=False))
+    human = _decide(humans_only, [r for r in ratings if r.kind == "human"]).status
+    label = None if human == "pending" else int(human == "accepted")
+    judges: dict[str, int | None] = {}
+    for m in ratings:
+        if m.kind == "model":
+            v = _truth(policy.rule, rating_context(policy, m))
+            judges[m.rater] = None if v is None else int(v)
+    return label, judges
 
 
 def _decide_latent(

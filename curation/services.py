@@ -9,11 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from agreement.stats.ppi import ppi_mean
+from agreement.stats.result import to_jsonable
 from annotation.importing import ImportReport, import_items
 from annotation.models import Item, Project
 from annotation.rubric import Rubric
@@ -31,6 +34,7 @@ from .policy import (
     LatentLabels,
     PolicyError,
     PolicySpec,
+    acceptance_labels,
     compile_policy,
     decide,
 )
@@ -121,12 +125,17 @@ def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: s
     groups: dict[str, Counter] = defaultdict(Counter)
     col = STRATA_KEYS.index(by) + 1 if by else None
     latent = _latent_for(project, compiled)
+    labels: list[tuple[str | None, int | None, dict[str, int | None]]] = []  # (stratum, human, judges)
     for rows, verdicts in _verdicts(project, compiled, latent):
+        ratings = selectors.ratings_for(project, [r[0] for r in rows]) if latent is None else {}
         for row in rows:
             status = verdicts[row[0]].status
             total[status] += 1
             if col is not None:
                 groups[row[col] or "(none)"][status] += 1
+            if latent is None:
+                human, judges = acceptance_labels(compiled, ratings.get(row[0], []))
+                labels.append((row[col] or "(none)" if col is not None else None, human, judges))
 
     def shaped(c: Counter) -> dict[str, int]:
         return {
@@ -140,11 +149,43 @@ def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: s
         "total": shaped(total),
         "strata": {g: shaped(c) for g, c in sorted(groups.items())},
     }
+    if latent is None:
+        out["acceptance_ppi"] = acceptance_ppi(labels)
     if latent is not None:  # each rater's estimated accuracy per field, humans and judges
         out["rater_accuracy"] = latent.rater_accuracy()
         if latent.errors:
             out["latent_errors"] = dict(latent.errors)
     return out
+
+
+def acceptance_ppi(labels: list[tuple[str | None, int | None, dict[str, int | None]]]) -> dict[str, Any]:
+    """The acceptance rate over every item with each judge (PPI++, ``agreement.stats.ppi``):
+    an item the people decided is labelled by their decision (1 accepted), one they have not
+    (pending) is unlabelled; the judge's own verdict under the rule covers both. Beside it the
+    rate among the decided items alone. Per judge: ``whole`` and, with a stratum, ``strata``."""
+    judges = sorted({j for _, _, js in labels for j in js})
+    strata = sorted({s for s, _, _ in labels if s is not None})
+    return {
+        j.rsplit("#", 1)[0]: {
+            "whole": _acceptance_estimate(labels, j),
+            "strata": {g: _acceptance_estimate([r for r in labels if r[0] == g], j) for g in strata},
+        }
+        for j in judges
+    }
+
+
+def _acceptance_estimate(
+    rows: list[tuple[str | None, int | None, dict[str, int | None]]], judge: str
+) -> dict[str, Any]:
+    lab = [(h, js[judge]) for _, h, js in rows if h is not None and js.get(judge) is not None]
+    unlab = [js[judge] for _, h, js in rows if h is None and js.get(judge) is not None]
+    res = ppi_mean(
+        np.array([h for h, _ in lab], dtype=float),
+        np.array([y for _, y in lab], dtype=float),
+        np.array(unlab, dtype=float),
+    )
+    res["n_decided_without_judge"] = sum(1 for _, h, js in rows if h is not None and js.get(judge) is None)
+    return to_jsonable(res)
 
 
 @dataclass

@@ -113,3 +113,53 @@ def test_judge_screening_on_the_project(project, researcher):
     services.apply_policy(project=project, user=researcher)
     d = ItemDecision.objects.get(item=project.items_in_order[0])
     assert d.status == "rejected" and "judge screening" in d.reason and "gpt-judge" in d.reason
+
+
+def test_preview_gives_the_acceptance_rate_with_each_judge_by_ppi(project):
+    """Issue 11: the acceptance rate over every item with the judge covering the items people
+    have not decided (PPI++), equal to ppi-style estimation by hand: the people's decision
+    (policy on human ratings only) is the label, the judge's verdict under the rule the
+    prediction; overall and per stratum."""
+    from agreement.stats.ppi import ppi_mean
+
+    items = project.items_in_order
+    judge_says = {items[0].id: PASS, items[1].id: PASS, items[2].id: REJECT, items[3].id: PASS}
+    judge_rates(project, lambda item: judge_says[item.id])
+    raw = {"aggregation": "majority", "min_human_ratings": 2}
+    preview = services.preview_policy(project=project, raw=raw, by="generator")
+    got = preview["acceptance_ppi"]["gpt-judge"]
+    # people: items 0, 1 accepted (majority), 2 rejected, 3 pending (1 of 2 ratings): unlabelled
+    y, yhat, unlabelled = [1, 1, 0], [1, 1, 0], [1]
+    want = ppi_mean(y, yhat, unlabelled)
+    assert got["whole"]["n_labeled"] == 3 and got["whole"]["n_unlabeled"] == 1
+    for k in ("estimate", "ci", "classical_estimate", "lambda"):
+        assert got["whole"][k] == pytest.approx(want[k]), k
+    # per stratum (gemini: even items 0 and 2; gpt: odd items 1 and 3)
+    gem = ppi_mean([1, 0], [1, 0], [])
+    assert got["strata"]["gemini"]["classical_estimate"] == pytest.approx(gem["classical_estimate"])
+    assert got["strata"]["gpt"]["n_labeled"] == 1 and got["strata"]["gpt"]["n_unlabeled"] == 1
+    assert not ItemDecision.objects.exists()
+
+
+def test_preview_page_shows_the_acceptance_rate_with_the_judge(client, project, researcher):
+    from django.urls import reverse
+
+    items = project.items_in_order
+    judge_rates(project, lambda item: PASS if item.id != items[2].id else REJECT)
+    client.force_login(researcher)
+    r = client.post(
+        reverse("curation_preview", args=[project.id]),
+        {
+            "aggregation": "majority",
+            "min_human_ratings": "2",
+            "rule": "q1 + q2 >= 3 and q3 == 2 and q4 == 1",
+            "by": "generator",
+        },
+    )
+    html = r.content.decode()
+    assert r.status_code == 200 and 'data-testid="acceptance-ppi"' in html
+    want = services.preview_policy(
+        project=project, raw={"aggregation": "majority", "min_human_ratings": 2}, by="generator"
+    )
+    e = want["acceptance_ppi"]["gpt-judge"]["whole"]
+    assert f"{e['estimate']:.3f}" in html and "3 / 1" in html
