@@ -1,6 +1,9 @@
 # Production image: web (gunicorn) and Celery workers share it; docker-compose.yml picks
-# the command. Never installs torch: GPU work is dispatched to the "gpu" queue.
+# the command. The default image installs requirements.txt, which has no torch: GPU work is
+# dispatched to the "gpu" queue, whose workers run an image built with
+#   docker build --build-arg REQUIREMENTS=requirements-gpu.txt -t hv-gpu-worker .
 FROM python:3.11-slim
+ARG REQUIREMENTS=requirements.txt
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -13,8 +16,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-COPY requirements.txt ./
-RUN pip install -r requirements.txt
+COPY requirements*.txt ./
+RUN pip install -r "$REQUIREMENTS"
 
 COPY . .
 RUN python manage.py collectstatic --noinput -v 0 \
@@ -24,4 +27,6 @@ RUN python manage.py collectstatic --noinput -v 0 \
 
 USER hv
 EXPOSE 8000
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+    CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"
 CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "4", "--access-logfile", "-"]

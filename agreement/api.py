@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import managed_project_or_403
+from core.csvsafe import defuse
 
 from . import services
 from .models import AgreementReport
@@ -109,7 +110,9 @@ class _TablesRenderer(BaseRenderer):
 
     def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
         if isinstance(data, dict) and data.get("tables") is not None and data.get("status") == "done":
-            return tables.render([tables.Table.from_dict(t) for t in data["tables"]], self.format).encode()
+            return tables.render(
+                [tables.Table.from_dict(t) for t in data["tables"]], self.format, csv_cell=defuse
+            ).encode()
         if isinstance(data, dict):
             return (
                 "; ".join(f"{k}: {data[k]}" for k in ("status", "progress", "report_id", "detail") if k in data) + "\n"

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Project
-from core import jobs
+from core import csvsafe, jobs
 from core.errors import DomainError
 
 from . import selectors, validation
@@ -515,6 +515,6 @@ def report_csv(result: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
-    for row in report_rows(result):
-        w.writerow({k: "" if row.get(k) is None else row.get(k) for k in CSV_COLUMNS})
+    for row in report_rows(result):  # formulas defused (core.csvsafe); numbers stay numbers
+        w.writerow({k: csvsafe.csv_cell(row.get(k)) for k in CSV_COLUMNS})
     return buf.getvalue()

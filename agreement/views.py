@@ -15,6 +15,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from annotation.access import managed_project_or_403
+from core import reaper
 from core.errors import DomainError
 
 from . import services
@@ -74,7 +75,7 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
 @login_required
 def report_job(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
     project = managed_project_or_403(request.user, project_id)
-    job = get_object_or_404(AgreementReport, pk=job_id, project=project)
+    job = reaper.check(get_object_or_404(AgreementReport, pk=job_id, project=project))  # worker died: say so
     ctx: dict[str, Any] = {
         "project": project,
         "job": job,

@@ -15,11 +15,13 @@ image already stored in this project as ``sha256:<hex>``."""
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
 import secrets
-from collections.abc import Iterable, Iterator
+import shutil
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,53 +162,85 @@ def import_items(
     data_format: str,
     images: Path | None = None,
     revisions: bool = False,
+    before_commit: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import items from JSONL or CSV (plus images from a folder or zip), all or nothing.
 
     With ``revisions`` the records are new versions of items already in the project (see the
-    module docstring). The report says what was written, or every problem by line number."""
+    module docstring). The report says what was written, or every problem by line number.
+    ``before_commit(report)`` runs inside the write transaction (a job records "done" there, so
+    rows and outcome commit together; it raises to roll the rows back).
+
+    A file (``data`` as a Path) is streamed, never held in memory: a first pass checks every
+    line and keeps only ids and line numbers; once nothing is wrong, a second pass reads the
+    file again and streams the rows into the database."""
     if data_format not in ("jsonl", "csv"):
         raise DomainError(f"unsupported format {data_format!r}: use jsonl or csv")
-    text, problem = _decode(data)
-    if problem:
-        return ImportReport(ok=False, errors=[problem])
     try:
         source = images_source(images)
     except (DomainError, ImageProblem) as exc:
         return ImportReport(ok=False, errors=[str(getattr(exc, "message", exc))])
 
-    batch = _Batch(project=project, revisions=revisions)
-    stream = io.StringIO(text, newline="")
-    rows = read_jsonl(stream) if data_format == "jsonl" else read_csv(stream, project.preset)
-    for line_no, record, problem in rows:
-        batch.report.lines_read += 1
-        if problem:
-            batch.fail(line_no, problem)
-            continue
-        batch.check(line_no, record, source)
+    def records() -> Iterator[tuple[int, Any, str | None]]:
+        with _open_text(data) as stream:
+            yield from read_jsonl(stream) if data_format == "jsonl" else read_csv(stream, project.preset)
+
+    batch = _Batch(project=project, revisions=revisions, records=records)
+    try:
+        for line_no, record, problem in records():
+            batch.report.lines_read += 1
+            if problem:
+                batch.fail(line_no, problem)
+                continue
+            batch.check(line_no, record, source)
+    except UnicodeDecodeError:
+        return ImportReport(ok=False, errors=[f"the file is not UTF-8 text (byte {_first_bad_byte(data)})"])
     batch.check_against_project()
     if batch.errors:
         batch.report.ok, batch.report.errors = False, batch.errors
         return batch.report
-    batch.write()
+    batch.write(before_commit)
     return batch.report
 
 
-def _decode(data: bytes | str | Path) -> tuple[str, str | None]:
-    raw = Path(data).read_bytes() if isinstance(data, Path) else data
-    if isinstance(raw, str):
-        return raw, None
-    try:
-        return raw.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        return "", f"the file is not UTF-8 text (byte {exc.start})"
+def _open_text(data: bytes | str | Path) -> io.TextIOBase:
+    """The text of ``data`` as a stream: a file is decoded as it is read (UTF-8, an optional
+    BOM dropped); line endings are kept as they are (``newline=""``), for the CSV reader."""
+    if isinstance(data, str):
+        return io.StringIO(data, newline="")
+    raw = open(data, "rb") if isinstance(data, Path) else io.BytesIO(data)  # noqa: SIM115 - closed with the wrapper
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
 
 
-@dataclass
+def _first_bad_byte(data: bytes | str | Path) -> int:
+    """Offset of the first byte that is not UTF-8 (a second, streaming pass: only on refusal)."""
+    if isinstance(data, str):
+        return 0
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    consumed = 0
+    with open(data, "rb") if isinstance(data, Path) else io.BytesIO(data) as fh:
+        while chunk := fh.read(1 << 20):
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                return consumed - pending + exc.start
+            consumed += len(chunk)
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            return consumed - len(exc.object) + exc.start
+    return consumed
+
+
+@dataclass(slots=True)
 class _Pending:
+    """What the write needs of a checked line besides its content (read again from the file)."""
+
     line_no: int
-    checked: CheckedRecord
     external_id: str
+    qc: bool
+    image_refs: dict[str, str] | None  # field name -> reference; None when the item has no images
 
 
 @dataclass
@@ -215,6 +249,8 @@ class _Batch:
 
     project: Project
     revisions: bool
+    #: reads the file again (line number, record, problem), for the second pass that writes
+    records: Callable[[], Iterator[tuple[int, Any, str | None]]]
     report: ImportReport = field(default_factory=lambda: ImportReport(ok=True))
     errors: list[str] = field(default_factory=list)
     pending: list[_Pending] = field(default_factory=list)
@@ -231,10 +267,13 @@ class _Batch:
             self.report.errors_truncated += 1
 
     # ---------------------------------------------------------------- check each record
-    def check(self, line_no: int, record: Any, source: ImageSource) -> None:
+    def _checked(self, record: Any) -> CheckedRecord:
         if self.revisions and isinstance(record, dict):
             record = {k: v for k, v in record.items() if k not in REVISION_EXPORT_KEYS}
-        checked = check_record(self.project.preset, record)
+        return check_record(self.project.preset, record)
+
+    def check(self, line_no: int, record: Any, source: ImageSource) -> None:
+        checked = self._checked(record)
         for message in checked.errors:
             self.fail(line_no, message)
         if checked.errors:
@@ -255,7 +294,8 @@ class _Batch:
                     self.checked_images[ref] = check_image(source.read(ref), name=f"image {ref!r}")
                 except ImageProblem as exc:
                     self.fail(line_no, f"field '{field_name}': {exc}")
-        self.pending.append(_Pending(line_no, checked, ext_id))
+        qc = bool((checked.meta or {}).get("qc"))
+        self.pending.append(_Pending(line_no, ext_id, qc, dict(checked.image_refs) or None))
 
     # ---------------------------------------------------------------- check against the project
     def check_against_project(self) -> None:
@@ -292,7 +332,7 @@ class _Batch:
                 self.fail(self.seen_ids[ext_id], f"an item with id {ext_id!r} already exists in this project")
 
     # ---------------------------------------------------------------- write
-    def write(self) -> None:
+    def write(self, before_commit: Callable[[ImportReport], None] | None = None) -> None:
         written: list[Path] = []
         try:
             with transaction.atomic():
@@ -302,10 +342,10 @@ class _Batch:
                 self.report.items_created = len(item_ids)
                 if uses_default_assignment(self.project):
                     # Attention / gold items (meta.qc) are injected by quality control, never handed out.
-                    regular = [
-                        i for i, p in zip(item_ids, self.pending, strict=True) if not (p.checked.meta or {}).get("qc")
-                    ]
+                    regular = [i for i, p in zip(item_ids, self.pending, strict=True) if not p.qc]
                     self.report.assignments_created = assign_new_items(project=self.project, item_ids=regular)
+                if before_commit is not None:
+                    before_commit(self.report)
         except Exception:
             for path in written:
                 path.unlink(missing_ok=True)
@@ -325,6 +365,16 @@ class _Batch:
             version, parent_id = self.latest[p.external_id]
             return version + 1, parent_id
 
+        def checked_again() -> Iterator[tuple[_Pending, CheckedRecord]]:
+            """The second pass: every line passed the first, so each lines up with its pending entry."""
+            pending = iter(self.pending)
+            for line_no, record, problem in self.records():
+                p = next(pending, None)
+                checked = self._checked(record)
+                if p is None or problem or checked.errors or p.line_no != line_no:  # the file changed under us
+                    raise DomainError(f"line {line_no} changed while it was imported; nothing was written")
+                yield p, checked
+
         insert_rows(
             Item,
             ["id", "project", "external_id", "version", "parent", "data", "meta", *STRATA_KEYS, "created_at"],
@@ -334,12 +384,12 @@ class _Batch:
                     self.project.id,
                     p.external_id,
                     *version_and_parent(p),
-                    dumps({**p.checked.data, **{f: self._sha(ref) for f, ref in p.checked.image_refs.items()}}),
-                    dumps(p.checked.meta),
-                    *(p.checked.strata.get(k, "") for k in STRATA_KEYS),
+                    dumps({**checked.data, **{f: self._sha(ref) for f, ref in (p.image_refs or {}).items()}}),
+                    dumps(checked.meta),
+                    *(checked.strata.get(k, "") for k in STRATA_KEYS),
                     now,
                 )
-                for item_id, p in zip(item_ids, self.pending, strict=True)
+                for item_id, (p, checked) in zip(item_ids, checked_again(), strict=True)
             ),
         )
         if asset_ids:
@@ -349,7 +399,7 @@ class _Batch:
                 (
                     (item_id, asset_ids[sha])
                     for item_id, p in zip(item_ids, self.pending, strict=True)
-                    for sha in {self._sha(ref) for ref in p.checked.image_refs.values()}
+                    for sha in {self._sha(ref) for ref in (p.image_refs or {}).values()}
                 ),
             )
         return item_ids
@@ -378,7 +428,9 @@ def store_assets(checked: dict[str, CheckedImage], report: ImportReport, written
 
 
 def run_import_job(*, job: ImportJob) -> ImportJob:
-    """Run a stored import request (from the web, the API or a worker) and keep its report."""
+    """Run a stored import request (from the web, the API or a worker) and keep its report.
+    Once the job has ended (done or failed) its staged upload is deleted: nothing reads it again
+    (images are copied into content-addressed files, the report is in the row)."""
 
     def work(job: ImportJob) -> dict[str, Any]:
         report = import_items(
@@ -386,12 +438,83 @@ def run_import_job(*, job: ImportJob) -> ImportJob:
             data=Path(job.data_file),
             data_format=job.data_format,
             images=Path(job.images_path) if job.images_path else None,
+            # rows and "done" in one commit: a worker killed before it wrote nothing (the reaper
+            # runs the job again from the staged file), one whose job was handed on writes nothing
+            before_commit=lambda report: jobs.finish_claimed(job, report=report.as_dict()),
         )
         if not report.ok:
             raise jobs.Refused("the file was refused", fields={"report": report.as_dict()})
         return {"report": report.as_dict()}
 
-    return jobs.run(job, work)
+    try:
+        jobs.run(job, work)
+    finally:
+        if job.status in jobs.TERMINAL:
+            discard_upload(job)
+    return job
+
+
+@dataclass
+class StagedUpload:
+    """Uploaded files written to their own folder under ``MEDIA_ROOT/imports``."""
+
+    folder: Path
+    data_path: Path
+    data_format: str
+    images_path: Path | None
+    size: int
+
+    def discard(self) -> None:
+        discard_staged(self.folder)
+
+
+def staging_root() -> Path:
+    return Path(settings.MEDIA_ROOT) / "imports"
+
+
+def stage_upload(
+    *,
+    data_name: str,
+    data_stream: Iterable[bytes],
+    images_name: str | None = None,
+    images_stream: Iterable[bytes] | None = None,
+) -> StagedUpload:
+    """Write an import's files to a fresh staging folder, chunk by chunk, refusing (with nothing
+    left behind) a name that does not tell the format, images not sent as a zip, or files
+    together larger than ``HV_MAX_UPLOAD_BYTES``. The one door for item and revision imports."""
+    data_format = format_of(data_name)
+    if data_format is None:
+        raise DomainError(f"cannot tell the format of {data_name!r}: name it .jsonl or .csv")
+    if images_stream is not None and not (images_name or "").lower().endswith(".zip"):
+        raise DomainError("images must be uploaded as a .zip file")
+    folder = staging_root() / secrets.token_hex(12)
+    folder.mkdir(parents=True)
+    try:
+        data_path = folder / f"data.{data_format}"
+        size = save_upload(data_stream, data_path)
+        images_path = None
+        if images_stream is not None:
+            images_path = folder / "images.zip"
+            size += save_upload(images_stream, images_path, limit=settings.HV_MAX_UPLOAD_BYTES - size)
+    except BaseException:
+        discard_staged(folder)
+        raise
+    return StagedUpload(folder, data_path, data_format, images_path, size)
+
+
+def discard_staged(folder: Path) -> None:
+    """Delete a staging folder (only ever one under ``MEDIA_ROOT/imports``)."""
+    folder = Path(folder)
+    root = staging_root().resolve()
+    if folder.resolve().parent == root:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def discard_upload(job: ImportJob) -> None:
+    """Delete an import job's staged files (its staging folder). Safe to call twice, and for
+    jobs whose files live elsewhere (e.g. a path given on the command line: left alone)."""
+    if job.data_file:
+        discard_staged(Path(job.data_file).parent)
 
 
 def start_import(
@@ -405,44 +528,49 @@ def start_import(
 ) -> ImportJob:
     """Stage the uploaded files and create the job. Small files run at once; large ones go to
     a worker (``annotation.tasks.run_import``)."""
-    suffix = Path(data_name).suffix.lower().lstrip(".")
-    data_format = {"jsonl": "jsonl", "ndjson": "jsonl", "csv": "csv"}.get(suffix)
-    if data_format is None:
-        raise DomainError(f"cannot tell the format of {data_name!r}: name it .jsonl or .csv")
-    staging = Path(settings.MEDIA_ROOT) / "imports" / secrets.token_hex(12)
-    staging.mkdir(parents=True)
-    data_path = staging / f"data.{data_format}"
-    size = save_upload(data_stream, data_path)
-    images_path = ""
-    if images_stream is not None:
-        if not (images_name or "").lower().endswith(".zip"):
-            raise DomainError("images must be uploaded as a .zip file")
-        images_path = str(staging / "images.zip")
-        size += save_upload(images_stream, Path(images_path))
-    job = ImportJob.objects.create(
-        project=project,
-        created_by=user,
-        data_file=str(data_path),
-        data_format=data_format,
-        images_path=images_path,
-        original_name=Path(data_name).name[:255],
+    staged = stage_upload(
+        data_name=data_name, data_stream=data_stream, images_name=images_name, images_stream=images_stream
     )
-    if size <= settings.HV_INLINE_IMPORT_BYTES:
+    try:
+        job = ImportJob.objects.create(
+            project=project,
+            created_by=user,
+            data_file=str(staged.data_path),
+            data_format=staged.data_format,
+            images_path=str(staged.images_path or ""),
+            original_name=Path(data_name).name[:255],
+        )
+    except BaseException:
+        staged.discard()
+        raise
+    if staged.size <= settings.HV_INLINE_IMPORT_BYTES:
         return run_import_job(job=job)
     from .tasks import run_import  # the task module imports this one (the Celery pair)
 
-    jobs.enqueue_on_commit(job, lambda: run_import.delay(job.id))
+    def send() -> None:
+        try:
+            run_import.delay(job.id)
+        except Exception:  # the broker refused: the job fails (core.jobs), and nothing will read the files
+            discard_upload(job)
+            raise
+
+    jobs.enqueue_on_commit(job, send)
     return job
 
 
-def save_upload(chunks: Iterable[bytes], path: Path) -> int:
+def save_upload(chunks: Iterable[bytes], path: Path, *, limit: int | None = None) -> int:
+    """Write ``chunks`` to ``path``; over ``limit`` (default ``HV_MAX_UPLOAD_BYTES``) the file is
+    removed and the upload refused."""
+    limit = settings.HV_MAX_UPLOAD_BYTES if limit is None else limit
     total = 0
-    with open(path, "wb") as fh:
-        for chunk in chunks:
-            total += len(chunk)
-            if total > settings.HV_MAX_UPLOAD_BYTES:
-                fh.close()
-                path.unlink(missing_ok=True)
-                raise DomainError(f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes")
-            fh.write(chunk)
+    try:
+        with open(path, "wb") as fh:
+            for chunk in chunks:
+                total += len(chunk)
+                if total > limit:
+                    raise DomainError(f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes")
+                fh.write(chunk)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
     return total

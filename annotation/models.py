@@ -6,6 +6,8 @@ service modules (``annotation.projects``, ``importing``, ``assigning``, ``annota
 
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -283,6 +285,25 @@ class ImportJob(Job):
     def failure_fields(self, message: str) -> dict:
         # an import's outcome is its report: a refused import lists why there
         return {"report": {"ok": False, "errors": [message], "items_created": 0}}
+
+    def resume_blocker(self) -> str | None:
+        # the import writes its rows and "done" in one transaction, so a killed one wrote
+        # nothing and runs again from its staged upload, while that is still there
+        for path in (self.data_file, self.images_path):
+            if path and not os.path.isfile(path):
+                return "its uploaded file is gone: upload it again"
+        return None
+
+    def after_reaped_failure(self) -> None:
+        # a failed import keeps no staged upload (the run itself deletes it when it ends)
+        from .tasks import discard_upload  # the task module imports the models
+
+        discard_upload(self)
+
+    def send(self) -> None:
+        from .tasks import run_import  # the task module imports the models
+
+        run_import.delay(self.pk)
 
 
 # --------------------------------------------------------------------------- sampling & plans

@@ -1,8 +1,9 @@
-"""Celery interfaces: thin wrappers that call the service of the same name."""
+"""Celery interfaces: thin wrappers that call the service of the same name (and, for the
+import job's model, the staged-upload cleanup it asks for when the reaper fails it)."""
 
 from celery import shared_task
 
-from .importing import run_import_job
+from .importing import discard_upload, run_import_job
 from .models import ImportJob
 
 
@@ -12,3 +13,6 @@ def run_import(job_id: int) -> str:
     if job.status in (ImportJob.Status.DONE, ImportJob.Status.FAILED):
         return job.status  # redelivered after completion: nothing to do
     return run_import_job(job=job).status
+
+
+__all__ = ["discard_upload", "run_import"]

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from benchmarks.registry import PRESETS
+from core import reaper
 from core.errors import DomainError
 from core.pages import form_error
 from studies.crowd import participant_for as crowd_participant_for
@@ -272,6 +273,7 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
 def import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(ImportJob.objects.select_related("project"), pk=as_id(job_id))
     managed_project_or_403(request.user, job.project_id)
+    reaper.check(job)  # a job whose worker died is shown re-queued or failed, never running for ever
     template = (
         "annotation/_import_status.html" if request.headers.get("HX-Request") else "annotation/import_detail.html"
     )

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import dj_database_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("HV_VAR_DIR", BASE_DIR / "var"))
 
@@ -32,15 +34,9 @@ def database_from_url(url: str) -> dict:
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
     if parsed.scheme in {"postgres", "postgresql"}:
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": unquote(parsed.path.lstrip("/")),
-            "USER": unquote(parsed.username or ""),
-            "PASSWORD": unquote(parsed.password or ""),
-            "HOST": parsed.hostname or "",
-            "PORT": str(parsed.port or ""),
-            "CONN_MAX_AGE": int(os.environ.get("DB_CONN_MAX_AGE", "60")),
-        }
+        # dj-database-url: user, password, host, port, name, and the query string as connection
+        # OPTIONS (?sslmode=require&sslrootcert=..., ?options=-c%20search_path%3Dhv)
+        return dj_database_url.parse(url, conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")))
     raise ValueError(f"DATABASE_URL scheme not supported: {parsed.scheme!r}")
 
 
@@ -104,6 +100,7 @@ INSTALLED_APPS = [
     "agreement",
     "judges",
     "curation",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -184,6 +181,7 @@ def api_rate(name: str, default: str) -> str | None:
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "core.security.SessionAuthentication",
+        "core.security.TokenAuthentication",
         "core.security.BasicAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
@@ -231,12 +229,25 @@ CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
+# A task is acknowledged when it ends, and one whose worker process was lost is given back to
+# the broker: on Redis it is handed out again (after visibility_timeout when the whole worker
+# was killed). The filesystem broker has no acknowledgements (a message is gone once read), so
+# there a killed worker's task is lost; core.reaper (below) covers both, by the job's lease.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Periodic work (run by `celery beat`, embedded in the worker by `make run`).
+CELERY_IMPORTS = ("core.tasks",)  # core is no app, so autodiscovery does not find its tasks
+# Job leases (core/heartbeat.py, core/reaper.py): a running job beats every lease/8 seconds; one
+# with no beat for HV_JOB_LEASE_SECONDS is re-queued (resumable work, while fewer than
+# HV_JOB_MAX_ATTEMPTS starts were made) or failed with "the worker stopped: ...".
+HV_JOB_LEASE_SECONDS = float(os.environ.get("HV_JOB_LEASE_SECONDS", 120))
+HV_JOB_MAX_ATTEMPTS = int(os.environ.get("HV_JOB_MAX_ATTEMPTS", 3))
+HV_JOB_REAP_SECONDS = float(os.environ.get("HV_JOB_REAP_SECONDS", 30))
+# Periodic work (run by `celery beat`, which `make run` starts beside the worker).
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "studies.expire_leases", "schedule": 60.0},
+    "reap-jobs": {"task": "core.reap_jobs", "schedule": HV_JOB_REAP_SECONDS},
 }
 
 # Assignment leases and crowd entry.

@@ -19,4 +19,5 @@ urlpatterns = [
     path("", include("agreement.urls")),
     path("", include("judges.urls")),
     path("", include("curation.urls")),
+    path("", include("accounts.urls")),
 ]

@@ -9,18 +9,29 @@ handed to the broker only once that transaction commits (:func:`enqueue_on_commi
 worker never looks for a row that is not there yet; if the broker refuses the task the job is
 failed with the reason instead of staying queued for ever. :func:`run` wraps a worker's work
 so that an error of any kind ends the job as failed with its message, never as a crashed
-worker and a job left ``running``."""
+worker and a job left ``running``.
+
+A worker can also die without a word (``kill -9``, the OOM killer, a lost machine). So a running
+job holds a lease: it records ``heartbeat_at`` while it works (``core.heartbeat``), and
+``core.reaper`` re-queues or fails a job whose heartbeat stopped. Starting is a claim
+(queued -> running, ``attempts`` + 1) and ending is conditional on still holding that claim, so
+a duplicate delivery of the task, or a worker that comes back after its job was handed to
+another one, changes nothing."""
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db import models, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from .errors import DomainError
+from .heartbeat import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +58,11 @@ class Job(models.Model):
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The lease (core.heartbeat, core.reaper): when a worker last said it is working on the job,
+    # which worker ("host:pid"), and how many times the job was started (bounded re-queues).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         abstract = True
@@ -63,8 +79,37 @@ class Job(models.Model):
         """Columns reset when the job starts (e.g. progress back to 0)."""
         return {"progress": 0.0} if any(f.name == "progress" for f in self._meta.fields) else {}
 
+    # -- what the reaper (core.reaper) does with a job whose worker stopped
+    def resume_blocker(self) -> str | None:
+        """Why this job cannot be started again after its worker died (None: it can). Default:
+        it can, its work is redone from the start (exports, reports: their output is rewritten)."""
+        return None
+
+    def after_reaped_failure(self) -> None:
+        """Clean up after the reaper failed the job from outside its run (which would have done
+        it). Default: nothing to clean."""
+
+    def requeue_fields(self) -> dict[str, Any]:
+        """Columns written when the reaper hands the job to a worker again. Default: back to
+        queued, so the re-sent task claims it (and a duplicate delivery does not)."""
+        return {"status": JobStatus.QUEUED}
+
+    def send(self) -> None:
+        """Hand the job's task(s) to the broker (the reaper calls this after a re-queue)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say how it is sent to a worker")
+
 
 J = TypeVar("J", bound=Job)
+
+
+class Superseded(Exception):
+    """Raised when a worker finds it no longer holds its job's claim (the job was cancelled, or
+    the reaper re-queued it after missing heartbeats): its work must not be recorded."""
+
+
+def worker_id() -> str:
+    """Who runs the job, for the operator: host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"[:200]
 
 
 class Refused(DomainError):
@@ -87,13 +132,44 @@ def _update(job: Job, *, only_pending: bool = False, **fields: Any) -> bool:
     return changed
 
 
-def start(job: Job) -> None:
-    _update(job, status=JobStatus.RUNNING, **job.running_fields())
+def start(job: Job) -> bool:
+    """Claim a queued job: running, with a fresh heartbeat and one more attempt. False (and
+    nothing changed) when it is not queued: already taken by another delivery of its task,
+    ended, or cancelled."""
+    claimed = (
+        type(job)
+        .objects.filter(pk=job.pk, status=JobStatus.QUEUED)
+        .update(
+            status=JobStatus.RUNNING,
+            heartbeat_at=timezone.now(),
+            worker=worker_id(),
+            attempts=F("attempts") + 1,
+            **job.running_fields(),
+        )
+    )
+    job.refresh_from_db()
+    return claimed > 0
+
+
+def _current(job: Job) -> models.QuerySet:
+    """The job's row while this worker still holds its claim (running, same attempt)."""
+    return type(job).objects.filter(pk=job.pk, status=JobStatus.RUNNING, attempts=job.attempts)
 
 
 def finish(job: Job, **fields: Any) -> None:
     """Done, storing the job's results (``fields``) in the same write."""
     _update(job, status=JobStatus.DONE, finished_at=timezone.now(), **fields)
+
+
+def finish_claimed(job: Job, **fields: Any) -> None:
+    """Done, if this worker still holds the claim; else :class:`Superseded`. Called inside the
+    transaction that writes the job's output, it makes the output and "done" one commit: the
+    output of a worker whose job was handed to another one is rolled back."""
+    if not _current(job).update(status=JobStatus.DONE, finished_at=timezone.now(), **fields):
+        raise Superseded(f"{type(job).__name__} {job.pk} is no longer held by this worker")
+    job.status, job.finished_at = JobStatus.DONE, timezone.now()
+    for name, value in fields.items():
+        setattr(job, name, value)
 
 
 def fail(job: Job, message: str) -> None:
@@ -108,22 +184,41 @@ def cancel(job: Job, message: str = "cancelled") -> bool:
     )
 
 
+def _end_claimed(job: Job, **fields: Any) -> None:
+    if _current(job).update(finished_at=timezone.now(), **fields):
+        for name, value in fields.items():
+            setattr(job, name, value)
+    else:  # the reaper or a cancel got there first: the row keeps what they wrote
+        job.refresh_from_db()
+
+
 def run(job: J, work: Callable[[J], dict[str, Any]]) -> J:
-    """Run ``work`` for a job on a worker (or inline): running, then done with the columns it
-    returns, or failed with the reason. A domain refusal keeps its message; anything else is
-    logged and recorded with its type, so a researcher sees why and an operator finds it."""
-    start(job)
-    try:
-        results = work(job)
-    except Refused as exc:
-        _update(job, only_pending=True, status=JobStatus.FAILED, finished_at=timezone.now(), **exc.fields)
-    except DomainError as exc:
-        fail(job, exc.message)
-    except Exception as exc:
-        logger.exception("%s %s failed", type(job).__name__, job.pk)
-        fail(job, f"internal error: {type(exc).__name__}: {exc}")
-    else:
-        finish(job, **results)
+    """Run ``work`` for a job on a worker (or inline): claim it, beat while working, then done
+    with the columns it returns, or failed with the reason. A domain refusal keeps its message;
+    anything else is logged and recorded with its type, so a researcher sees why and an
+    operator finds it. A job that is not queued (a duplicate delivery, or one that ended) is
+    returned unchanged; the outcome is written only while this worker holds the claim."""
+    if not start(job):
+        logger.info("%s %s is %s, not queued: nothing to run", type(job).__name__, job.pk, job.status)
+        return job
+    with Heartbeat(type(job), job.pk, attempt=job.attempts):
+        try:
+            results = work(job)
+        except Superseded as exc:
+            logger.warning("%s", exc)
+            job.refresh_from_db()
+        except Refused as exc:
+            _end_claimed(job, status=JobStatus.FAILED, **exc.fields)
+        except DomainError as exc:
+            _end_claimed(job, status=JobStatus.FAILED, **job.failure_fields(exc.message))
+        except Exception as exc:
+            logger.exception("%s %s failed", type(job).__name__, job.pk)
+            _end_claimed(
+                job, status=JobStatus.FAILED, **job.failure_fields(f"internal error: {type(exc).__name__}: {exc}")
+            )
+        else:
+            if job.status == JobStatus.RUNNING:  # not already ended by finish_claimed
+                _end_claimed(job, status=JobStatus.DONE, **results)
     return job
 
 

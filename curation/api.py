@@ -5,7 +5,6 @@ project or export is 404, someone else's project 403."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from django.http import FileResponse
@@ -23,6 +22,7 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from annotation.models import Item, Project
 from annotation.selectors import managed_projects
+from core import reaper
 
 from . import selectors, services
 from .exports import file_path, main_file
@@ -245,13 +245,12 @@ class RevisionImportView(APIView):
         body = RevisionUploadSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data, images = body.validated_data["data"], body.validated_data.get("images")
-        with tempfile.TemporaryDirectory() as tmp:
-            zip_path = None
-            if images is not None:
-                zip_path = Path(tmp) / "images.zip"
-                with open(zip_path, "wb") as fh:
-                    fh.writelines(images.chunks())
-            report = services.import_revisions(project=project, data=data.read(), images=zip_path)
+        report = services.import_revision_upload(
+            project=project,
+            data_stream=data.chunks(),
+            images_name=images.name if images is not None else None,
+            images_stream=images.chunks() if images is not None else None,
+        )
         return Response(report.as_dict(), status=201 if report.ok else 400)
 
 
@@ -280,7 +279,7 @@ def _managed_export(request: Request, export_id: int) -> Export:
     )
     if export is None:
         raise NotFound("no such export")
-    return export
+    return reaper.check(export)  # a job whose worker died is shown re-queued or failed
 
 
 class ExportDetailView(APIView):

@@ -5,6 +5,7 @@ Keyword-only arguments, one transaction each, refusals raised as :class:`core.er
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from agreement.stats.ppi import ppi_mean
 from agreement.stats.result import to_jsonable
-from annotation.importing import ImportReport, import_items
+from annotation.importing import ImportReport, import_items, stage_upload
 from annotation.models import Item, Project
 from annotation.rubric import Rubric
 from benchmarks.base import STRATA_KEYS
@@ -317,6 +318,26 @@ def import_revisions(*, project: Project, data: bytes | str | Path, images: Path
     image already stored in this project (an unchanged image). All or nothing; then assigned
     like any imported item (see :mod:`annotation.importing`, the one pipeline for both)."""
     return import_items(project=project, data=data, data_format="jsonl", images=images, revisions=True)
+
+
+def import_revision_upload(
+    *,
+    project: Project,
+    data_stream: Iterable[bytes],
+    images_name: str | None = None,
+    images_stream: Iterable[bytes] | None = None,
+) -> ImportReport:
+    """An uploaded revision file (page or API): staged to disk chunk by chunk through the item
+    import's door (``HV_MAX_UPLOAD_BYTES`` for data and zip together, a zip for images), read
+    as a stream, and deleted afterwards whatever happened. A refused upload raises DomainError
+    and leaves nothing behind."""
+    staged = stage_upload(
+        data_name="revisions.jsonl", data_stream=data_stream, images_name=images_name, images_stream=images_stream
+    )
+    try:
+        return import_revisions(project=project, data=staged.data_path, images=staged.images_path)
+    finally:
+        staged.discard()
 
 
 # ------------------------------------------------------------------------------ exports

@@ -5,7 +5,6 @@ Thin: parse the form, call one service, render."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from annotation.access import managed_project_or_403
 from annotation.models import Item, Project
 from annotation.selectors import managed_projects
 from benchmarks.base import STRATA_KEYS
+from core import reaper
 from core.errors import DomainError
 
 from . import selectors, services
@@ -139,13 +139,17 @@ def import_revisions(request: HttpRequest, project_id: int) -> HttpResponse:
     if data is None:
         messages.error(request, "choose a JSONL file of revised items")
         return redirect("curation", project_id=project.id)
-    with tempfile.TemporaryDirectory() as tmp:
-        zip_path = None
-        if request.FILES.get("images"):
-            zip_path = Path(tmp) / "images.zip"
-            with open(zip_path, "wb") as fh:
-                fh.writelines(request.FILES["images"].chunks())
-        report = services.import_revisions(project=project, data=data.read(), images=zip_path)
+    images = request.FILES.get("images")
+    try:
+        report = services.import_revision_upload(
+            project=project,
+            data_stream=data.chunks(),
+            images_name=images.name if images else None,
+            images_stream=images.chunks() if images else None,
+        )
+    except DomainError as exc:
+        messages.error(request, "Nothing imported: " + exc.message)
+        return redirect("curation", project_id=project.id)
     if report.ok:
         messages.success(request, f"{report.items_created} revised item(s) imported as new versions.")
     else:
@@ -174,7 +178,7 @@ def start_export(request: HttpRequest, project_id: int) -> HttpResponse:
 @login_required
 def export_status(request: HttpRequest, project_id: int, export_id: int) -> HttpResponse:
     project = _project(request, project_id)
-    export = get_object_or_404(Export, pk=export_id, project=project)
+    export = reaper.check(get_object_or_404(Export, pk=export_id, project=project))  # worker died: say so
     return render(request, "curation/_export.html", {"project": project, "export": export})
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.generics import ListAPIView
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -96,9 +99,11 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
             "latency_ms",
         ]
 
+    @extend_schema_field(OpenApiTypes.ANY)
     def get_parsed(self, obj: JudgeOutput):
         return outputs.rubric_part(obj.parsed)
 
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}, "nullable": True})
     def get_labels(self, obj: JudgeOutput):
         return outputs.output_labels(obj.parsed)
 
@@ -232,18 +237,23 @@ class JudgeConfigList(APIView):
 
 
 class JudgeRunStart(APIView):
+    @extend_schema(responses=JudgeRunSerializer(many=True))
     def get(self, request: Request, project_id: int, config_id: int) -> Response:
+        """The config's latest 100 runs, newest first, with their progress."""
         project = _project(request, project_id)
         config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
-        return Response([_progress(r) for r in config.runs.order_by("-created_at")[:100]])
+        runs = [_progress(r) for r in config.runs.order_by("-created_at")[:100]]
+        return Response(JudgeRunSerializer(runs, many=True).data)
 
+    @extend_schema(request=StartRunSerializer, responses={201: JudgeRunSerializer})
     def post(self, request: Request, project_id: int, config_id: int) -> Response:
+        """Start a run over the project's items (or ``item_ids``, or a sample) on a worker."""
         project = _project(request, project_id)
         config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
         ser = StartRunSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         run = services.start_judge_run(config=config, user=request.user, **ser.validated_data)
-        return Response(_progress(run), status=status.HTTP_201_CREATED)
+        return Response(JudgeRunSerializer(_progress(run)).data, status=status.HTTP_201_CREATED)
 
 
 class JudgeRunDetail(APIView):
@@ -256,26 +266,36 @@ class JudgeRunDetail(APIView):
 
 
 class JudgeRunCancel(APIView):
+    @extend_schema(request=None, responses=JudgeRunSerializer)
     def post(self, request: Request, run_id: int) -> Response:
+        """Cancel a pending run; what was done stays."""
         run = _run(request, run_id)
         run = services.cancel_judge_run(run=run)
-        return Response(_progress(run))
+        return Response(JudgeRunSerializer(_progress(run)).data)
 
 
 class JudgeRunRerunFailed(APIView):
+    @extend_schema(request=None, responses={201: JudgeRunSerializer})
     def post(self, request: Request, run_id: int) -> Response:
+        """A new run (child of this one) over the items that failed or never ran."""
         run = _run(request, run_id)
         new = services.rerun_failed_items(run=run, user=request.user)
-        return Response(_progress(new), status=status.HTTP_201_CREATED)
+        return Response(JudgeRunSerializer(_progress(new)).data, status=status.HTTP_201_CREATED)
 
 
-class JudgeRunOutputs(APIView):
-    def get(self, request: Request, run_id: int) -> Response:
-        run = _run(request, run_id)
-        qs = selectors.run_outputs(run, errors_only=request.query_params.get("failures") == "1")
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(JudgeOutputSerializer(page, many=True).data)
+class JudgeRunOutputs(ListAPIView):
+    """The run's outputs, paginated (``failures=1``: only the failed ones)."""
+
+    serializer_class = JudgeOutputSerializer
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(parameters=[OpenApiParameter("failures", str, enum=["0", "1"], description="1: failures only")])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        run = _run(self.request, self.kwargs["run_id"])
+        return selectors.run_outputs(run, errors_only=self.request.query_params.get("failures") == "1")
 
 
 class JudgeImportSerializer(serializers.Serializer):
@@ -287,6 +307,20 @@ class JudgeImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False)
 
 
+class JudgeImportReportSerializer(serializers.Serializer):
+    """What an import wrote (``ok``), or the problems by line with nothing written."""
+
+    ok = serializers.BooleanField()
+    rater = serializers.IntegerField(allow_null=True)
+    name = serializers.CharField(allow_blank=True)
+    items = serializers.IntegerField()
+    lines_read = serializers.IntegerField()
+    questions = serializers.ListField(child=serializers.CharField())
+    metrics = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=serializers.CharField())
+    errors_truncated = serializers.IntegerField()
+
+
 class JudgeImport(APIView):
     """Import a judge's (or metric's) outputs as a model rater (multipart: ``file``, ``name``,
     ``model_id``, ``method``, ``metrics``). 201 with the report, or 400 with the problems by line
@@ -294,12 +328,17 @@ class JudgeImport(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
+    @extend_schema(
+        request=JudgeImportSerializer, responses={201: JudgeImportReportSerializer, 400: JudgeImportReportSerializer}
+    )
     def post(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
         ser = JudgeImportSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         upload = d["file"]
+        if upload.size > settings.HV_MAX_UPLOAD_BYTES:
+            raise ValidationError({"detail": f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes"})
         fmt = d.get("format") or format_of(upload.name) or "jsonl"
         report = imported.import_judge_outputs(
             project=project,
@@ -313,4 +352,4 @@ class JudgeImport(APIView):
             user=request.user,
         )
         code = status.HTTP_201_CREATED if report.ok else status.HTTP_400_BAD_REQUEST
-        return Response(report.as_dict(), status=code)
+        return Response(JudgeImportReportSerializer(report.as_dict()).data, status=code)

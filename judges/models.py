@@ -95,6 +95,17 @@ class JudgeRun(Job):
     def __str__(self) -> str:
         return f"run {self.pk} of {self.config} [{self.status}]"
 
+    # A run is many chunk tasks, possibly on several workers at once: it stays running when its
+    # workers are lost, and the reaper counts one more attempt and sends chunks for the items
+    # without a result (outputs are unique per (run, item, pass, order): nothing is asked twice).
+    def requeue_fields(self) -> dict:
+        return {"attempts": models.F("attempts") + 1}
+
+    def send(self) -> None:
+        from .tasks import resume_run  # the task module imports the models
+
+        resume_run.apply_async(args=[self.pk], queue="default")
+
 
 class JudgeOutput(models.Model):
     """One judge answer: (run, item, pass, order) is unique, so a redelivered chunk never writes

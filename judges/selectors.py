@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Project
 from annotation.selectors import can_manage
+from core import reaper
 
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 from .outputs import output_labels
@@ -32,7 +33,7 @@ def managed_run(user: AbstractBaseUser, run_id: int) -> JudgeRun | None:
     run = JudgeRun.objects.select_related("config__rater", "project__rubric_version").filter(pk=run_id).first()
     if run is None or not can_manage(user, run.project):
         return None
-    return run
+    return reaper.check(run)  # a run whose workers died is resumed or failed before it is shown
 
 
 def run_progress(run: JudgeRun) -> dict[str, Any]:

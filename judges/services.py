@@ -24,7 +24,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.assets import media_path
@@ -35,6 +35,7 @@ from annotation.rubric import AnswerError, Rubric, RubricError
 from benchmarks.base import Preset
 from core import jobs
 from core.errors import DomainError
+from core.heartbeat import Heartbeat
 from core.values import value_problem
 
 from . import endpoints, orders, prompts
@@ -482,13 +483,16 @@ def cancel_judge_run(*, run: JudgeRun) -> JudgeRun:
 
 
 def rerun_failed_items(*, run: JudgeRun, user: AbstractBaseUser | None = None) -> JudgeRun:
-    """A new run of the same judge over only the items that failed in this one."""
+    """A new run of the same judge over the items of this one that failed or never got a result
+    (the run was cancelled, or failed because its worker stopped), in the run's order."""
     if run.is_pending:
         raise DomainError("wait for the run to finish (or cancel it) before re-running its failures")
-    failed = list(run.results.filter(status=JudgeItemResult.Status.FAILED).values_list("item_id", flat=True))
-    if not failed:
-        raise DomainError("no item failed in this run")
-    return start_judge_run(config=run.config, user=user, item_ids=failed, chunk_size=run.chunk_size, parent=run)
+    ok = set(run.results.filter(status=JudgeItemResult.Status.OK).values_list("item_id", flat=True))
+    existing = set(Item.objects.filter(pk__in=run.item_ids).values_list("id", flat=True))  # none deleted since
+    todo = [i for i in run.item_ids if i not in ok and i in existing]
+    if not todo:
+        raise DomainError("no item failed or was left unjudged in this run")
+    return start_judge_run(config=run.config, user=user, item_ids=todo, chunk_size=run.chunk_size, parent=run)
 
 
 def resume_judge_run(*, run: JudgeRun) -> int:
@@ -540,10 +544,21 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
     if run.status in JudgeRun.TERMINAL:
         return run
     now = timezone.now()
+    # the first chunk to start claims the run (one attempt; the reaper counts the next ones)
     JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(
-        status=JudgeRun.Status.RUNNING, started_at=now
+        status=JudgeRun.Status.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        worker=jobs.worker_id(),
+        attempts=F("attempts") + 1,
     )
     JudgeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
+    # every chunk beats the run's lease while it works (several may, on several workers)
+    with Heartbeat(JudgeRun, run.pk):
+        return _execute_chunk(run, item_ids, batch_size)
+
+
+def _execute_chunk(run: JudgeRun, item_ids: Sequence[int], batch_size: int | None) -> JudgeRun:
     config = run.config
     members = _members(config)
     per_member = config.passes

@@ -3,8 +3,9 @@
 # requirements file into it, skipping the install when nothing changed since the
 # last successful one (sha256 stamp kept inside .venv).
 #
-#   ensure_venv requirements.txt          # runtime
-#   ensure_venv requirements-dev.txt      # runtime + test tools
+#   ensure_venv requirements.txt          # web + worker runtime (no torch)
+#   ensure_venv requirements-judges.txt   # + in-process model judges (CPU torch): make run
+#   ensure_venv requirements-dev.txt      # + test tools: make test
 #
 # Env: PYTHON (interpreter used to create the venv; default python3.11, else python3),
 #      VENV (default <repo>/.venv).
@@ -27,14 +28,30 @@ _pick_python() {
     die "no python3.11 (or newer python3) on PATH; set PYTHON=/path/to/python3.11"
 }
 
+_includes() {
+    # the files a requirements file pulls in with -r, recursively (nearest first)
+    local f="$1" inc
+    { grep -E '^\s*-r\s+' "$ROOT/$f" || true; } | awk '{print $2}' |
+        while read -r inc; do echo "$inc"; _includes "$inc"; done
+}
+
 _req_hash() {
     # hash of the requirements file plus every file it pulls in with -r
     local f="$1"
-    {
-        cat "$ROOT/$f"
-        { grep -E '^\s*-r\s+' "$ROOT/$f" || true; } | awk '{print $2}' |
-            while read -r inc; do cat "$ROOT/$inc"; done
-    } | sha256sum | cut -d' ' -f1
+    { cat "$ROOT/$f"; _includes "$f" | while read -r inc; do cat "$ROOT/$inc"; done; } | sha256sum | cut -d' ' -f1
+}
+
+_install_cpu_torch() {
+    # CPU torch on its own first, so that resolving the rest can never pull PyPI's CUDA build:
+    # the +cpu wheel from pip's find-links if one is there, else from the PyTorch CPU index; a
+    # machine that reaches neither gets PyPI's build (the CUDA one on Linux), said out loud.
+    local version="$1"
+    "$VENV/bin/python" -m pip install -q --no-deps --no-index "torch==${version}+cpu" 2>/dev/null && return 0
+    _log "installing torch ${version}+cpu from https://download.pytorch.org/whl/cpu"
+    "$VENV/bin/python" -m pip install -q --no-deps --timeout 20 --retries 1 \
+        --index-url https://download.pytorch.org/whl/cpu "torch==${version}+cpu" 2>/dev/null && return 0
+    _log "WARNING: the PyTorch CPU index is unreachable; installing torch ${version} from PyPI (on Linux the CUDA build, several GB)"
+    "$VENV/bin/python" -m pip install -q --no-deps "torch==${version}" || die "cannot install torch ${version}"
 }
 
 ensure_venv() {
@@ -59,16 +76,16 @@ ensure_venv() {
         return 0
     fi
     _log "installing $req into $VENV"
-    # CPU torch on its own first, so that resolving the rest can never pull a CUDA build.
-    if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
-        local torch_pin
-        torch_pin="$(grep -E '^torch==' "$ROOT/requirements.txt" | head -1)"
-        [[ -n "$torch_pin" ]] && { "$VENV/bin/python" -m pip install -q "$torch_pin" || die "pip install $torch_pin failed"; }
+    local torch_version
+    torch_version="$(cat "$ROOT/$req" $(_includes "$req" | sed "s|^|$ROOT/|") | sed -nE 's/^torch==([0-9.]+).*/\1/p' | head -1)"
+    if [[ -n "$torch_version" ]] && ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
+        _install_cpu_torch "$torch_version"
     fi
     "$VENV/bin/python" -m pip install -q -r "$ROOT/$req" || die "pip install -r $req failed"
     echo "$want" >"$stamp"
-    # requirements-dev.txt includes requirements.txt: that one is now satisfied too.
-    if [[ "$req" != requirements.txt ]] && grep -qE '^\s*-r\s+requirements\.txt' "$ROOT/$req"; then
-        _req_hash requirements.txt >"$VENV/.stamp-requirements.txt"
-    fi
+    # the files it includes are now satisfied too
+    local inc
+    for inc in $(_includes "$req"); do
+        _req_hash "$inc" >"$VENV/.stamp-$inc"
+    done
 }

@@ -80,6 +80,7 @@ class CeleryWorker:
         concurrency: int = 2,
         extra_env: dict | None = None,
         include: tuple[str, ...] = ("tests.services",),
+        broker_options: dict | None = None,
     ):
         self.broker_url = broker_url
         self.result_backend = result_backend or broker_url
@@ -90,6 +91,7 @@ class CeleryWorker:
         self.concurrency = concurrency
         self.extra_env = extra_env or {}
         self.include = include
+        self.broker_options = broker_options or {}  # e.g. the filesystem broker's folders, for the probe
         self.hostname = f"hvtest-{os.getpid()}-{uuid.uuid4().hex[:6]}@localhost"
         self.proc: subprocess.Popen | None = None
         self._log = None
@@ -155,6 +157,7 @@ class CeleryWorker:
         # set_as_current=False: otherwise shared_task proxies (`run_import.delay`) in this
         # process would resolve to this bare app (queue "celery", nobody consumes it).
         probe = Celery("hv-test-probe", broker=self.broker_url, set_as_current=False)
+        probe.conf.broker_transport_options = self.broker_options
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:

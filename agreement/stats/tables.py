@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -271,12 +271,16 @@ def csv_rows(tables: Iterable[Table]) -> list[dict[str, Any]]:
     return rows
 
 
-def to_csv(tables: Iterable[Table]) -> str:
+def to_csv(tables: Iterable[Table], cell: Callable[[Any], Any] | None = None) -> str:
+    """One CSV row per cell (:data:`CSV_COLUMNS`). ``cell`` rewrites each written value: the
+    platform passes its spreadsheet-formula defusing (``core.csvsafe.defuse``), since labels
+    carry names researchers choose (a judge called ``=HYPERLINK(...)``)."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     w.writeheader()
     for row in csv_rows(tables):
-        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+        out = {k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()}
+        w.writerow({k: cell(v) for k, v in out.items()} if cell is not None else out)
     return buf.getvalue()
 
 
@@ -284,12 +288,12 @@ def to_json(tables: Iterable[Table]) -> list[dict[str, Any]]:
     return [t.to_dict() for t in tables]
 
 
-def render(tables: Sequence[Table], fmt: str) -> str:
-    """``markdown``, ``latex`` or ``csv`` text of the tables."""
+def render(tables: Sequence[Table], fmt: str, csv_cell: Callable[[Any], Any] | None = None) -> str:
+    """``markdown``, ``latex`` or ``csv`` text of the tables (``csv_cell``: see :func:`to_csv`)."""
     if fmt == "markdown":
         return to_markdown(tables)
     if fmt == "latex":
         return to_latex(tables)
     if fmt == "csv":
-        return to_csv(tables)
+        return to_csv(tables, csv_cell)
     raise ValueError(f"unknown table format {fmt!r}; one of markdown, latex, csv")

@@ -9,7 +9,6 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
@@ -20,6 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.conf import settings
 from django.utils import timezone
+
+from core import csvsafe
 
 from ..models import Export
 from ..selectors import decision_counts
@@ -65,22 +66,12 @@ def plain_value(v: Any, *, nested: bool) -> Any:
     return v
 
 
-# Spreadsheet formula injection (issue 12): in CSV only, a text cell a spreadsheet would read as
-# a formula (starting with = + - @, a tab or a carriage return) is written with a leading single
-# quote; a plain number written as text ("-1", "+2.5") is left as it is. JSONL and Parquet keep
-# every value raw.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-
-
 def csv_cell(v: Any) -> Any:
-    """A cell as CSV writes it: :func:`plain_value` (None as ""), formulas defused."""
+    """A cell as CSV writes it: :func:`plain_value` (None as ""), formulas defused
+    (:mod:`core.csvsafe`, the one rule for every CSV the platform writes)."""
     if v is None:
         return ""
-    v = plain_value(v, nested=False)
-    if isinstance(v, str) and v.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(v):
-        return "'" + v
-    return v
+    return csvsafe.defuse(plain_value(v, nested=False))
 
 
 def json_field(name: str) -> pa.Field:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from django.utils import timezone
+from core import jobs
 
 from ..models import Export
 from .annotations import export_annotations
@@ -23,19 +24,23 @@ logger = logging.getLogger(__name__)
 
 def run_export_job(*, export: Export) -> Export:
     """Write the export's files under MEDIA_ROOT/exports/<project>/<id>/, recording progress,
-    the file list (name, size, rows, sha256) and the provenance on the row."""
-    Export.objects.filter(pk=export.pk).update(status=Export.Status.RUNNING, progress=0.0)
-    root = export_root(export)
-    root.mkdir(parents=True, exist_ok=True)
-    last = [0.0]
+    the file list (name, size, rows, sha256) and the provenance on the row.
 
-    def progress(p: float) -> None:
-        p = round(min(max(p, 0.0), 1.0), 3)
-        if p - last[0] >= 0.01:
-            last[0] = p
-            Export.objects.filter(pk=export.pk).update(progress=p)
+    The common job lifecycle (``core.jobs.run``): a claim, a heartbeat while writing, the end
+    recorded only while the claim holds. A worker killed mid-export leaves partial files that
+    the re-queued job (``core.reaper``) rewrites whole: every file is written atomically."""
 
-    try:
+    def work(export: Export) -> dict[str, Any]:
+        root = export_root(export)
+        root.mkdir(parents=True, exist_ok=True)
+        last = [0.0]
+
+        def progress(p: float) -> None:
+            p = round(min(max(p, 0.0), 1.0), 3)
+            if p - last[0] >= 0.01:
+                last[0] = p
+                Export.objects.filter(pk=export.pk).update(progress=p)
+
         prov = provenance(export)
         if export.content == "items" and export.format == "hf":
             run = export_hf
@@ -45,14 +50,9 @@ def run_export_job(*, export: Export) -> Export:
             ]
         files = run(export, root, prov, progress)
         files.append({**write_json_atomic(root / "provenance.json", prov)})
-        export.files, export.provenance = files, prov
-        export.status, export.progress, export.message = Export.Status.DONE, 1.0, ""
-    except Exception as exc:
-        logger.exception("export %s failed", export.pk)
-        export.status, export.message = Export.Status.FAILED, f"{type(exc).__name__}: {exc}"
-    export.finished_at = timezone.now()
-    export.save(update_fields=["status", "progress", "message", "files", "provenance", "finished_at"])
-    return export
+        return {"files": files, "provenance": prov, "progress": 1.0, "message": ""}
+
+    return jobs.run(export, work)
 
 
 def file_path(export: Export, name: str) -> Path | None:

@@ -129,3 +129,29 @@ def test_api_key_comes_from_the_environment(monkeypatch):
         backend.generate([ChatRequest(system="", user="score is?", images=[])])
     assert server.requests[0]["auth"] == "Bearer sk-test"
     assert get_preset("cqbench.story").judge_prompt is not None
+
+
+def test_one_http_400_turns_off_structured_output_for_that_request_only():
+    """Issue 12: an HTTP 400 once (e.g. one oversized request) must not turn structured output off
+    for the backend for good: that request is asked again once without ``response_format``, the
+    next requests (same backend, and a fresh backend of the same endpoint) still send it."""
+    with ChatServer() as server:
+        server.script.append(("status", 400))  # answers 400 once, whatever was sent
+        s = spec("valueground.pair_quality", server.base_url, concurrency=1)
+        backend = backend_for(s)
+        replies = backend.generate([ChatRequest(system="", user="q", images=[], schema={"type": "object"})] * 3)
+        sent = [r["body"].get("response_format", {}).get("type") for r in server.requests]
+        assert sent == ["json_schema", None, "json_schema", "json_schema"]
+        assert all(r.error == "" for r in replies)
+        backend_for(s).generate([ChatRequest(system="", user="q", images=[], schema={"type": "object"})])
+        assert server.requests[-1]["body"]["response_format"]["type"] == "json_schema"
+
+
+def test_a_server_that_always_answers_400_is_asked_twice_then_the_request_fails():
+    with ChatServer() as server:
+        for _ in range(10):
+            server.script.append(("status", 400))
+        backend = backend_for(spec("valueground.pair_quality", server.base_url))
+        [reply] = backend.generate([ChatRequest(system="", user="q", images=[], schema={"type": "object"})])
+        assert reply.text is None and reply.error == "HTTP 400 Bad Request"
+        assert ["response_format" in r["body"] for r in server.requests] == [True, False]

@@ -13,6 +13,7 @@ from agreement.services import MAX_BOOTSTRAP
 from agreement.stats import tables
 from agreement.stats.alt_test import DEFAULT_EPSILON
 from annotation.models import Project
+from core.csvsafe import defuse
 from core.errors import DomainError
 
 
@@ -49,4 +50,4 @@ class Command(BaseCommand):
         if o["format"] == "json":
             self.stdout.write(json.dumps(tables.to_json(result), indent=2, ensure_ascii=False))
         else:
-            self.stdout.write(tables.render(result, o["format"]), ending="")
+            self.stdout.write(tables.render(result, o["format"], csv_cell=defuse), ending="")

@@ -1,0 +1,30 @@
+"""Personal API tokens: what a script sends instead of a password.
+
+A token is shown once, when it is made; the database keeps only its SHA-256 (a leaked database
+gives no usable token) and its first characters, so a user can tell tokens apart. HTTP Basic
+runs the password hasher on every request; a token costs one indexed lookup."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class ApiToken(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="what the token is for, e.g. 'nightly export script'")
+    prefix = models.CharField(max_length=12, help_text="the token's first characters, shown to tell tokens apart")
+    key_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the token (the token is not stored)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
