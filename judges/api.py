@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -321,6 +321,23 @@ class JudgeImportReportSerializer(serializers.Serializer):
     errors_truncated = serializers.IntegerField()
 
 
+def _import_refused(errors: list[str]) -> Response:
+    """A 400 for a request refused before reading the file: the import report with nothing
+    written and the reasons."""
+    report = {
+        "ok": False,
+        "rater": None,
+        "name": "",
+        "items": 0,
+        "lines_read": 0,
+        "questions": [],
+        "metrics": [],
+        "errors": errors,
+        "errors_truncated": 0,
+    }
+    return Response(JudgeImportReportSerializer(report).data, status=status.HTTP_400_BAD_REQUEST)
+
+
 class JudgeImport(APIView):
     """Import a judge's (or metric's) outputs as a model rater (multipart: ``file``, ``name``,
     ``model_id``, ``method``, ``metrics``). 201 with the report, or 400 with the problems by line
@@ -334,11 +351,12 @@ class JudgeImport(APIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
         ser = JudgeImportSerializer(data=request.data)
-        ser.is_valid(raise_exception=True)
+        if not ser.is_valid():  # answered in the report's shape, as the schema says
+            return _import_refused([f"{field}: {m}" for field, msgs in ser.errors.items() for m in msgs])
         d = ser.validated_data
         upload = d["file"]
         if upload.size > settings.HV_MAX_UPLOAD_BYTES:
-            raise ValidationError({"detail": f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes"})
+            return _import_refused([f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes"])
         fmt = d.get("format") or format_of(upload.name) or "jsonl"
         report = imported.import_judge_outputs(
             project=project,

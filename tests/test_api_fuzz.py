@@ -1,0 +1,81 @@
+"""A bounded schemathesis pass over the OpenAPI schema (issue 12): every operation, as a
+researcher with a personal API token, on a real project of theirs and on ids that name
+nothing, with generated (mostly invalid) parameters and bodies. No answer may be a server
+error, and every answer must match the schema the API publishes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.db import close_old_connections
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import response_schema_conformance
+
+from accounts import services as tokens
+from annotation import importing
+from tests.annotation.factories import make_project, make_user, turing_records
+
+pytestmark = pytest.mark.django_db
+
+#: examples per operation (a bound: the pass is a smoke test of the whole surface, not a search)
+EXAMPLES = 12
+
+
+def test_every_operation_answers_without_server_errors_and_as_the_schema_says(settings_override):
+    from config.wsgi import application
+
+    owner = make_user("fuzz-owner", researcher=True)
+    project = make_project("cqbench.turing", owner=owner, annotators=[make_user("fuzz-ann")], k=1)
+    records = "\n".join(json.dumps(r) for r in turing_records(3))
+    assert importing.import_items(project=project, data=records, data_format="jsonl").ok
+    _, key = tokens.create_token(user=owner, name="fuzz")
+    schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+    failures: list[str] = []
+    operations = 0
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        operations += 1
+
+        @given(case=operation.as_strategy(), real=st.booleans())
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        def run(case, real):
+            if real and case.path_parameters and "project_id" in case.path_parameters:
+                case.path_parameters["project_id"] = project.id
+            response = case.call(headers={"Authorization": f"Token {key}"})
+            for check in (not_a_server_error, response_schema_conformance):
+                try:
+                    case.validate_response(response, checks=(check,))
+                except (Exception, BaseExceptionGroup) as exc:  # collected: one run reports every operation
+                    failures.append(f"{case.method} {case.formatted_path} -> {response.status_code}: {exc}"[:500])
+
+        run()
+    assert operations >= 30, operations
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.fixture
+def settings_override(settings):
+    # the pass sends hundreds of requests in a second: API throttling is not what it tests
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "1000000/min", "user": "1000000/min"},
+    }
+    # the real WSGI handler closes the database connection after each request, which would
+    # close the test's transaction; Django's own test client keeps it open the same way
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield settings
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
