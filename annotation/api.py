@@ -78,6 +78,7 @@ class ProjectViewSet(
     """Projects the caller manages (researchers, admins) or annotates."""
 
     serializer_class = ProjectSerializer
+    queryset = Project.objects.none()  # the schema's id type; rows come from get_queryset
 
     def get_queryset(self):
         user = self.request.user
@@ -150,6 +151,7 @@ class ProjectViewSet(
 
 class ImportJobViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = ImportJobSerializer
+    queryset = ImportJob.objects.none()  # the schema's id type; rows come from get_queryset
 
     def get_queryset(self):
         return ImportJob.objects.filter(project__in=selectors.managed_projects(self.request.user).values("pk"))
@@ -159,6 +161,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """The caller's own assignments only; anyone else's are 404."""
 
     serializer_class = AssignmentListSerializer
+    queryset = Assignment.objects.none()  # the schema's id type; rows come from get_queryset
 
     def get_queryset(self):
         qs = selectors.my_assignments(self.request.user)

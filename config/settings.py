@@ -207,6 +207,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # two different "status" choice sets: a job's and a curation decision's
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "core.jobs.JobStatus",
+        "DecisionStatusEnum": "curation.models.STATUS_CHOICES",
+    },
 }
 
 # Celery. Default: a broker on the filesystem (no server). Production: redis://...
