@@ -249,6 +249,8 @@ CELERY_IMPORTS = ("core.tasks",)  # core is no app, so autodiscovery does not fi
 HV_JOB_LEASE_SECONDS = float(os.environ.get("HV_JOB_LEASE_SECONDS", 120))
 HV_JOB_MAX_ATTEMPTS = int(os.environ.get("HV_JOB_MAX_ATTEMPTS", 3))
 HV_JOB_REAP_SECONDS = float(os.environ.get("HV_JOB_REAP_SECONDS", 30))
+# a queued job no worker has claimed for this long has its task sent again (see core/reaper.py)
+HV_JOB_RESEND_SECONDS = float(os.environ.get("HV_JOB_RESEND_SECONDS", 900))
 # Periodic work (run by `celery beat`, which `make run` starts beside the worker).
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "studies.expire_leases", "schedule": 60.0},

@@ -15,6 +15,8 @@ has attempts left (``HV_JOB_MAX_ATTEMPTS`` starts in all) is handed to a worker 
 (``Job.requeue_fields()`` + ``Job.send()``): an import from its staged file (it wrote nothing,
 its rows commit with "done"), an export or a report from the start, a judge run with only its
 missing outputs. Any other is failed with "the worker stopped: no heartbeat since ...".
+A queued job that no worker claims for ``HV_JOB_RESEND_SECONDS`` has its task sent again (its
+message may have left with a killed worker before the claim); a duplicate is harmless.
 
 It runs from Celery beat every ``HV_JOB_REAP_SECONDS`` (``core.tasks.reap_jobs``) and when a
 job's page or API is read (:func:`check`), so a job is never shown as running for ever even
@@ -38,7 +40,7 @@ from .jobs import Job, JobStatus
 
 logger = logging.getLogger(__name__)
 
-REQUEUED, FAILED = "requeued", "failed"
+REQUEUED, FAILED, RESENT = "requeued", "failed", "resent"
 
 
 def max_attempts() -> int:
@@ -109,18 +111,48 @@ def reap_job(job: Job) -> str | None:
     return REQUEUED
 
 
+def unclaimed(model: type[Job], now: datetime | None = None) -> models.QuerySet:
+    """Queued jobs of ``model`` that no worker has claimed for ``HV_JOB_RESEND_SECONDS`` since
+    they were queued or last sent (``heartbeat_at`` of a queued job: when it was last sent)."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=float(settings.HV_JOB_RESEND_SECONDS))
+    return (
+        model.objects.filter(status=JobStatus.QUEUED)
+        .alias(last_sent=Coalesce("heartbeat_at", "created_at"))
+        .filter(last_sent__lt=cutoff)
+        .order_by("pk")
+    )
+
+
+def resend_job(job: Job) -> str | None:
+    """Send a long-unclaimed queued job's task again. Its message may be gone: on the filesystem
+    broker a worker killed after reading it and before claiming the job took it along. A
+    duplicate delivery is harmless (only a queued job is claimed, once), so this only costs a
+    message; each job is re-sent at most once per ``HV_JOB_RESEND_SECONDS``."""
+    model = type(job)
+    same = model.objects.filter(pk=job.pk, status=JobStatus.QUEUED)
+    same = same.filter(heartbeat_at=job.heartbeat_at) if job.heartbeat_at else same.filter(heartbeat_at__isnull=True)
+    with transaction.atomic():
+        if not same.update(heartbeat_at=timezone.now()):
+            return None  # claimed, ended or re-sent meanwhile
+        logger.warning("%s %s still unclaimed: its task is sent again", model.__name__, job.pk)
+        transaction.on_commit(lambda: jobs.send_or_fail(job.send, lambda message: jobs.fail(job, message)))
+    return RESENT
+
+
 def reap(now: datetime | None = None, limit: int = 100) -> dict[str, int]:
-    """Act on every stale job (at most ``limit`` per model per call). Returns counts."""
-    counts = {REQUEUED: 0, FAILED: 0}
+    """Act on every stale job and re-send every long-unclaimed queued one (at most ``limit``
+    per model and kind per call). Returns counts."""
+    counts = {REQUEUED: 0, FAILED: 0, RESENT: 0}
     for model in job_models():
-        for job in stale(model, now)[:limit]:
-            try:
-                outcome = reap_job(job)
-            except DatabaseError:  # e.g. SQLite busy with a long write: the next round retries
-                logger.warning("could not reap %s %s", model.__name__, job.pk, exc_info=True)
-                continue
-            if outcome:
-                counts[outcome] += 1
+        for finder, act in ((stale, reap_job), (unclaimed, resend_job)):
+            for job in finder(model, now)[:limit]:
+                try:
+                    outcome = act(job)
+                except DatabaseError:  # e.g. SQLite busy with a long write: the next round retries
+                    logger.warning("could not reap %s %s", model.__name__, job.pk, exc_info=True)
+                    continue
+                if outcome:
+                    counts[outcome] += 1
     return counts
 
 

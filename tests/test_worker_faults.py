@@ -144,7 +144,9 @@ def reaped(job, worker=None) -> str:
         counts = reaper.reap()
         job.refresh_from_db()
         if early:
-            assert counts == {reaper.REQUEUED: 0, reaper.FAILED: 0} and job.status == JobStatus.RUNNING
+            assert (
+                counts == {reaper.REQUEUED: 0, reaper.FAILED: 0, reaper.RESENT: 0} and job.status == JobStatus.RUNNING
+            )
             return False
         outcome.extend(k for k, v in counts.items() if v)
         return bool(outcome)
@@ -287,7 +289,7 @@ def test_a_lost_job_with_no_attempts_left_fails_with_the_reason(settings, tmp_pa
     )
     ImportJob.objects.filter(pk=gone.pk).update(heartbeat_at=long_ago)
 
-    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 2}
+    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 2, reaper.RESENT: 0}
     for j in (job, fresh, gone):
         j.refresh_from_db()
     assert job.status == "failed" and job.finished_at is not None
@@ -295,7 +297,7 @@ def test_a_lost_job_with_no_attempts_left_fails_with_the_reason(settings, tmp_pa
     assert "(worker w:1)" in job.report["errors"][0] and "gave up after 2 attempts" in job.report["errors"][0]
     assert gone.status == "failed" and "uploaded file is gone" in gone.report["errors"][0]
     assert fresh.status == "running"  # its lease holds: left alone
-    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 0}
+    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 0, reaper.RESENT: 0}
 
 
 @pytest.mark.django_db
@@ -314,9 +316,29 @@ def test_a_reaped_import_that_fails_leaves_no_staged_upload(settings, tmp_path):
         project=project, data_file=str(folder / "data.jsonl"), data_format="jsonl", status="running", attempts=1
     )
     ImportJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=LEASE_S + 1))
-    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 1}
+    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 1, reaper.RESENT: 0}
     job.refresh_from_db()
     assert job.status == "failed" and not folder.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_job_nobody_claims_is_sent_again_once_per_interval(settings, tmp_path, monkeypatch):
+    """A queued job whose message left with a killed worker (filesystem broker: read, then the
+    worker died before claiming) would wait for ever; after HV_JOB_RESEND_SECONDS its task is
+    sent again, at most once per interval, and a fresh queued job is left alone."""
+    settings.HV_JOB_RESEND_SECONDS = 60
+    project = make_project("cqbench.turing", owner=make_user("owner", researcher=True))
+    sent: list[int] = []
+    monkeypatch.setattr(ImportJob, "send", lambda self: sent.append(self.pk))
+    old = ImportJob.objects.create(project=project, data_file=str(tmp_path / "d.jsonl"), data_format="jsonl")
+    ImportJob.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(seconds=120))
+    new = ImportJob.objects.create(project=project, data_file=str(tmp_path / "e.jsonl"), data_format="jsonl")
+    assert old.status == new.status == "queued"
+    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 0, reaper.RESENT: 1}
+    assert sent == [old.pk]
+    assert reaper.reap()[reaper.RESENT] == 0 and sent == [old.pk]  # not again within the interval
+    old.refresh_from_db()
+    assert old.status == "queued" and old.attempts == 0  # a re-send is no attempt
 
 
 @pytest.mark.django_db
