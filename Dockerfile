@@ -16,8 +16,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-COPY requirements*.txt ./
-RUN pip install -r "$REQUIREMENTS"
+COPY requirements*.txt requirements.lock ./
+# the runtime set from its lock, every file checked against its SHA-256; other sets by their pins
+RUN if [ "$REQUIREMENTS" = requirements.txt ]; then pip install --require-hashes -r requirements.lock; \
+    else pip install -r "$REQUIREMENTS"; fi
 
 COPY . .
 RUN python manage.py collectstatic --noinput -v 0 \

@@ -332,3 +332,28 @@ def test_runtime_requirements_install_without_torch():
                 assert "==" in line, (name, line)
     assert "requirements.txt" in (ROOT / "Dockerfile").read_text()
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_the_runtime_lock_matches_the_pins_and_hashes_every_package():
+    """requirements.lock (scripts/lock, pip-tools) holds exactly requirements.txt's packages at
+    their pinned versions, each with at least one SHA-256, and names no machine-local index."""
+    import re
+
+    def norm(name: str) -> str:
+        return re.sub(r"\[.*\]", "", name).lower().replace("_", "-")
+
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==")
+            pins[norm(name)] = version.strip()
+    text = (ROOT / "requirements.lock").read_text()
+    entries = re.findall(
+        r"^([A-Za-z0-9_.\[\]-]+)==(\S+) \\\n((?:    --hash=sha256:[0-9a-f]{64}(?: \\)?\n)+)", text, re.M
+    )
+    lock = {norm(name): version for name, version, _ in entries}
+    assert lock == pins
+    assert all(hashes.count("--hash=sha256:") >= 1 for _, _, hashes in entries)
+    assert "file://" not in text and "/opt/" not in text and "--find-links" not in text
+    assert "--require-hashes -r requirements.lock" in (ROOT / "Dockerfile").read_text()
