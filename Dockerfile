@@ -16,10 +16,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-COPY requirements*.txt requirements.lock ./
-# the runtime set from its lock, every file checked against its SHA-256; other sets by their pins
-RUN if [ "$REQUIREMENTS" = requirements.txt ]; then pip install --require-hashes -r requirements.lock; \
-    else pip install -r "$REQUIREMENTS"; fi
+COPY requirements*.txt requirements*.lock ./
+# every set from its lock (scripts/lock), each file checked against its SHA-256:
+# requirements.txt -> requirements.lock, requirements-gpu.txt -> requirements-gpu.lock, ...
+RUN LOCK="$(echo "$REQUIREMENTS" | sed 's/\.txt$//').lock" \
+    && if [ "$REQUIREMENTS" = requirements.txt ]; then LOCK=requirements.lock; fi \
+    && pip install --require-hashes --no-deps -r "$LOCK"
 
 COPY . .
 RUN python manage.py collectstatic --noinput -v 0 \

@@ -28,3 +28,33 @@ class ApiToken(models.Model):
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+class Invitation(models.Model):
+    """A one-time link that lets someone make an account (a username and password of their own)
+    and join one project as an annotator, with profile attributes the researcher set and those
+    the link asks for (``ask``: ``[{"attribute": "nationality", "choices": ["China", ...]}]``,
+    no choices = free text). Like an API token, the link's secret is shown once and only its
+    SHA-256 is kept; it expires, and it is spent by the account it made."""
+
+    project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="invitations")
+    label = models.CharField(max_length=100, blank=True, help_text="who it is for (shown to researchers only)")
+    token_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the link's secret")
+    attributes = models.JSONField(default=dict, blank=True, help_text="profile attributes set by the researcher")
+    ask = models.JSONField(default=list, blank=True, help_text="profile attributes the invitee enters")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation {self.pk} to project {self.project_id}"

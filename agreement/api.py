@@ -84,15 +84,7 @@ class AgreementReportView(APIView):
         project = managed_project_or_403(request.user, project_id)
         q = request.query_params
         # a bad parameter is a DomainError: core.api.exception_handler answers 400 with why
-        params = ReportParams.parse(
-            field=q.get("field"),
-            by=q.get("by"),
-            bootstrap=q.get("bootstrap"),
-            seed=q.get("seed"),
-            epsilon=q.get("epsilon"),
-            half_width=q.get("half_width"),
-            joint=q.get("joint"),
-        )
+        params = ReportParams.from_query(q)
         answer = services.report_for(project=project, params=params, user=request.user)
         body, code = _body(answer)
         headers = {}

@@ -11,7 +11,9 @@ Fields, from the project's current rubric:
 - ``choice`` answers: nominal labels (the option value as text).
 - ``pairwise`` answers: the *item field* the rater picked (or ``"tie"``), resolved through the
   assignment's presentation order, so "left"/"right" never leak into the statistics.
-- ``checklist``: one binary field per flag, ``flags:<value>`` = 1 if ticked, else 0.
+- ``checklist``: one binary field per flag, ``flags:<value>`` = 1 if ticked, else 0. A model
+  judge rates only the flags and questions it decides (:mod:`judges.decides`): the others, and
+  the derived fields that read them, are missing for it, never 0.
 - repeated questions (one answer per element of a list field): one field per element,
   ``<id>[<n>]`` (1-based), **and** a pooled field ``<id>[*]`` whose unit is the
   (item, element) pair: its ``item`` column is ``"<item>#<n>"``, so coefficients pool all
@@ -27,7 +29,9 @@ and the acceptance policy share, with ``exact=True``: a combined (ensemble / mea
 judge counts with its exact mean scores, where the exports hold its stored, rounded answer.
 
 Only submitted annotations of regular assignments count (one per item and rater: repeats,
-gold and attention assignments would otherwise give duplicate ratings).
+gold and attention assignments would otherwise give duplicate ratings), and never those of a
+judge the researcher hid (``JudgeConfig.hidden``): every report, validation table, policy and
+export reads :func:`submitted_annotations`, so a hidden judge leaves them all at once.
 """
 
 from __future__ import annotations
@@ -43,18 +47,36 @@ from annotation.answers import flatten_answers
 from annotation.models import Annotation, Assignment, Item, Project, Rater
 from annotation.rubric import Question, Rubric
 from benchmarks.base import STRATA_KEYS
+from judges.decides import rater_decides
 
 CHUNK = 5_000
 RESERVED = {"item", "rater", "rater_kind", "field", "value", "external_id", "item_pk", "element"}
 POOLED_SUFFIX = "[*]"
 
 
+def hidden_rater_ids(project: Project) -> list[int]:
+    """The model raters of the project's hidden judges: kept, but read by no report or export."""
+    return list(
+        Rater.objects.filter(judge_config__project=project, judge_config__hidden=True).values_list("id", flat=True)
+    )
+
+
 def submitted_annotations(project: Project) -> QuerySet[Annotation]:
-    return Annotation.objects.filter(
+    qs = Annotation.objects.filter(
         item__project=project,
         assignment__status=Assignment.Status.SUBMITTED,
         assignment__purpose=Assignment.Purpose.REGULAR,
     )
+    hidden = hidden_rater_ids(project)
+    return qs.exclude(rater_id__in=hidden) if hidden else qs
+
+
+def project_raters(project: Project) -> QuerySet[Rater]:
+    """Every rater with an annotation in the project but the hidden judges' (one list, so the
+    frame, the profiles and the slot order name raters alike)."""
+    qs = Rater.objects.filter(annotations__item__project=project).distinct()
+    hidden = hidden_rater_ids(project)
+    return qs.exclude(pk__in=hidden) if hidden else qs
 
 
 def annotation_count(project: Project) -> int:
@@ -124,20 +146,22 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         for k in meta:
             meta_keys.setdefault(k, None)
 
-    raters = list(
-        Rater.objects.filter(annotations__item__project=project)
-        .distinct()
-        .values_list("id", "name", "kind", "parameters")
-    )
-    # A classifier judge ticks only some checklist flags (``decides``); the flags it never
-    # decides are not its "no" and stay out of its ratings.
-    decides_of = {rid: (params or {}).get("decides") for rid, _, _, params in raters}
-    raters = [(rid, name, kind) for rid, name, kind, _ in raters]
+    raters = list(project_raters(project).values_list("id", "name", "kind", "parameters", "backend"))
+    # A judge decides only its questions and, of a checklist, the flags it assesses (the Table 3
+    # classifiers, the CLIP / SSIM filter: judges/decides.py); what it does not decide is missing
+    # for it, not its "no": left out of its ratings, with the derived fields that read it.
+    preset = project.preset
+    decides_of = {
+        rid: rater_decides(kind=kind, backend=backend or "", parameters=params, preset=preset)
+        for rid, _, kind, params, backend in raters
+    }
+    raters = [(rid, name, kind) for rid, name, kind, _, _ in raters]
     rater_list = sorted(set(raters), key=lambda r: (r[2] != "human", r[1], r[0]))
     rater_pos = {rid: k for k, (rid, _, _) in enumerate(rater_list)}
     rater_name = unique_rater_names(rater_list)
     rater_kind = [kind for _, _, kind in rater_list]
-    rater_decides = [decides_of.get(rid) for rid, _, _ in rater_list]
+    rater_decides_list = [decides_of.get(rid) for rid, _, _ in rater_list]
+    rater_undecided = [d.undecided(rubric) if d is not None else frozenset() for d in rater_decides_list]
 
     fields: dict[str, int] = {}
     col_item: list[int] = []
@@ -159,8 +183,8 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     def emit(ip: int, rp: int, fid: str, q: Question, v: Any, elem: int) -> None:
         if q.type == "checklist":
             ticked = set(v or [])
-            decides = rater_decides[rp]
-            options = decides.get(q.id, []) if isinstance(decides, dict) else q.option_values()
+            decides = rater_decides_list[rp]
+            options = decides.options(q) if decides is not None else q.option_values()
             for opt in options:
                 add(ip, rp, f"{fid}:{opt}", elem, 1 if opt in ticked else 0)
         elif v is not None and not isinstance(v, bool):
@@ -184,7 +208,10 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
         cells = flatten_answers(
             rubric, row[2], row[3], row[4] if has_pairwise else None, exact=True, text=False, missing=True
         )
+        undecided = rater_undecided[rp]
         for fname, n, v, src in cells:
+            if undecided and (src.id if src is not None else fname) in undecided:
+                continue  # a question, derived field or verdict this judge does not decide
             if src.__class__ is Question:
                 if n is not None:  # one element of a repeated question: its own field and the pooled one
                     emit(ip, rp, fname, src, v, n)
@@ -228,11 +255,7 @@ def unique_rater_names(rater_list: list[tuple[int, str, str]]) -> list[str]:
 def rater_profiles(project: Project) -> dict[str, dict[str, Any]]:
     """Frame rater name -> ``{"kind", "attributes", "backend"}`` of every rater with an
     annotation in the project (the names :func:`ratings_frame` gives them)."""
-    rows = list(
-        Rater.objects.filter(annotations__item__project=project)
-        .distinct()
-        .values_list("id", "name", "kind", "attributes", "backend")
-    )
+    rows = list(project_raters(project).values_list("id", "name", "kind", "attributes", "backend"))
     rows.sort(key=lambda r: (r[2] != "human", r[1], r[0]))
     names = unique_rater_names([(r[0], r[1], r[2]) for r in rows])
     return {
@@ -245,7 +268,7 @@ def assignment_order(project: Project) -> dict[tuple[int, str], int]:
     the order in which the item's raters were assigned, from which the validation tables derive
     the slot each rating filled (first, second, ... rater of the item; see
     ``agreement.stats.validation.ValidationInput.by_slot``). Read at report time, not stored."""
-    rows = list(Rater.objects.filter(annotations__item__project=project).distinct().values_list("id", "name", "kind"))
+    rows = list(project_raters(project).values_list("id", "name", "kind"))
     rows.sort(key=lambda r: (r[2] != "human", r[1], r[0]))
     name_of = dict(zip((r[0] for r in rows), unique_rater_names(rows), strict=True))
     return {

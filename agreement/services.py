@@ -92,6 +92,12 @@ class ReportParams:
             joint=str(joint).lower() in ("1", "true", "on", "yes"),
         )
 
+    @classmethod
+    def from_query(cls, q: Any) -> ReportParams:
+        """:meth:`parse` of a request's query string (the page and the API read the same keys)."""
+        keys = ("field", "by", "bootstrap", "seed", "epsilon", "half_width", "joint")
+        return cls.parse(**{k: q.get(k) for k in keys})
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 

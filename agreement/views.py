@@ -49,15 +49,7 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
     q = request.GET
     ctx: dict[str, Any] = {"project": project, "q": q, "epsilon_guidance": EPSILON_GUIDANCE}
     try:
-        params = ReportParams.parse(
-            field=q.get("field"),
-            by=q.get("by"),
-            bootstrap=q.get("bootstrap"),
-            seed=q.get("seed"),
-            epsilon=q.get("epsilon"),
-            half_width=q.get("half_width"),
-            joint=q.get("joint"),
-        )
+        params = ReportParams.from_query(q)
         ctx["params"] = params
         answer = services.report_for(project=project, params=params, user=request.user)
     except DomainError as exc:
@@ -336,14 +328,24 @@ def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: Okabe-Ito blue and orange, the ends of the diverging heatmap scale: told apart with every
+#: common colour-vision deficiency (a red-green scale is one colour to 1 in 12 men), and light
+#: enough at full strength (:data:`HEAT_STRENGTH`) for the dark numbers printed on them.
+HEAT_POSITIVE = (0, 114, 178)  # #0072B2
+HEAT_NEGATIVE = (230, 159, 0)  # #E69F00
+HEAT_STRENGTH = 0.65
+HEAT_MISSING = "#f2f2f2"
+
+
 def _colour(v: float | None) -> str:
-    """Diverging background: red (-1) - white (0) - green (+1)."""
+    """Diverging background: orange (-1) - white (0) - blue (+1), as an ``rgb()`` colour."""
     if v is None or not math.isfinite(v):
-        return "#f2f2f2"
+        return HEAT_MISSING
     v = max(-1.0, min(1.0, v))
-    if v >= 0:
-        return f"hsl(140, 55%, {round(97 - 45 * v)}%)"
-    return f"hsl(5, 70%, {round(97 - 40 * -v)}%)"
+    end = HEAT_POSITIVE if v >= 0 else HEAT_NEGATIVE
+    t = HEAT_STRENGTH * abs(v)
+    r, g, b = (round(255 + (c - 255) * t) for c in end)
+    return f"rgb({r}, {g}, {b})"
 
 
 def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
@@ -355,7 +357,8 @@ def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
             v = mat[i][k] if i < len(mat) and k < len(mat[i]) else None
             cells.append({"value": "1" if i == k else _fmt(v, 2), "bg": _colour(1.0 if i == k else v)})
         rows.append({"rater": a, "cells": cells})
-    return {"metric": LABELS.get(metric, metric), "raters": names, "rows": rows}
+    legend = [(f"{v:+g}" if v else "0", _colour(v)) for v in (-1.0, -0.5, 0.0, 0.5, 1.0)]
+    return {"metric": LABELS.get(metric, metric), "raters": names, "rows": rows, "legend": legend}
 
 
 def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> dict[str, Any]:
@@ -398,8 +401,28 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
     }
 
 
+#: the scatter's points: Okabe-Ito blue, the same on every colour vision
+SCATTER_FILL = "#0072B2"
+#: width of one character of the scatter's 11 px axis labels, to fit them (a generous estimate)
+LABEL_CHAR_PX = 6.5
+
+
+def _fit(text: str, px: float, char_px: float = LABEL_CHAR_PX) -> str:
+    """``text`` cut to what fits in ``px`` pixels, ending in an ellipsis when cut."""
+    most = max(int(px // char_px), 4)
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _axis_label(text: str, attrs: str, px: float) -> str:
+    """An axis label cut to ``px`` (it must not run into the ticks or off the chart); the whole
+    text stays in its ``<title>`` (a tooltip and what screen readers read)."""
+    return f"<text {attrs}><title>{escape(text)}</title>{escape(_fit(text, px))}</text>"
+
+
 def _scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int = 36) -> str:
-    """Judge value (y) against the mean human (x); circle area proportional to the item count."""
+    """Judge value (y) against the mean human (x); circle area proportional to the item count.
+    The y axis label sits left of the tick labels with room for five characters of ticks
+    (``-0.75``), so the two never overlap; long axis labels are cut to the chart's size."""
     if not sc or not sc.get("points"):
         return ""
     pts = sc["points"]
@@ -408,9 +431,10 @@ def _scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int
     if hi == lo:
         hi = lo + 1
     nmax = max(p["n"] for p in pts)
+    left = pad + 14  # the rotated y label (x <= 16) + five tick characters at 10 px + a gap
 
     def sx(v: float) -> float:
-        return pad + (v - lo) / (hi - lo) * (w - 1.5 * pad)
+        return left + (v - lo) / (hi - lo) * (w - left - pad / 2)
 
     def sy(v: float) -> float:
         return h - pad - (v - lo) / (hi - lo) * (h - 1.5 * pad)
@@ -425,24 +449,28 @@ def _scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int
             f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" stroke="#bbb" '
             f'stroke-dasharray="4 3"/>'
         ),
-        f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad / 2}" y2="{h - pad}" stroke="#333"/>',
-        f'<line x1="{pad}" y1="{h - pad}" x2="{pad}" y2="{pad / 2}" stroke="#333"/>',
+        f'<line x1="{left}" y1="{h - pad}" x2="{w - pad / 2}" y2="{h - pad}" stroke="#333"/>',
+        f'<line x1="{left}" y1="{h - pad}" x2="{left}" y2="{pad / 2}" stroke="#333"/>',
     ]
     for v in sorted({round(lo, 2), round((lo + hi) / 2, 2), round(hi, 2)}):
         parts.append(f'<text x="{sx(v):.1f}" y="{h - pad + 14}" font-size="10" text-anchor="middle">{v:g}</text>')
-        parts.append(f'<text x="{pad - 4}" y="{sy(v) + 3:.1f}" font-size="10" text-anchor="end">{v:g}</text>')
+        parts.append(f'<text x="{left - 4}" y="{sy(v) + 3:.1f}" font-size="10" text-anchor="end">{v:g}</text>')
     for p in pts:
         r = 2 + 10 * math.sqrt(p["n"] / nmax)
         parts.append(
-            f'<circle cx="{sx(p["x"]):.1f}" cy="{sy(p["y"]):.1f}" r="{r:.1f}" fill="#1f6feb" '
-            f'fill-opacity="0.45"><title>mean human {p["x"]:g}, judge {p["y"]:g}: {p["n"]} items</title>'
+            f'<circle cx="{sx(p["x"]):.1f}" cy="{sy(p["y"]):.1f}" r="{r:.1f}" fill="{SCATTER_FILL}" '
+            f'fill-opacity="0.5"><title>mean human {p["x"]:g}, judge {p["y"]:g}: {p["n"]} items</title>'
             f"</circle>"
         )
-    parts.append(f'<text x="{w / 2}" y="{h - 4}" font-size="11" text-anchor="middle">{escape(sc["x_label"])}</text>')
+    parts.append(_axis_label(str(sc["x_label"]), f'x="{w / 2}" y="{h - 4}" font-size="11" text-anchor="middle"', w - 8))
     parts.append(
-        f'<text x="10" y="{h / 2}" font-size="11" text-anchor="middle" '
-        f'transform="rotate(-90 10 {h / 2})">{escape(sc["y_label"])}</text></svg>'
+        _axis_label(
+            str(sc["y_label"]),
+            f'x="10" y="{h / 2}" font-size="11" text-anchor="middle" transform="rotate(-90 10 {h / 2})"',
+            h - 1.5 * pad,
+        )
     )
+    parts.append("</svg>")
     return mark_safe("".join(parts))
 
 

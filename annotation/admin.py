@@ -4,6 +4,7 @@ from benchmarks.base import STRATA_KEYS
 
 from .models import (
     Annotation,
+    AnnotationRevision,
     Asset,
     Assignment,
     AssignmentPlan,
@@ -117,6 +118,35 @@ class CrowdParticipantAdmin(admin.ModelAdmin):
     raw_id_fields = ("rater",)
 
 
+class _ReadOnly:
+    """Nothing added, changed or deleted from the admin: answers and their history are the
+    annotators' own (``annotation.annotating``, ``annotation.history``)."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class AnnotationRevisionInline(_ReadOnly, admin.TabularInline):
+    model = AnnotationRevision
+    extra = 0
+    fields = ("revision", "answers", "rubric_version", "duration_ms", "answered_at", "edited_at", "edited_by")
+    readonly_fields = fields
+
+
+@admin.register(AnnotationRevision)
+class AnnotationRevisionAdmin(_ReadOnly, admin.ModelAdmin):
+    """The answers edits replaced, read-only."""
+
+    list_display = ("id", "annotation", "revision", "duration_ms", "answered_at", "edited_at", "edited_by")
+    raw_id_fields = ("annotation", "edited_by")
+
+
 @admin.register(Annotation)
 class AnnotationAdmin(admin.ModelAdmin):
     """Read-only: an answer is the annotator's, validated against the rubric when submitted
@@ -124,6 +154,7 @@ class AnnotationAdmin(admin.ModelAdmin):
 
     list_display = ("id", "item", "rater", "rubric_version", "revision", "updated_at")
     raw_id_fields = ("assignment", "item", "rater")
+    inlines = [AnnotationRevisionInline]
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False

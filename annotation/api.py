@@ -19,7 +19,7 @@ from benchmarks.base import STRATA_KEYS
 from benchmarks.registry import PRESETS
 from studies.next_item import next_assignment
 
-from . import annotating, importing, projects, selectors
+from . import annotating, browse, importing, projects, selectors
 from .access import annotator_project_or_404, as_id, managed_project_or_403
 from .models import Assignment, ImportJob, Item, Project
 from .presentation import annotator_item_payload, item_render_context
@@ -44,9 +44,23 @@ class ItemSerializer(serializers.ModelSerializer):
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
+    percent = serializers.IntegerField(
+        read_only=True, help_text="how far the import is, 0-100 (while it runs, the report holds its progress)"
+    )
+
     class Meta:
         model = ImportJob
-        fields = ["id", "project", "status", "original_name", "data_format", "report", "created_at", "finished_at"]
+        fields = [
+            "id",
+            "project",
+            "status",
+            "percent",
+            "original_name",
+            "data_format",
+            "report",
+            "created_at",
+            "finished_at",
+        ]
 
 
 class ImportUploadSerializer(serializers.Serializer):
@@ -65,6 +79,13 @@ class AssignmentListSerializer(serializers.ModelSerializer):
 class AnswerSerializer(serializers.Serializer):
     answers = serializers.DictField(help_text="question id -> answer, as the rubric schema defines")
     duration_ms = serializers.IntegerField(required=False, min_value=0)
+    locale = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=20,
+        help_text="the wording the rubric was shown in: 'en' (the paper's, canonical) or a key of the rubric's "
+        "translations; stored with the answer",
+    )
 
 
 class SkipSerializer(serializers.Serializer):
@@ -107,11 +128,21 @@ class ProjectViewSet(
             show_model_hints=data.get("show_model_hints"),
         )
 
-    @extend_schema(responses=ItemSerializer(many=True))
+    @extend_schema(
+        responses=ItemSerializer(many=True),
+        parameters=[
+            OpenApiParameter("q", str, description="text in the external id or the item's text fields"),
+            OpenApiParameter("stratum", str, description="key=value over strata columns or meta keys"),
+            OpenApiParameter("status", str, enum=list(browse.ITEM_STATUSES), description="work status"),
+            OpenApiParameter("decision", str, enum=list(browse.DECISIONS), description="curation decision"),
+            OpenApiParameter("sample", str, description="in (any design sample), out (none) or a sample id"),
+        ],
+    )
     @action(detail=True, methods=["get"])
     def items(self, request: Request, pk: str | None = None) -> Response:
+        """The project's items, filtered as on the item browser page (all filters optional)."""
         project = self._managed()
-        qs = Item.objects.filter(project=project).order_by("id")
+        qs = browse.browse_items(project, browse.ItemFilters.from_query(request.query_params, project))
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(ItemSerializer(page, many=True).data)
 
@@ -227,6 +258,7 @@ class AssignmentViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             duration_ms=body.validated_data.get("duration_ms"),
             edit=edit,
             loaded=assignment,
+            locale=body.validated_data.get("locale", ""),
         )
         nxt = next_assignment(rater=assignment.rater, project=assignment.project)
         return Response(

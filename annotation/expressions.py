@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
 
@@ -146,6 +147,49 @@ class Expression:
                 self._check(a)
         else:
             raise ExpressionError(f"{type(node).__name__} is not allowed in an expression")
+
+    def option_reads(self, name: str) -> frozenset[str] | None:
+        """The options of the list answer ``name`` (a checklist) this expression reads, when it
+        reads ``name`` only as ``count(name, '<option>')``; None when it reads the list any other
+        way (``len(name)``, ``name == [...]``), i.e. as a whole. Lets a reader tell whether a
+        derived field depends only on some flags (``judges.decides``)."""
+        options: set[str] = set()
+        whole = False
+
+        def walk(node: ast.AST) -> None:
+            nonlocal whole
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "count"
+                and len(node.args) == 2
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == name
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
+                options.add(node.args[1].value)
+                return
+            if isinstance(node, ast.Name) and node.id == name:
+                whole = True
+                return
+            for child in ast.iter_child_nodes(node):
+                walk(child)
+
+        walk(self._tree)
+        return None if whole else frozenset(options)
+
+    def reads_undecided(self, undecided: AbstractSet[str], partial: Mapping[str, AbstractSet[str]]) -> bool:
+        """Whether this expression reads a name in ``undecided``, or a list in ``partial``
+        (checklist -> the flags decided) other than through ``count`` of decided flags: whether
+        its value, for a judge deciding only part of a rubric, is not that judge's decision."""
+        if self.names & undecided:
+            return True
+        for name in self.names & partial.keys():
+            read = self.option_reads(name)
+            if read is None or not read <= partial[name]:
+                return True
+        return False
 
     def evaluate(self, context: Mapping[str, Any]) -> Any:
         try:

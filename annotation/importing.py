@@ -21,6 +21,7 @@ import io
 import json
 import secrets
 import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS, Preset
 from core import jobs
 from core.errors import DomainError
+from core.progress import ProgressWriter
 from core.values import MAX_DEPTH, value_problem
 
 from .assets import (
@@ -45,6 +47,7 @@ from .assets import (
     ZipImages,
     check_image,
     media_path,
+    safe_relative,
     write_atomic,
 )
 from .assigning import assign_new_items, uses_default_assignment
@@ -54,6 +57,12 @@ from .models import Asset, ImportJob, Item, Project
 
 MAX_REPORTED_ERRORS = 200
 BATCH = 2000
+#: how the bar of an import is shared between its two passes (checking takes the images)
+CHECK_SHARE = 0.6
+#: progress is reported at most this often (seconds): a clock read per line, a report per tick
+PROGRESS_TICK = 0.1
+#: ``progress(fraction, phase)``: fraction done (0..1) and "checking" or "writing"
+Progress = Callable[[float, str], None]
 #: an image field of a revised item may name an image already stored in the project
 SHA_PREFIX = "sha256:"
 #: keys of the revision export that a re-import ignores
@@ -163,13 +172,16 @@ def import_items(
     images: Path | None = None,
     revisions: bool = False,
     before_commit: Callable[[ImportReport], None] | None = None,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Import items from JSONL or CSV (plus images from a folder or zip), all or nothing.
 
     With ``revisions`` the records are new versions of items already in the project (see the
     module docstring). The report says what was written, or every problem by line number.
     ``before_commit(report)`` runs inside the write transaction (a job records "done" there, so
-    rows and outcome commit together; it raises to roll the rows back).
+    rows and outcome commit together; it raises to roll the rows back). ``progress(fraction,
+    phase)`` is told how far the import is: the share of the file checked, then of the rows
+    written (:data:`CHECK_SHARE`); it must be cheap, it is called from the loops.
 
     A file (``data`` as a Path) is streamed, never held in memory: a first pass checks every
     line and keeps only ids and line numbers; once nothing is wrong, a second pass reads the
@@ -181,14 +193,21 @@ def import_items(
     except (DomainError, ImageProblem) as exc:
         return ImportReport(ok=False, errors=[str(getattr(exc, "message", exc))])
 
+    opened: list[io.TextIOBase] = []
+
     def records() -> Iterator[tuple[int, Any, str | None]]:
         with _open_text(data) as stream:
+            opened[:] = [stream]
             yield from read_jsonl(stream) if data_format == "jsonl" else read_csv(stream, project.preset)
 
-    batch = _Batch(project=project, revisions=revisions, records=records)
+    ticker = _Ticker(progress)
+    size = _size_of(data)
+    batch = _Batch(project=project, revisions=revisions, records=records, ticker=ticker)
     try:
         for line_no, record, problem in records():
             batch.report.lines_read += 1
+            if ticker.due():
+                ticker.report(CHECK_SHARE * _read_fraction(opened[0], size), "checking")
             if problem:
                 batch.fail(line_no, problem)
                 continue
@@ -233,6 +252,43 @@ def _first_bad_byte(data: bytes | str | Path) -> int:
     return consumed
 
 
+def _size_of(data: bytes | str | Path) -> int:
+    if isinstance(data, Path):
+        return data.stat().st_size
+    return len(data)
+
+
+def _read_fraction(stream: io.TextIOBase, size: int) -> float:
+    """How much of the data the stream has read: its byte position (read ahead by a buffer, which
+    is fine for a bar) over the size."""
+    if size <= 0:
+        return 1.0
+    position = stream.buffer.tell() if isinstance(stream, io.TextIOWrapper) else stream.tell()
+    return min(position / size, 1.0)
+
+
+class _Ticker:
+    """Says when progress is due (at most every :data:`PROGRESS_TICK` seconds), so that the
+    fraction, which may cost a system call, is computed only then."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.last = 0.0
+
+    def due(self) -> bool:
+        if self.progress is None:
+            return False
+        now = time.monotonic()
+        if now - self.last < PROGRESS_TICK:
+            return False
+        self.last = now
+        return True
+
+    def report(self, fraction: float, phase: str) -> None:
+        if self.progress is not None:
+            self.progress(fraction, phase)
+
+
 @dataclass(slots=True)
 class _Pending:
     """What the write needs of a checked line besides its content (read again from the file)."""
@@ -259,6 +315,7 @@ class _Batch:
     reused: dict[str, tuple[str, int]] = field(default_factory=dict)  # "sha256:<hex>" -> (hex, first line)
     stored: dict[str, int] = field(default_factory=dict)  # reused hex -> Asset id
     latest: dict[str, tuple[int, int]] = field(default_factory=dict)  # revised id -> (version, item pk)
+    ticker: _Ticker = field(default_factory=lambda: _Ticker(None))
 
     def fail(self, line: int, message: str) -> None:
         if len(self.errors) < MAX_REPORTED_ERRORS:
@@ -354,6 +411,35 @@ class _Batch:
     def _sha(self, ref: str) -> str:
         return self.reused[ref][0] if ref in self.reused else self.checked_images[ref].sha256
 
+    def _parent_image_names(self) -> dict[str, dict[str, str]]:
+        """Revised item id -> {sha256: original file name} of the version it revises, for the
+        images a revision reuses as ``sha256:<hex>`` (they keep the name they were imported under)."""
+        parents = {self.latest[p.external_id][1]: p.external_id for p in self.pending if self._reuses(p)}
+        out: dict[str, dict[str, str]] = {}
+        pks = list(parents)
+        for start in range(0, len(pks), 5000):
+            for pk, data, names in Item.objects.filter(id__in=pks[start : start + 5000]).values_list(
+                "id", "data", "image_names"
+            ):
+                out[parents[pk]] = {(data or {}).get(f): n for f, n in (names or {}).items() if (data or {}).get(f)}
+        return out
+
+    def _reuses(self, p: _Pending) -> bool:
+        return self.revisions and any(ref in self.reused for ref in (p.image_refs or {}).values())
+
+    def _image_names(self, p: _Pending, inherited: dict[str, dict[str, str]]) -> str | None:
+        """The ``image_names`` cell of a pending item: field -> the path its data file gave
+        (normalised as it was read: forward slashes), or the name a reused image had."""
+        names = {}
+        for field_name, ref in (p.image_refs or {}).items():
+            if ref in self.reused:
+                name = inherited.get(p.external_id, {}).get(self.reused[ref][0])
+            else:
+                name = str(safe_relative(ref))
+            if name:
+                names[field_name] = name
+        return json.dumps(names) if names else None
+
     def _insert_items(self, asset_ids: dict[str, int]) -> list[int]:
         item_ids = reserve_ids(Item, len(self.pending))
         now = timezone.now()
@@ -368,16 +454,31 @@ class _Batch:
         def checked_again() -> Iterator[tuple[_Pending, CheckedRecord]]:
             """The second pass: every line passed the first, so each lines up with its pending entry."""
             pending = iter(self.pending)
-            for line_no, record, problem in self.records():
+            total = max(len(self.pending), 1)
+            for done, (line_no, record, problem) in enumerate(self.records()):
+                if self.ticker.due():
+                    self.ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * done / total, "writing")
                 p = next(pending, None)
                 checked = self._checked(record)
                 if p is None or problem or checked.errors or p.line_no != line_no:  # the file changed under us
                     raise DomainError(f"line {line_no} changed while it was imported; nothing was written")
                 yield p, checked
 
+        inherited = self._parent_image_names()
         insert_rows(
             Item,
-            ["id", "project", "external_id", "version", "parent", "data", "meta", *STRATA_KEYS, "created_at"],
+            [
+                "id",
+                "project",
+                "external_id",
+                "version",
+                "parent",
+                "data",
+                "meta",
+                *STRATA_KEYS,
+                "image_names",
+                "created_at",
+            ],
             (
                 (
                     item_id,
@@ -387,6 +488,7 @@ class _Batch:
                     dumps({**checked.data, **{f: self._sha(ref) for f, ref in (p.image_refs or {}).items()}}),
                     dumps(checked.meta),
                     *(checked.strata.get(k, "") for k in STRATA_KEYS),
+                    self._image_names(p, inherited),
                     now,
                 )
                 for item_id, (p, checked) in zip(item_ids, checked_again(), strict=True)
@@ -427,21 +529,29 @@ def store_assets(checked: dict[str, CheckedImage], report: ImportReport, written
     return dict(Asset.objects.filter(sha256__in=list(by_sha)).values_list("sha256", "id"))
 
 
+def progress_report(fraction: float, phase: str) -> dict[str, Any]:
+    """The columns of a running import that say how far it is (its report until it ends)."""
+    return {"report": {"progress": round(fraction, 4), "phase": phase}}
+
+
 def run_import_job(*, job: ImportJob) -> ImportJob:
     """Run a stored import request (from the web, the API or a worker) and keep its report.
     Once the job has ended (done or failed) its staged upload is deleted: nothing reads it again
     (images are copied into content-addressed files, the report is in the row)."""
 
     def work(job: ImportJob) -> dict[str, Any]:
-        report = import_items(
-            project=job.project,
-            data=Path(job.data_file),
-            data_format=job.data_format,
-            images=Path(job.images_path) if job.images_path else None,
-            # rows and "done" in one commit: a worker killed before it wrote nothing (the reaper
-            # runs the job again from the staged file), one whose job was handed on writes nothing
-            before_commit=lambda report: jobs.finish_claimed(job, report=report.as_dict()),
-        )
+        # while it runs, the job's report is its progress (the page's bar); the outcome replaces it
+        with ProgressWriter(ImportJob, job.pk, attempt=job.attempts, fields=progress_report) as writer:
+            report = import_items(
+                project=job.project,
+                data=Path(job.data_file),
+                data_format=job.data_format,
+                images=Path(job.images_path) if job.images_path else None,
+                # rows and "done" in one commit: a worker killed before it wrote nothing (the reaper
+                # runs the job again from the staged file), one whose job was handed on writes nothing
+                before_commit=lambda report: jobs.finish_claimed(job, report=report.as_dict()),
+                progress=writer.set,
+            )
         if not report.ok:
             raise jobs.Refused("the file was refused", fields={"report": report.as_dict()})
         return {"report": report.as_dict()}

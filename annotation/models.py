@@ -11,6 +11,7 @@ import os
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from benchmarks.base import Preset
 from benchmarks.registry import get_preset
@@ -84,8 +85,8 @@ class Project(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        RESEARCHER = "researcher", "Researcher"
-        ANNOTATOR = "annotator", "Annotator"
+        RESEARCHER = "researcher", _("Researcher")
+        ANNOTATOR = "annotator", _("Annotator")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
@@ -140,6 +141,10 @@ class Item(models.Model):
     category = models.CharField(max_length=100, blank=True)
     dimension = models.CharField(max_length=100, blank=True)
     meta = models.JSONField(default=dict, blank=True)
+    # image field -> the file name it was imported under (the path the data file gave): ``data``
+    # holds the content hash, which is how images are stored; exports name the files by this.
+    # Nullable, so rows written without it (older imports, raw inserts) read as "no names".
+    image_names = models.JSONField(null=True, blank=True)
     assets = models.ManyToManyField(Asset, related_name="items", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -195,11 +200,12 @@ class Assignment(models.Model):
     create these rows; nothing is handed out as "whatever is unlabelled next"."""
 
     class Status(models.TextChoices):
-        ASSIGNED = "assigned", "Assigned"
-        IN_PROGRESS = "in_progress", "In progress"
-        SUBMITTED = "submitted", "Submitted"
-        SKIPPED = "skipped", "Skipped"
-        EXPIRED = "expired", "Expired"
+        # labels in the UI's language: the annotator's queue shows them
+        ASSIGNED = "assigned", _("Assigned")
+        IN_PROGRESS = "in_progress", _("In progress")
+        SUBMITTED = "submitted", _("Submitted")
+        SKIPPED = "skipped", _("Skipped")
+        EXPIRED = "expired", _("Expired")
 
     class Purpose(models.TextChoices):
         REGULAR = "regular", "Regular"
@@ -258,9 +264,40 @@ class Annotation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     revision = models.PositiveIntegerField(default=1, help_text="incremented each time the rater edits")
+    # The wording the rubric was shown in when answered (last edit): "en" the paper's canonical
+    # wording, else one of the rubric's translations; "" when not known (stored before, or an
+    # API client that did not say).
+    locale = models.CharField(max_length=20, blank=True, default="")
 
     class Meta:
         indexes = [models.Index(fields=["item", "rater"], name="annotation_item_rater_idx")]
+
+
+class AnnotationRevision(models.Model):
+    """An answer an edit replaced: the annotation as it stood before the edit (answers, derived
+    fields, rubric version, revision number and time on task), kept so an edited rating's history
+    is never lost. Written in the edit's transaction (``annotation.history``); never changed."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="history")
+    revision = models.PositiveIntegerField(help_text="the annotation's revision number these answers had")
+    answers = models.JSONField()
+    derived = models.JSONField(default=dict)
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="+")
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    answered_at = models.DateTimeField(help_text="when these answers were given")
+    edited_at = models.DateTimeField(help_text="when an edit replaced them")
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "revision"], name="uniq_annotation_revision"),
+        ]
+        ordering = ["annotation_id", "revision"]
+
+    def __str__(self) -> str:
+        return f"annotation {self.annotation_id} r{self.revision}"
 
 
 class ImportJob(Job):
@@ -285,6 +322,21 @@ class ImportJob(Job):
     def failure_fields(self, message: str) -> dict:
         # an import's outcome is its report: a refused import lists why there
         return {"report": {"ok": False, "errors": [message], "items_created": 0}}
+
+    def running_fields(self) -> dict:
+        # while it runs, the report holds its progress (annotation.importing.progress_report);
+        # a restarted import starts from nothing again
+        return {"report": {"progress": 0.0, "phase": "checking"}}
+
+    @property
+    def percent(self) -> int:
+        """How far the import is, 0-100: 100 once it ended, else what its report says so far."""
+        if not self.is_pending:
+            return 100
+        try:
+            return round(100 * min(max(float((self.report or {}).get("progress", 0.0)), 0.0), 1.0))
+        except (TypeError, ValueError):
+            return 0
 
     def resume_blocker(self) -> str | None:
         # the import writes its rows and "done" in one transaction, so a killed one wrote

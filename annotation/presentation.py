@@ -1,22 +1,43 @@
 """The one form renderer: turns (preset item schema, rubric, item, assignment presentation,
-answers) into plain view data that ``templates/annotation/_form.html`` shows for every preset.
+answers) into plain view data that ``templates/annotation/annotate.html`` shows for every preset.
 Everything here is data; escaping is the template's job (autoescape is on)."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext_lazy
 
 from benchmarks.base import STRATA_KEYS
 
 from .models import Assignment, Item, Project
 from .rubric import Question, Rubric, fill_prompt, pair_order
 
+_HASH = re.compile(r"[0-9a-f]{64}")
+#: a pairwise question's sides and options are the form's words, not rubric text: the UI's language
+PAIR_WORDS = {
+    "left": pgettext_lazy("pairwise side", "Left"),
+    "right": pgettext_lazy("pairwise side", "Right"),
+    "tie": pgettext_lazy("pairwise side", "Tie"),
+}
+_HASH_SLOT = "0" * 64
+_ASSET_URLS: dict[str, tuple[str, str]] = {}
+
 
 def asset_urls(sha: str) -> dict[str, str]:
-    return {"url": reverse("asset", args=[sha]), "thumb": reverse("asset_thumb", args=[sha])}
+    if not isinstance(sha, str) or not _HASH.fullmatch(sha):
+        return {"url": reverse("asset", args=[sha]), "thumb": reverse("asset_thumb", args=[sha])}
+    # reverse() costs tens of microseconds and an item needs two per image: the two patterns are
+    # reversed once per script prefix, then a hash (nothing to escape) takes the slot's place
+    prefix = get_script_prefix()
+    urls = _ASSET_URLS.get(prefix)
+    if urls is None:
+        urls = _ASSET_URLS[prefix] = (reverse("asset", args=[_HASH_SLOT]), reverse("asset_thumb", args=[_HASH_SLOT]))
+    return {"url": urls[0].replace(_HASH_SLOT, sha), "thumb": urls[1].replace(_HASH_SLOT, sha)}
 
 
 def stimulus_blocks(*, project: Project, rubric: Rubric, item_ctx: dict[str, Any], presentation: dict) -> list[dict]:
@@ -37,7 +58,7 @@ def stimulus_blocks(*, project: Project, rubric: Rubric, item_ctx: dict[str, Any
         value = item_ctx.get(name)
         if value is None or value == "" or value == []:
             continue
-        label = spec.get("label", name.replace("_", " ").capitalize())
+        label = rubric.field_labels.get(name) or spec.get("label", name.replace("_", " ").capitalize())
         if spec["type"] == "image":
             image = {"label": label, **asset_urls(value)}
             group = spec.get("group")
@@ -68,7 +89,7 @@ def stimulus_blocks(*, project: Project, rubric: Rubric, item_ctx: dict[str, Any
                 {
                     "kind": "pair",
                     "sides": [
-                        {"label": side.capitalize(), "value": _as_text(item_ctx.get(f))}
+                        {"label": str(PAIR_WORDS[side]), "value": _as_text(item_ctx.get(f))}
                         for side, f in zip(("left", "right"), order, strict=True)
                     ],
                 }
@@ -99,6 +120,8 @@ def question_blocks(
             ]
         else:
             elements = [_element(q, q.id, value, label="", shown=[])]
+        required = q.required and q.required_if is None
+        when, when_text = _required_when(rubric, q) if q.required_if is not None else (None, "")
         out.append(
             {
                 "id": q.id,
@@ -108,18 +131,94 @@ def question_blocks(
                 "help": q.help,
                 "elements": elements,
                 "error": errors.get(q.id, ""),
-                "required": q.required and q.required_if is None,
+                "required": required,
                 "conditional": q.required_if.source if q.required_if else "",
-                "empty_note": "Nothing to rate here (NA)." if q.repeat_over and not elements else "",
+                # For annotate.js: the answers under which a conditional question is asked
+                # (and required); None when the condition cannot be listed, and then the
+                # question is always shown and the server alone decides.
+                "required_when": json.dumps(when) if when is not None else "",
+                "required_when_text": when_text,
+                # Optional free text is never focused by auto-advance (issue 14): Enter
+                # there would type a newline instead of submitting.
+                "optional_text": q.type == "text" and not required and q.required_if is None,
+                "reversed_cue": _reversed_cue(q),
+                "empty_note": _("Nothing to rate here (NA).") if q.repeat_over and not elements else "",
             }
         )
     return out
 
 
+# At most this many answer combinations are listed for a conditional question; a condition
+# over more is left to the server.
+MAX_WHEN_ROWS = 512
+_LISTABLE = ("scale", "binary", "choice", "pairwise")
+
+
+def _required_when(rubric: Rubric, q: Question) -> tuple[dict | None, str]:
+    """The answers under which ``q.required_if`` holds, listed so that the browser can mark
+    the question required and skip it otherwise without evaluating expressions:
+    ``{"names": [question ids], "when": [[value or None, ...], ...]}`` (values as the form's
+    strings), and a sentence for the annotator. ``(None, text)`` when the condition reads
+    anything but single-answer option questions, or too many combinations."""
+    names = sorted(q.required_if.names)
+    sources = []
+    for name in names:
+        try:
+            src = rubric.question(name)
+        except KeyError:
+            return None, _("Required for some answers to the questions above.")
+        if src.type not in _LISTABLE or src.repeat_over:
+            return None, _("Required for some answers to the questions above.")
+        sources.append(src)
+    combos: list[list[Any]] = [[]]
+    for src in sources:
+        combos = [[*c, v] for c in combos for v in [None, *src.option_values()]]
+        if len(combos) > MAX_WHEN_ROWS:
+            return None, _("Required for some answers to the questions above.")
+    rows = [c for c in combos if q.required_if.evaluate(dict(zip(names, c, strict=True)))]
+    when = {"names": names, "when": [[None if v is None else str(v) for v in row] for row in rows]}
+    if len(sources) == 1:
+        src = sources[0]
+        picked = [row[0] for row in rows if row[0] is not None]
+        shown = [_option_name(src, v) for v in picked]
+        if shown:
+            return when, _("Required when %(question)s is %(answers)s; skipped otherwise.") % {
+                "question": src.label,
+                "answers": _(" or ").join(shown),
+            }
+    return when, _("Required for some answers to the questions above; skipped otherwise.")
+
+
+def _option_name(q: Question, value: Any) -> str:
+    """A short name of an option: its value for a scale, else its label up to the first colon
+    (BLEnD-Vis: "B (Bad): The image fails ..." -> "B (Bad)"; a translation's full-width colon too)."""
+    if q.type in ("scale", "binary"):
+        return str(value)
+    for o in q.options:
+        if o.value == value:
+            return re.split("[:：]", o.label, maxsplit=1)[0].strip() or str(value)
+    return str(value)
+
+
+def _reversed_cue(q: Question) -> str:
+    """For a scale whose higher points are worse (CULTIVate GT-EXAG, GT-HAL), a cue naming its
+    ends; the neighbouring scales (GT-FAITH, realism) run the other way."""
+    if not q.reversed or not q.options:
+        return ""
+    return _("Reversed scale: %(best)s = best, %(worst)s = worst") % {
+        "best": q.options[0].value,
+        "worst": q.options[-1].value,
+    }
+
+
 def _shown(q: Question, element: Any) -> list[tuple[str, str]]:
     if isinstance(element, dict):
         keys = q.repeat_show or tuple(element)
-        return [(k.replace("_", " ").capitalize(), _as_text(element.get(k))) for k in keys]
+        labels = q.repeat_show_labels or ("",) * len(keys)
+        return [
+            (label or k.replace("_", " ").capitalize(), _as_text(element.get(k)))
+            for k, label in zip(keys, labels, strict=True)
+        ]
     return [("", _as_text(element))]
 
 
@@ -127,7 +226,8 @@ def _element(q: Question, name: str, value: Any, *, label: str, shown: list) -> 
     options = []
     for o in q.options:
         checked = (o.value in value) if isinstance(value, list) else (value is not None and o.value == value)
-        options.append({"value": o.value, "label": o.label, "key": o.key, "checked": checked})
+        option_label = str(PAIR_WORDS[o.value]) if q.type == "pairwise" else o.label
+        options.append({"value": o.value, "label": option_label, "key": o.key, "checked": checked})
     return {
         "name": name,
         "label": label,

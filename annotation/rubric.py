@@ -17,6 +17,9 @@ Schema (a JSON-able dict, stored in :class:`annotation.models.RubricVersion`)::
          "allow_tie": true},
         {"id": "consistency", "type": "binary", "options": [...],
          "repeat": {"over": "values", "label": "V{n}", "show": ["statement"]}},
+        {"id": "improvement", "type": "scale", "options": [...],
+         "repeat": {"over": "rewrites", "show": [["before", "Before (original line)"], "after"]}},
+        {"id": "exag", "type": "scale", "reversed": true, "options": [...]},
       ],
       "derived": [{"id": "total", "label": "Total (Eq. 8)", "expr": "(q1/2 + q2/2 + q3/2 + q4) / 4"}],
       "acceptance": {"expr": "q1 + q2 >= 3 and q3 == 2 and q4 == 1", "description": "Eq. 7"}
@@ -27,22 +30,55 @@ Question types: ``scale`` (ordinal points with anchors), ``binary`` (two points,
 optional tie over two item fields whose display order is stored per assignment), ``text``.
 ``required`` defaults to true except for ``text`` and ``checklist``; ``required_if`` makes a
 question required when its expression holds. ``repeat`` asks the question once per element of
-a list field of the item; its answer is a list of that length.
+a list field of the item; its answer is a list of that length; ``show`` names the keys of an
+object element to show with it, each a key or a ``[key, label]`` pair (the label the form shows).
+``reversed`` true marks a scale whose higher points are worse (e.g. 5 = strongly exaggerated);
+the form shows a cue, since most scales run the other way.
 
 For a pairwise question ``q`` the expression context also has ``q_field``: the item field the
 annotator picked (or ``"tie"``), resolved through the assignment's presentation order.
+
+Translations (optional): the rubric's own text is the paper's wording, the canonical version
+(``CANONICAL_LOCALE``); ``translations`` maps a UI language of ``settings.LANGUAGES`` to the
+annotator-facing text in it, any part of which may be left out (the canonical text is shown)::
+
+    "translations": {
+      "de": {
+        "title": "...", "instructions": "...", "acceptance": "the acceptance rule's description",
+        "fields": {"image_a": "Bild A"},   # the labels of the item's fields the form shows
+        "questions": {
+          "q1": {"label": "...", "prompt": "... {option_a} ...", "help": "...",
+                 "options": {"0": "anchor of 0", "1": "...", "2": "..."},   # by option value
+                 "repeat_label": "Wert {n}", "show": {"before": "Vorher"}},  # repeat.show labels
+        },
+      },
+    }
+
+Ids, option values and expressions are never translated, so answers, derived fields and the
+acceptance rule are the same in every language; a translated prompt names the same ``{fields}``
+as the canonical one. Judges read the canonical wording only. Which wording an annotator was
+shown is stored with the annotation (``Annotation.locale``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from django.conf import settings
+from django.utils.translation import gettext as _
 
 from .expressions import Expression, ExpressionError
 
 QUESTION_TYPES = ("scale", "binary", "choice", "checklist", "pairwise", "text")
+#: the language of a rubric's own text: the papers' wording, which translations never replace
+CANONICAL_LOCALE = "en"
+_TRANSLATED = {"title", "instructions", "acceptance", "questions", "fields"}
+_TRANSLATED_QUESTION = {"label", "prompt", "help", "options", "repeat_label", "show"}
+_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+_FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 _ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 MAX_TEXT = 5000
 PAIR_SIDES = ("left", "right")
@@ -83,6 +119,8 @@ class Question:
     pair: tuple[str, str] | None
     allow_tie: bool
     min_length: int
+    repeat_show_labels: tuple[str, ...] = ()  # one per repeat_show key ("" = the key, capitalised)
+    reversed: bool = False
 
     def option_values(self) -> list[Any]:
         return [o.value for o in self.options]
@@ -104,13 +142,18 @@ class Rubric:
     acceptance: Expression | None
     acceptance_description: str
     raw: dict = field(repr=False, default_factory=dict)
+    #: locale -> the validated translation (see the module docstring); empty when there is none
+    translations: dict[str, dict] = field(repr=False, default_factory=dict)
+    #: item field -> its label in this wording (a localized rubric's; empty: the preset's labels)
+    field_labels: dict[str, str] = field(repr=False, default_factory=dict)
+    _localized: dict[str, Rubric] = field(repr=False, compare=False, default_factory=dict)
 
     # ------------------------------------------------------------------ parsing the schema
     @classmethod
     def from_schema(cls, schema: Mapping[str, Any]) -> Rubric:
         if not isinstance(schema, Mapping):
             raise RubricError("a rubric schema must be an object")
-        unknown = set(schema) - {"title", "instructions", "questions", "derived", "acceptance"}
+        unknown = set(schema) - {"title", "instructions", "questions", "derived", "acceptance", "translations"}
         if unknown:
             raise RubricError(f"unknown rubric keys: {', '.join(sorted(unknown))}")
         raw_questions = schema.get("questions")
@@ -152,7 +195,77 @@ class Rubric:
             acceptance=acceptance,
             acceptance_description=acc_desc,
             raw=dict(schema),
+            translations=_parse_translations(schema.get("translations"), questions),
         )
+
+    # ------------------------------------------------------------------ translations
+    def pick_locale(self, language: str | None) -> str | None:
+        """The translation to show for a UI language (``de``, ``zh-hans``; a regional variant such
+        as ``de-at`` falls back to ``de``), or None for the canonical wording."""
+        if not language:
+            return None
+        language = language.lower()
+        for code in (language, language.split("-", 1)[0]):
+            if code in self.translations:
+                return code
+        return None
+
+    def localized(self, locale: str | None) -> Rubric:
+        """This rubric with the annotator-facing text of ``locale`` (itself for None or the
+        canonical locale). Ids, options' values and expressions are unchanged, so answers given
+        under it validate and derive exactly as under the canonical rubric."""
+        if not locale or locale == CANONICAL_LOCALE:
+            return self
+        found = self._localized.get(locale)
+        if found is not None:
+            return found
+        tr = self.translations[locale]
+        by_q = tr.get("questions", {})
+        questions = []
+        for q in self.questions:
+            t = by_q.get(q.id)
+            if t is None:
+                questions.append(q)
+                continue
+            names = t.get("options", {})
+            shows = t.get("show", {})
+            questions.append(
+                replace(
+                    q,
+                    label=t.get("label", q.label),
+                    prompt=t.get("prompt", q.prompt),
+                    help=t.get("help", q.help),
+                    options=tuple(replace(o, label=names.get(str(o.value), o.label)) for o in q.options),
+                    repeat_label=t.get("repeat_label", q.repeat_label),
+                    repeat_show_labels=tuple(
+                        shows.get(k, label) for k, label in zip(q.repeat_show, q.repeat_show_labels, strict=True)
+                    ),
+                )
+            )
+        found = self._localized[locale] = replace(
+            self,
+            title=tr.get("title", self.title),
+            instructions=tr.get("instructions", self.instructions),
+            acceptance_description=tr.get("acceptance", self.acceptance_description),
+            questions=tuple(questions),
+            field_labels=dict(tr.get("fields", {})),
+            _localized={},
+        )
+        return found
+
+    def check_locale(self, locale: Any) -> str:
+        """The wording an answer says it was given under: "" (not said), the canonical locale or
+        one of the rubric's translations; anything else raises ValueError."""
+        if not isinstance(locale, str):
+            raise ValueError(_("the locale must be text"))
+        locale = locale.strip().lower()
+        if locale and locale != CANONICAL_LOCALE and locale not in self.translations:
+            offered = ", ".join([CANONICAL_LOCALE, *sorted(self.translations)])
+            raise ValueError(
+                _("this rubric has no wording in %(locale)s (it has: %(offered)s)")
+                % {"locale": locale[:20], "offered": offered}
+            )
+        return locale
 
     def question(self, qid: str) -> Question:
         for q in self.questions:
@@ -207,11 +320,15 @@ class Rubric:
             values = value if q.repeat_over else [value]
             for i, v in enumerate(values):
                 if _is_empty(q, v):
-                    where = f" ({q.repeat_label.format(n=i + 1)})" if q.repeat_over else ""
-                    errors[q.id] = f"an answer is required{where}"
+                    if q.repeat_over:
+                        errors[q.id] = _("an answer is required (%(element)s)") % {
+                            "element": q.repeat_label.format(n=i + 1)
+                        }
+                    else:
+                        errors[q.id] = _("an answer is required")
                     break
                 if q.type == "text" and len(v) < q.min_length:
-                    errors[q.id] = f"write at least {q.min_length} characters"
+                    errors[q.id] = _("write at least %(n)d characters") % {"n": q.min_length}
                     break
         if errors:
             raise AnswerError(errors)
@@ -321,6 +438,7 @@ def _parse_question(raw: Any) -> Question:
         "pair",
         "allow_tie",
         "min_length",
+        "reversed",
     }
     unknown = set(raw) - allowed
     qid = raw.get("id", "")
@@ -367,14 +485,19 @@ def _parse_question(raw: Any) -> Question:
     repeat_over = None
     repeat_label = "{n}"
     repeat_show: tuple[str, ...] = ()
+    repeat_show_labels: tuple[str, ...] = ()
     if repeat is not None:
         if not isinstance(repeat, Mapping) or not isinstance(repeat.get("over"), str):
             raise RubricError(f"question {qid}: repeat needs 'over': <list field>")
         repeat_over = repeat["over"]
         repeat_label = str(repeat.get("label", "{n}"))
-        repeat_show = tuple(repeat.get("show") or ())
+        shows = [_parse_show(s, qid) for s in repeat.get("show") or ()]
+        repeat_show = tuple(k for k, _label in shows)
+        repeat_show_labels = tuple(label for _key, label in shows)
         if qtype == "pairwise":
             raise RubricError(f"question {qid}: pairwise questions cannot repeat")
+    if raw.get("reversed") and qtype != "scale":
+        raise RubricError(f"question {qid}: only a scale can be reversed")
     required_if = _compile(raw["required_if"], f"required_if of {qid}") if raw.get("required_if") else None
     default_required = qtype not in ("text", "checklist")
     return Question(
@@ -392,7 +515,110 @@ def _parse_question(raw: Any) -> Question:
         pair=pair,
         allow_tie=bool(raw.get("allow_tie", False)),
         min_length=int(raw.get("min_length", 1)),
+        repeat_show_labels=repeat_show_labels,
+        reversed=bool(raw.get("reversed", False)),
     )
+
+
+def _parse_translations(raw: Any, questions: Sequence[Question]) -> dict[str, dict]:
+    """Validate a rubric's ``translations`` (see the module docstring): known UI languages only,
+    known question ids and option values only, text only, and prompts naming the same item
+    fields as the canonical ones. Returns them as given (copied)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise RubricError("translations must be an object: {locale: {...}}")
+    known = sorted(code for code, _name in settings.LANGUAGES if code != CANONICAL_LOCALE)
+    by_id = {q.id: q for q in questions}
+    out: dict[str, dict] = {}
+    for locale, tr in raw.items():
+        where = f"translations[{locale!r}]"
+        if locale == CANONICAL_LOCALE:
+            raise RubricError(f"{where}: {CANONICAL_LOCALE!r} is the canonical wording (the rubric's own text)")
+        if locale not in known:
+            raise RubricError(f"{where}: unknown locale (the UI's languages: {', '.join(known)})")
+        if not isinstance(tr, Mapping):
+            raise RubricError(f"{where} must be an object")
+        unknown = set(tr) - _TRANSLATED
+        if unknown:
+            raise RubricError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+        for key in ("title", "instructions", "acceptance"):
+            if key in tr:
+                _text(tr[key], f"{where}.{key}")
+        fields = tr.get("fields", {})
+        if not isinstance(fields, Mapping):
+            raise RubricError(f"{where}.fields must be an object: {{item field: label}}")
+        for name, label in fields.items():
+            if not isinstance(name, str) or not _FIELD_NAME.match(name):
+                raise RubricError(f"{where}.fields: {name!r} is not an item field name")
+            _text(label, f"{where}.fields[{name!r}]")
+        qs = tr.get("questions", {})
+        if not isinstance(qs, Mapping):
+            raise RubricError(f"{where}.questions must be an object: {{question id: {{...}}}}")
+        for qid, qt in qs.items():
+            q = by_id.get(qid)
+            if q is None:
+                raise RubricError(f"{where}: unknown question id {qid!r}")
+            _check_question_translation(q, qt, f"{where}.questions[{qid!r}]")
+        out[locale] = {
+            **{k: v for k, v in tr.items() if k != "questions"},
+            "questions": {qid: dict(qt) for qid, qt in qs.items()},
+        }
+    return out
+
+
+def _check_question_translation(q: Question, qt: Any, where: str) -> None:
+    if not isinstance(qt, Mapping):
+        raise RubricError(f"{where} must be an object")
+    unknown = set(qt) - _TRANSLATED_QUESTION
+    if unknown:
+        raise RubricError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    for key in ("label", "help"):
+        if key in qt:
+            _text(qt[key], f"{where}.{key}")
+    for key, canonical in (("prompt", q.prompt), ("repeat_label", q.repeat_label)):
+        if key not in qt:
+            continue
+        _text(qt[key], f"{where}.{key}")
+        if key == "repeat_label" and not q.repeat_over:
+            raise RubricError(f"{where}: question {q.id} does not repeat")
+        mine, theirs = set(_PLACEHOLDER.findall(qt[key])), set(_PLACEHOLDER.findall(canonical))
+        if mine != theirs:
+            shown = ", ".join("{" + n + "}" for n in sorted(theirs)) or "none"
+            given = ", ".join("{" + n + "}" for n in sorted(mine)) or "none"
+            raise RubricError(f"{where}.{key} must name the canonical text's fields ({shown}), not ({given})")
+    if "options" in qt:
+        names = qt["options"]
+        if q.type in ("pairwise", "text") or not isinstance(names, Mapping):
+            raise RubricError(f"{where}.options: only option questions take translated options, by value")
+        values = {str(o.value) for o in q.options}
+        for value, label in names.items():
+            if value not in values:
+                raise RubricError(
+                    f"{where}.options: unknown option value {value!r} (values: {', '.join(sorted(values))})"
+                )
+            _text(label, f"{where}.options[{value!r}]")
+    if "show" in qt:
+        shows = qt["show"]
+        if not isinstance(shows, Mapping) or not set(shows) <= set(q.repeat_show):
+            raise RubricError(f"{where}.show: labels by the keys of repeat.show ({', '.join(q.repeat_show)})")
+        for key, label in shows.items():
+            _text(label, f"{where}.show[{key!r}]")
+
+
+def _text(value: Any, where: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise RubricError(f"{where} must be non-empty text")
+
+
+def _parse_show(entry: Any, qid: str) -> tuple[str, str]:
+    """A ``repeat.show`` entry: a key, or ``[key, label]`` where the form should not show the
+    bare key (e.g. CQ-Bench's ``before`` is the line as it stood in the "Consistent story")."""
+    if isinstance(entry, str):
+        return entry, ""
+    if isinstance(entry, (list, tuple)) and len(entry) == 2 and all(isinstance(x, str) for x in entry):
+        return entry[0], entry[1]
+    raise RubricError(f"question {qid}: each repeat 'show' entry is a key or [key, label]")
 
 
 def _coerce_option(q: Question, raw: str) -> Any:

@@ -72,6 +72,96 @@ FLAGS = [
     ("context_missing", "The source context image does not appear in the counterfactual image", "flag_context_missing"),
 ]
 
+# Translations for annotators who read Chinese or German (issue 14). The English above is the
+# paper's wording and stays canonical; judges and the stored flag values read it alone.
+INSTRUCTIONS_ZH_HANS = """\
+你会看到原始的源情境图像和人物图像（以及由它们生成的反事实图像），还有应当出现在图像中的预期情境以及人物的社会属性（年龄段、种族和性别）。
+
+目的是核实过滤与重新生成流程是否成功消除了常见的图像生成失败情况，并记录图像可能存在的其他缺陷。请勾选所有适用的标签（如果反事实图像没有问题，则一个都不勾选）：
+1. 在源情境图像中无法辨认情境群体
+2. 仅在反事实图像中无法辨认情境群体
+3. 源情境图像的方向不正确
+4. 人物没有出现在反事实图像中
+5. 人物的社会属性（年龄、种族或性别）不正确
+6. 源情境图像没有出现在反事实图像中
+
+注意：“仅在反事实图像中无法辨认”是指情境在源情境图像中可以辨认，但在反事实图像中无法辨认，通常是因为人物被放在前景中，遮挡了原情境图像中辨认文化情境所必需的细节。"""
+
+INSTRUCTIONS_DE = """\
+Ihnen werden das ursprüngliche Kontextbild und das Personenbild (zusammen mit dem daraus entstandenen kontrafaktischen Bild) gezeigt, außerdem der beabsichtigte Kontext und die sozialen Merkmale der Person (Altersgruppe, ethnische Zugehörigkeit und Geschlecht), die im Bild erscheinen sollen.
+
+Ziel ist zu prüfen, ob die Filter- und Neugenerierungs-Pipeline häufige Fehler der Bildgenerierung erfolgreich beseitigt hat, und weitere mögliche Mängel des Bildes festzuhalten. Kreuzen Sie jedes zutreffende Label an (keines, wenn das kontrafaktische Bild kein Problem hat):
+1. Die Kontextgruppe ist im ursprünglichen Kontextbild nicht erkennbar
+2. Die Kontextgruppe ist nur im kontrafaktischen Bild nicht erkennbar
+3. Die Ausrichtung des ursprünglichen Kontextbildes ist falsch
+4. Die Person erscheint nicht im kontrafaktischen Bild
+5. Die sozialen Merkmale der Person (Alter, ethnische Zugehörigkeit oder Geschlecht) sind falsch
+6. Das ursprüngliche Kontextbild erscheint nicht im kontrafaktischen Bild
+
+Hinweis: „nur im kontrafaktischen Bild nicht erkennbar“ bedeutet, dass der Kontext im ursprünglichen Kontextbild erkennbar ist, im kontrafaktischen Bild aber nicht, meist weil die Person so in den Vordergrund gesetzt wurde, dass sie Details des ursprünglichen Kontextbildes verdeckt, die zum Erkennen des kulturellen Kontexts nötig sind."""
+
+TRANSLATIONS: dict[str, Any] = {
+    "zh-hans": {
+        "title": "文化反事实图像审核",
+        "instructions": INSTRUCTIONS_ZH_HANS,
+        "fields": {
+            "context_image": "源情境图像",
+            "person_image": "人物图像",
+            "counterfactual_image": "反事实图像",
+            "context_label": "预期情境",
+            "age_group": "年龄段",
+            "race": "种族",
+            "gender": "性别",
+            "counterfactual_set": "反事实集合",
+        },
+        "questions": {
+            "flags": {
+                "label": "失败标记",
+                "prompt": "预期情境：{context_label}。人物：{age_group}、{race}、{gender}。"
+                "请勾选所有适用的潜在失败情况（如果图像没有问题，则一个都不勾选）。",
+                "options": {
+                    "context_source": "在源情境图像中无法辨认情境群体",
+                    "context_counterfactual": "仅在反事实图像中无法辨认情境群体",
+                    "orientation": "源情境图像的方向不正确",
+                    "person_missing": "人物没有出现在反事实图像中",
+                    "attributes": "人物的社会属性（年龄、种族或性别）不正确",
+                    "context_missing": "源情境图像没有出现在反事实图像中",
+                },
+            },
+        },
+    },
+    "de": {
+        "title": "Cultural Counterfactuals: Bildprüfung",
+        "instructions": INSTRUCTIONS_DE,
+        "fields": {
+            "context_image": "Ursprüngliches Kontextbild",
+            "person_image": "Personenbild",
+            "counterfactual_image": "Kontrafaktisches Bild",
+            "context_label": "Beabsichtigter Kontext",
+            "age_group": "Altersgruppe",
+            "race": "Ethnische Zugehörigkeit",
+            "gender": "Geschlecht",
+            "counterfactual_set": "Kontrafaktisches Set",
+        },
+        "questions": {
+            "flags": {
+                "label": "Fehlermarkierungen",
+                "prompt": "Beabsichtigter Kontext: {context_label}. Person: {age_group}, {race}, {gender}. "
+                "Kreuzen Sie jeden möglichen Fehler an, der zutrifft (keinen, wenn das Bild in Ordnung ist).",
+                "options": {
+                    "context_source": "Die Kontextgruppe ist im ursprünglichen Kontextbild nicht erkennbar",
+                    "context_counterfactual": "Die Kontextgruppe ist nur im kontrafaktischen Bild nicht erkennbar",
+                    "orientation": "Die Ausrichtung des ursprünglichen Kontextbildes ist falsch",
+                    "person_missing": "Die Person erscheint nicht im kontrafaktischen Bild",
+                    "attributes": "Die sozialen Merkmale der Person (Alter, ethnische Zugehörigkeit oder Geschlecht) "
+                    "sind falsch",
+                    "context_missing": "Das ursprüngliche Kontextbild erscheint nicht im kontrafaktischen Bild",
+                },
+            },
+        },
+    },
+}
+
 RUBRIC: dict[str, Any] = {
     "title": "Cultural Counterfactuals image audit",
     "instructions": INSTRUCTIONS,
@@ -95,6 +185,7 @@ RUBRIC: dict[str, Any] = {
             "expr": "1 if len(flags) - count(flags, 'context_source') > 0 else 0",
         },
     ],
+    "translations": TRANSLATIONS,
 }
 
 # (dimension, context_label, shape)
@@ -212,7 +303,7 @@ TABLE3 = ClassifierBank(
 #   2 context_counterfactual  the counterfactual is misclassified while the source is not ("only")
 #   5 attributes              age group, race or gender misread in the counterfactual image
 # Flags 3 (orientation), 4 (person missing) and 6 (context missing) are not decided by a
-# classifier (4 and 6 are the CLIP/SSIM filter's: the image-similarity judge below): this judge
+# classifier (4 and 6 are the image-image filter's: the CLIP / SSIM judges below): this judge
 # never ticks them, and the judge rater records which flags it decides (``decides``).
 CLASSIFIER: dict[str, Any] = {
     "classifiers": [
@@ -268,8 +359,13 @@ REFUSAL_CLASSIFIER: dict[str, Any] = {
 # Table 4 flags they can decide (see CLASSIFIER)
 JUDGE_PROMPT = JudgePrompt(template=CLASSIFIER, parser="choice", questions=("flags",))
 
-# App. A image-image filter (CLIP similarity in the paper; SSIM here): flags 4 and 6
-DIRECT_JUDGES = {"image_similarity": DirectJudge(questions=("flags",), mode="counterfactual_filter")}
+# Sec. 3.2 image-image filter: flags 4 and 6 only (judges/decides.py). ``clip_similarity`` is the
+# paper's (CLIP-ViT-L/14, below 0.75 to the context or 0.85 to the person image);
+# ``image_similarity`` an SSIM proxy with its own thresholds (judges/backends/image_similarity.py)
+DIRECT_JUDGES = {
+    "clip_similarity": DirectJudge(questions=("flags",), mode="counterfactual_filter"),
+    "image_similarity": DirectJudge(questions=("flags",), mode="counterfactual_filter"),
+}
 
 NAMED_TEMPLATES = {
     "counterfactuals.classifier": NamedTemplate(

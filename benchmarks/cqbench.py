@@ -14,7 +14,16 @@ from agreement.stats.slots import slot_agreement
 from agreement.stats.tables import Cell, Row, Table
 from agreement.stats.validation import ValidationInput, mean, share, statistic_ci
 
-from .base import DemoJudge, DemoRatings, DirectJudge, JudgePrompt, PairOrder, Preset, StudyDesign
+from .base import (
+    DemoJudge,
+    DemoRatings,
+    DirectJudge,
+    JudgePrompt,
+    NamedTemplate,
+    PairOrder,
+    Preset,
+    StudyDesign,
+)
 
 # --------------------------------------------------------------------------- story validation
 STORY_PROTOCOL = (
@@ -42,7 +51,8 @@ You'll see some LLM "judge" outputs (consistency/reflection validations). Treat 
 
 1) What each item contains
 - Values \u2014 the five target values (V1\u2013V5) the story aims to reflect.
-- Obvious rewrite \u2014 suggested rewrites to make flagged lines more subtle (shown as before / after).
+- Consistent story \u2014 the initial story drafted from the five values; only its flagged lines are shown, as BEFORE.
+- Obvious rewrite \u2014 suggested rewrites to make flagged lines more subtle: each is shown as "Obvious rewrite n", with BEFORE (the line in Consistent story) and AFTER (the rewrite).
 - Final story \u2014 the story after applying the rewrites. Use this for your official judgments.
 - Consistency validation (multiple) / Reflection validation (multiple) \u2014 LLM passes, shown only if the project turns model hints on.
 
@@ -116,7 +126,13 @@ STORY_RUBRIC: dict[str, Any] = {
                 {"value": 4, "label": "4"},
                 {"value": 5, "label": "5 = much better"},
             ],
-            "repeat": {"over": "rewrites", "label": "Rewrite {n}", "show": ["before", "after"]},
+            # Labelled in the guide's own terms (issue 14): each rewrite in "Obvious rewrite"
+            # against its original line in "Consistent story".
+            "repeat": {
+                "over": "rewrites",
+                "label": "Obvious rewrite {n}",
+                "show": [["before", "Before (line in Consistent story)"], ["after", "After (Obvious rewrite)"]],
+            },
         },
         {
             "id": "consistency",
@@ -355,7 +371,8 @@ def story_demo_items(folder: Path) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- model judges
 # App. D "Incorporation check prompt" identity and task wording, with the rubric's per-value
 # questions and a JSON answer so the same validator reads it (the user part is the generic
-# rubric prompt's).
+# rubric prompt's): one judge for A-D at once. The paper's own checks, with its output
+# formats, are the named templates below.
 STORY_JUDGE_SYSTEM = (
     "##Identity\nYou are an expert in culture understanding.\n\n##Task\nYou will be provided a story and values "
     "reflected in the story. Your task is to check if the story reflects values? The story does not mention the "
@@ -366,6 +383,48 @@ STORY_JUDGE_PROMPT = JudgePrompt(
     parser="json",
     questions=("consistency", "reflection", "naturalness", "rewrite_improvement"),
 )
+
+# The paper's two validation checks as it gives them (App. D, verbatim; {story} and {values}
+# stand for its "story" and "values", the values written "statement-attitude" one per line as
+# its "[culture]-[value]"), each with its own output contract, read by ``judges/formats.py``:
+# the incorporation check answers C) reflection per value, the consistency check B).
+INCORPORATION_CHECK = {
+    "output_format": "values_reflected",
+    "question": "reflection",
+    "system": "##Identity\n\nYou are an expert in culture understanding.\n\n##Task\n\nYou will be provided a story "
+    "and values reflected in the story. Your task is to check if the story reflects values? The story does not "
+    "mention the values directly. You will need some reasoning to analyze the story.",
+    "user": "##Input\n\nHere is the original story: {story}\n\nHere are the values to reflect in the story: "
+    "{values}\n\n##Output\n\nFor each value, output if the value is reflected and provide reasoning. In the end, "
+    "output the values not reflected without the reasoning. Only output the exact and comprehensive value "
+    'including "-" within it, do not rephrase! If all the values are reflected, just leave it blank. Follow the '
+    "format: [Value]:[Reasoning, Yes/No] Values not reflected: [Value]",
+}
+CONSISTENCY_CHECK = {
+    "output_format": "value_contradictions",
+    "question": "consistency",
+    "system": "##Identity\nYou are an expert in culture understanding.\n##Task You will be provided a story and "
+    "values reflected in the story. Your task: for each value, check if all the characters agree with the value. "
+    "If there is characters who does not agree with the value, you should output the character's name and his "
+    "speech, and why the speech does not align with the value.",
+    "user": "##Input Here is the original story: {story}\nHere are the values to reflect in the story: {values}\n"
+    "Now check the story and output if there is any contradiction. You can output reasoning to help you analyze. "
+    "However, in the end, only output where is the contradiction one by one. If there isn't a contradiction, just "
+    "reply NO. Otherwise, reply where is the contradiction.\n##Output Follow the format strictly, do not change "
+    "the format, output exact values from the values provided, and do not rephrase:\n[Reasoning]:\n"
+    "[Value-attitude]:[If all the speeches are aligned with the value]\n[Contradictions]:\n"
+    "[Value-attitude]: [*character name*:speech]",
+}
+STORY_NAMED_TEMPLATES = {
+    "cqbench.incorporation_check": NamedTemplate(
+        label="CQ-Bench incorporation check (App. D): reflection per value, the paper's output format",
+        template=INCORPORATION_CHECK,
+    ),
+    "cqbench.consistency_check": NamedTemplate(
+        label="CQ-Bench consistency check (App. D): consistency per value, the paper's output format",
+        template=CONSISTENCY_CHECK,
+    ),
+}
 
 # reflection per value and rewrite improvement (implicitness) from sentence-embedding cosines
 STORY_DIRECT_JUDGES = {"embedding": DirectJudge(questions=("reflection", "rewrite_improvement"), mode="cqbench")}
@@ -544,6 +603,7 @@ STORY = Preset(
     defaults={"k": 2, "show_model_hints": False},
     study_design=STORY_STUDY_DESIGN,
     judge_prompt=STORY_JUDGE_PROMPT,
+    named_templates=STORY_NAMED_TEMPLATES,
     direct_judges=STORY_DIRECT_JUDGES,
     suggested_policy=STORY_SUGGESTED_POLICY,
     demo_judges=STORY_DEMO_JUDGES,
@@ -729,4 +789,337 @@ TURING = Preset(
     validation_report=turing_validation_report,
 )
 
-PRESETS = [STORY, TURING]
+
+# --------------------------------------------------------------------------- value extraction
+VALUE_EXTRACTION_PROTOCOL = (
+    "CQ-Bench (cq-bench.txt), Sec. 2.5 Value Extraction and Sec. 4.1 Evaluation metrics, with App. D's "
+    "LLM evaluation prompt. A model extracts the values of a story without options; its predicted values are "
+    "graded against the story's ground-truth values: per ground-truth value v_i, S(v_i, V^) = 1 if fully "
+    "presented, 0.5 if partially presented (the same topic, lacking sufficient specificity), 0 if not mentioned; "
+    "the story's score is the mean over its ground-truth values (recall). GPT-4o grades at scale; human "
+    "annotators did the same evaluation on 25 stories, with an agreement score of 0.864."
+)
+
+VALUE_EXTRACTION_INSTRUCTIONS = """\
+You will be given two sets of texts: a set of predicted values and a ground truth set of values. Your task is to determine how many of the ground truth values are fully represented in the predicted values. A ground truth value is considered correct if all of its components are meaningfully discussed in the predicted value, even if there is no exact 1-to-1 match. It could be many-to-1 match i.e. many values to 1 ground truth value. If the ground truth value is fully presented, score 1, if it is partially presented, score 0.5, if it is not mentioned at all, score 0.
+
+We define \u201cpartially presented\u201d as an output that mentions the same topic but lacks sufficient specificity."""
+
+VALUE_EXTRACTION_ITEM_FIELDS: list[dict[str, Any]] = [
+    # kept with the item for provenance, not shown: the paper's graders (GPT-4o and the people
+    # doing "the same evaluation") compare the two sets of values only
+    {"name": "story", "type": "longtext", "required": False, "display": False, "label": "Story"},
+    {
+        "name": "values",
+        "type": "list",
+        "of": "object",
+        "keys": ["statement", "attitude"],
+        "label": "Ground-truth values",
+    },
+    {"name": "predicted_values", "type": "list", "of": "text", "label": "Predicted values"},
+]
+
+VALUE_EXTRACTION_RUBRIC: dict[str, Any] = {
+    "title": "CQ-Bench value-extraction grading",
+    "instructions": VALUE_EXTRACTION_INSTRUCTIONS,
+    "questions": [
+        {
+            "id": "value_extraction",
+            "type": "choice",
+            "label": "Ground-truth value in the predicted values",
+            "prompt": "Is this ground truth value presented in the predicted values? A ground truth value is "
+            "considered correct if all of its components are meaningfully discussed in the predicted value, even if "
+            "there is no exact 1-to-1 match. It could be many-to-1 match i.e. many values to 1 ground truth value.",
+            "help": "\u201cPartially presented\u201d: an output that mentions the same topic but lacks sufficient "
+            "specificity.",
+            # S(v_i, V^) of Sec. 4.1, stored as the paper's numbers
+            "options": [
+                {"value": 1, "label": "1 = fully presented"},
+                {"value": 0.5, "label": "0.5 = partially presented"},
+                {"value": 0, "label": "0 = not mentioned at all"},
+            ],
+            "repeat": {"over": "values", "label": "Ground truth {n}", "show": ["statement", "attitude"]},
+        },
+    ],
+    # Sec. 2.5: "Evaluation is based on recall, measuring the proportion of ground-truth values
+    # correctly identified": the mean of S(v_i, V^) over the story's ground-truth values
+    "derived": [{"id": "ve_score", "label": "Value-extraction score (recall)", "expr": "mean(value_extraction)"}],
+}
+
+# App. D "LLM evaluation prompt", verbatim: its "pred" and "gt" are {predicted_values} (one per
+# line) and {values} ("[Ground truth n]: statement-attitude", the names its answer uses).
+VALUE_EXTRACTION_GRADER = {
+    "output_format": "ground_truth_scores",
+    "question": "value_extraction",
+    "system": "##Identity\n\nYou are an expert in culture understanding.\n\n##Task\n\nYou will be given two sets "
+    "of texts: a set of predicted values and a ground truth set of values. Your task is to determine how many of "
+    "the ground truth values are fully represented in the predicted values. A ground truth value is considered "
+    "correct if all of its components are meaningfully discussed in the predicted value, even if there is no "
+    "exact 1-to-1 match. It could be many-to-1 match i.e. many values to 1 ground truth value. If the ground truth "
+    "value is fully presented, score 1, if it is partially presented, score 0.5, if it is not mentioned at all, "
+    "score 0. Additionally, provide a brief justification for your score, explaining which values were correctly "
+    "or incorrectly represented, in the justification, you should explicitly mention which predicted values are "
+    "related to the ground truth value.",
+    "user": "##Input\n\nHere are the predictions:\n{predicted_values}\nand ground truth:\n{values}\nIn the "
+    "reasoning, if the ground truth value is fully represented, you need to point out which predicted value is "
+    "related to it.\n\n##Output\n\nReturn the results in this format: [Reasoning]:\n\n[Ground truth 1]: "
+    "[reasoning]\n\n.....\n\n[Final answer]:\n\n[Ground truth 1]:1\n\n[Ground truth 2]:0.5\n\n.....",
+}
+VALUE_EXTRACTION_JUDGE_PROMPT = JudgePrompt(
+    template=VALUE_EXTRACTION_GRADER, parser="choice", questions=("value_extraction",)
+)
+
+# Illustrative predictions (not the paper's data) for the demo stories, alternating between two
+# extracting models (the ``generator`` stratum, as Table 3's VE row compares models).
+_PREDICTED = [
+    (
+        "qwen2.5-32b",
+        (
+            "I think spending time with family matters more than earning extra money at work.",
+            "I believe elders should be served and honoured first at family meals.",
+            "I think people who stay late at the office are admired by their managers.",
+            "I think Friday evenings should be kept free for personal life.",
+        ),
+    ),
+    (
+        "o3-mini",
+        (
+            "I strongly believe in praying together before meals.",
+            "I think going to Mass every Sunday is part of family life.",
+            "I think we should share food with our neighbours.",
+            "I think watching football is a harmless pleasure.",
+        ),
+    ),
+    (
+        "qwen2.5-32b",
+        (
+            "I think citizens should sign petitions to influence the council.",
+            "I think the council should publish its budget.",
+            "I think libraries are important for children.",
+        ),
+    ),
+    (
+        "o3-mini",
+        (
+            "I believe returning extra change is the right thing to do.",
+            "I think parents teach children to be honest.",
+            "I think joking with friends keeps things light.",
+        ),
+    ),
+    (
+        "qwen2.5-32b",
+        (
+            "I think the whole extended family should be invited to a wedding.",
+            "I think elders should speak first at ceremonies.",
+            "I think newly married couples should live near but not with their parents.",
+            "I think family wishes come before personal plans.",
+        ),
+    ),
+    (
+        "o3-mini",
+        (
+            "I think people should lock their homes carefully against crime.",
+            "I think the police are too slow to rely on.",
+            "I think neighbours should pay for a guard together.",
+        ),
+    ),
+]
+
+
+def value_extraction_demo_items(folder: Path) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"cq-ve-{i:02d}",
+            "story": s["story"],
+            "values": s["values"],
+            "predicted_values": list(predicted),
+            "generator": model,
+            "country": s["country"],
+            "category": s["category"],
+        }
+        for i, (s, (model, predicted)) in enumerate(zip(_STORIES, _PREDICTED, strict=True), start=1)
+    ]
+
+
+# Fixed, illustrative demo grades (not data from the paper); cq-ve-04 and cq-ve-06 stay open.
+VALUE_EXTRACTION_DEMO_ANSWERS: dict[str, DemoRatings] = {
+    "cq-ve-01": ({"value_extraction": [1, 1, 1, 0.5, 0.5]}, {"value_extraction": [1, 0.5, 1, 0, 1]}),
+    "cq-ve-02": ({"value_extraction": [0.5, 1, 1, 0, 0.5]}, {"value_extraction": [1, 1, 1, 0, 0]}),
+    "cq-ve-03": ({"value_extraction": [1, 1, 0.5, 0.5, 0]}, {"value_extraction": [1, 1, 0.5, 0, 0]}),
+    "cq-ve-05": ({"value_extraction": [1, 1, 1, 0.5, 1]}, {"value_extraction": [1, 1, 1, 0, 1]}),
+}
+
+# Sec. 4.1: "We ask human annotators to conduct the same evaluation as GPT-4o on 25 stories."
+VALUE_EXTRACTION_STUDY_DESIGN = StudyDesign(
+    source="CQ-Bench (cq-bench.txt), Sec. 4.1 Evaluation metrics",
+    sample_size=25,
+    notes=(
+        "The paper does not say how many annotators graded each story; the project default is two, so "
+        "annotators can be compared with each other as well as with the judge.",
+    ),
+)
+
+VALUE_EXTRACTION_FIELD = "value_extraction[*]"  # pooled (story, ground-truth value) units
+
+
+def exact_agreement(H: np.ndarray, j: np.ndarray) -> float | None:
+    """Share of the people's scores (units x people, NaN = none) equal to the judge's score of
+    the same unit (``j``), each person's score counted once."""
+    both = ~np.isnan(H) & ~np.isnan(j)[:, None]
+    return float((j[:, None] == H)[both].mean()) if both.any() else None
+
+
+def people_exact_agreement(H: np.ndarray) -> float | None:
+    """Share of agreeing pairs of people over every pair of people who scored the same unit."""
+    agree = total = 0
+    for a, b in combinations(range(H.shape[1]), 2):
+        both = ~np.isnan(H[:, a]) & ~np.isnan(H[:, b])
+        agree += int((H[both, a] == H[both, b]).sum())
+        total += int(both.sum())
+    return agree / total if total else None
+
+
+def _story_pearson(h: np.ndarray, j: np.ndarray) -> float | None:
+    both = ~np.isnan(h) & ~np.isnan(j)
+    if both.sum() < 3 or np.std(h[both]) == 0 or np.std(j[both]) == 0:
+        return None
+    return float(np.corrcoef(h[both], j[both])[0, 1])
+
+
+def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
+    """The value-extraction judge against the people who graded the same predictions (Sec. 4.1:
+    "The agreement score is 0.864"), then the story scores by extracting model (Table 3, VE)."""
+    humans, judges = inp.humans(), inp.judges()
+    if not humans:
+        return []
+    W = inp.wide(VALUE_EXTRACTION_FIELD)
+    H = W.reindex(columns=humans).to_numpy(dtype=float)
+    units = np.arange(len(W))
+    S = inp.wide("ve_score")
+    SH = S.reindex(columns=humans).to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        person_story = np.nanmean(SH, axis=1) if SH.size else np.zeros(0)
+    stories = np.arange(len(S))
+    cols = (
+        "Exact agreement with people (per ground-truth value)",
+        "Pearson r of the story score with the mean person",
+        "Mean story score",
+        "n (story, ground-truth value) units",
+    )
+    rows = []
+    for k, j in enumerate(judges):
+        jv = W.reindex(columns=[j]).to_numpy(dtype=float)[:, 0]
+        value = exact_agreement(H, jv)
+        ci, _ = statistic_ci(units, lambda u, jv=jv: exact_agreement(H[u], jv[u]), inp.bootstrap, inp.seed + k)
+        js = S.reindex(columns=[j]).to_numpy(dtype=float)[:, 0]
+        r = _story_pearson(person_story, js)
+        r_ci, _ = statistic_ci(
+            stories, lambda u, js=js: _story_pearson(person_story[u], js[u]), inp.bootstrap, inp.seed + 100 + k
+        )
+        judged = int((~np.isnan(jv)).sum())
+        rows.append(
+            Row(
+                inp.judge_label(j),
+                (
+                    Cell(
+                        value,
+                        ci if value is not None else None,
+                        judged,
+                        "r",
+                        "" if value is not None else "no unit scored by the judge and a person",
+                    ),
+                    Cell(
+                        r,
+                        r_ci if r is not None else None,
+                        int((~np.isnan(js) & ~np.isnan(person_story)).sum()),
+                        "r",
+                        "" if r is not None else "fewer than three stories or no variation",
+                    ),
+                    Cell.of(mean(js, inp.bootstrap, inp.seed + 200 + k), "num"),
+                    Cell(judged, fmt="count"),
+                ),
+            )
+        )
+    people = people_exact_agreement(H)
+    ci, _ = statistic_ci(units, lambda u: people_exact_agreement(H[u]), inp.bootstrap, inp.seed + 300)
+    rows.append(
+        Row(
+            "People (pairs of annotators)",
+            (
+                Cell(
+                    people,
+                    ci if people is not None else None,
+                    int((~np.isnan(H)).any(1).sum()),
+                    "r",
+                    "" if people is not None else "no unit scored by two people",
+                ),
+                Cell(None, fmt="r", note="the people are the reference"),
+                Cell.of(mean(person_story, inp.bootstrap, inp.seed + 301), "num"),
+                Cell(int((~np.isnan(H)).any(1).sum()), fmt="count"),
+            ),
+        )
+    )
+    tables = [
+        Table(
+            key="cqbench-value-extraction-judge",
+            title="Value extraction: the LLM judge vs people grading the same predictions",
+            columns=cols,
+            rows=tuple(rows),
+            caption="Each ground-truth value scored 1 (fully presented), 0.5 (partially presented) or 0 (not "
+            "mentioned) in the predicted values (Sec. 4.1, S(v_i, V^)); the story score is their mean (recall). "
+            "Exact agreement: the share of the people's scores that equal the judge's score of the same (story, "
+            "ground-truth value), each person's score counted once; for people, over pairs of annotators. Paper: "
+            "GPT-4o vs human annotators on 25 stories, agreement score 0.864 (the paper does not define the "
+            "measure; exact agreement of the scores is ours). 95% bootstrap CIs over (story, value) units, and over "
+            "stories for Pearson r.",
+            row_header="Grader",
+            notes=(f"{len(humans)} annotators, {len(judges)} judge(s).",),
+        )
+    ]
+    model_rows = []
+    if len(inp.frame) and "generator" in inp.frame.columns and len(S):
+        models = inp.item_values("ve_score", "generator")
+        for k, m in enumerate(sorted({v for v in models if v})):
+            mine = np.array([v == m for v in models])
+            cells = [Cell.of(mean(person_story[mine], inp.bootstrap, inp.seed + 400 + k), "num")]
+            for i, j in enumerate(judges):
+                js = S.reindex(columns=[j]).to_numpy(dtype=float)[:, 0][mine]
+                cells.append(Cell.of(mean(js, inp.bootstrap, inp.seed + 500 + 10 * k + i), "num"))
+            cells.append(Cell(int(mine.sum()), fmt="count"))
+            model_rows.append(Row(m, tuple(cells)))
+    if model_rows:
+        tables.append(
+            Table(
+                key="cqbench-value-extraction-by-model",
+                title="Value-extraction score by extracting model (Table 3, VE)",
+                columns=(
+                    "People: mean story score",
+                    *(f"{inp.judge_label(j)}: mean story score" for j in judges),
+                    "n stories",
+                ),
+                rows=tuple(model_rows),
+                caption="The mean story score (mean S(v_i, V^) over a story's ground-truth values) of each "
+                "extracting model (the items' generator), as graded by the people (their mean per story) and "
+                "by each judge. Paper, Table 3 VE row: e.g. Qwen 2.5 32B 0.629, o3-mini 0.598, o3 0.732. 95% "
+                "bootstrap CIs over stories.",
+                row_header="Extracting model",
+            )
+        )
+    return tables
+
+
+VALUE_EXTRACTION = Preset(
+    key="cqbench.value_extraction",
+    name="CQ-Bench value-extraction grading",
+    protocol=VALUE_EXTRACTION_PROTOCOL,
+    item_fields=VALUE_EXTRACTION_ITEM_FIELDS,
+    rubric=VALUE_EXTRACTION_RUBRIC,
+    demo_items=value_extraction_demo_items,
+    defaults={"k": 2},
+    study_design=VALUE_EXTRACTION_STUDY_DESIGN,
+    judge_prompt=VALUE_EXTRACTION_JUDGE_PROMPT,
+    demo_answers=VALUE_EXTRACTION_DEMO_ANSWERS,
+    validation_report=value_extraction_validation_report,
+)
+
+PRESETS = [STORY, TURING, VALUE_EXTRACTION]

@@ -12,7 +12,7 @@ from agreement.stats.slots import slot_bootstrap
 from agreement.stats.tables import Cell, Row, Table
 from agreement.stats.validation import ValidationInput, alpha_bootstrap, mean, over_strata, share
 
-from .base import JudgePrompt, Preset, StudyDesign
+from .base import DirectJudge, JudgePrompt, Preset, StudyDesign
 from .demo_images import draw_image
 
 GN = "Global North"
@@ -33,15 +33,15 @@ FAITH_PROTOCOL = (
 FAITH_INSTRUCTIONS = """\
 We conduct a human study to validate our metrics for Faithfulness (i.e., Alignment, Hallucination, and Exaggeration) and realism (whether image looks realistic).
 
-The image was generated with the prompt "A photorealistic photo of {activity} in {country}." (the activity and country are shown with the image). You are rating it as someone from that country.
+The image was generated with the prompt "A photorealistic photo of {activity} in {country}." (the activity and country are shown with the image). Rate it for that country: where the wording below says "your country", the form names the image's country.
 
 We collected 3 ground-truth (GT) labels using a 5-point Likert scale: GT-FAITH (main gold standard) measures overall faithfulness according to annotators - How well does this image show {activity} in your country?; GT-EXAG measures image exaggeration - How exaggerated is the image?; GT-HAL measures hallucinations - How incorrect is the image? (activity/culture).
 
-Scale anchors (from the paper's scoring prompts, Tables 29-31):
+Scale anchors (mind the direction: 5 is best for faithfulness and realism, but worst for exaggeration and hallucination):
 - Faithfulness (ALIGN): 1 = Not well at all (completely wrong or unrelated); 2 = Slightly relevant; 3 = Somewhat accurate; 4 = Mostly accurate; 5 = Exactly as expected for this country.
 - Hallucination (HAL), whether an image contains incorrect elements with respect to the mentioned activity and country: 1 = Not at all. All elements seem appropriate.; 2 = Slightly. One minor element seems foreign.; 3 = Somewhat. A few elements feel unusual.; 4 = Mostly. Many elements appear incorrect or from another culture.; 5 = Strongly. The image is completely wrong, most elements are wrong, the activity is wrong, or the scene belongs to another country.
 - Exaggeration (EXAG), how exaggerated an image is in terms of cultural elements (e.g., attire, objects, background, art/design): 1 = Appropriate and balanced.; 2 = Slightly decorative but within cultural norms.; 3 = Several features feel idealized or overly emphasized.; 4 = Many elements feel exaggerated and unrealistic.; 5 = Strongly stereotypical, misleading, or culturally irrelevant.
-- Realism (our default wording; the paper does not give it): How realistic does this image look?
+- Realism (GT-REALISM): How realistic does this image look? 1 = Not realistic at all (clearly synthetic or broken) ... 5 = Completely realistic (could be a real photo).
 
 Quality control: the form may contain attention checks (e.g., selecting a pre-mentioned number) and repeated questions to test consistency, and a free-text rationale describing the errors in the image is required."""
 
@@ -50,6 +50,25 @@ FAITH_ITEM_FIELDS: list[dict[str, Any]] = [
     {"name": "activity", "type": "text", "label": "Activity"},
     {"name": "prompt", "type": "text", "required": False, "label": "T2I prompt"},
     {"name": "seed", "type": "number", "required": False, "display": False, "label": "Seed"},
+    # What the AHEaD judge compares the image with (Sec. 3.1-3.2), never shown to raters: the
+    # reference descriptors D^ref per dimension ({"setting"|"objects"|"attire"|"interaction"|
+    # "spatial": [descriptor, ...]}, the proposer-refiner's output) and, optionally, the stereotype
+    # candidates S_r of EXAG (Table 28; asked of the judge's model when absent).
+    {
+        "name": "reference_descriptors",
+        "type": "object",
+        "required": False,
+        "display": False,
+        "label": "Reference descriptors (AHEaD)",
+    },
+    {
+        "name": "stereotypes",
+        "type": "list",
+        "of": "text",
+        "required": False,
+        "display": False,
+        "label": "Stereotype candidates (AHEaD EXAG)",
+    },
 ]
 
 ALIGN_OPTIONS = [
@@ -93,7 +112,10 @@ FAITH_RUBRIC: dict[str, Any] = {
             "id": "faith",
             "type": "scale",
             "label": "GT-FAITH",
-            "prompt": "How well does this image show {activity} in your country?",
+            # The paper's question ("... in your country?", its raters being of the image's
+            # country) with the item's country filled in: an annotator may rate another
+            # country's image (issue 14).
+            "prompt": "How well does this image show {activity} in {country}?",
             "help": "1 = Not well at all (completely wrong or unrelated) ... 5 = Exactly as expected for this country.",
             "options": ALIGN_OPTIONS,
         },
@@ -104,6 +126,7 @@ FAITH_RUBRIC: dict[str, Any] = {
             "prompt": "How exaggerated is the image?",
             "help": "How exaggerated the image is in terms of cultural elements (e.g., attire, objects, "
             "background, art/design).",
+            "reversed": True,
             "options": EXAG_OPTIONS,
         },
         {
@@ -112,6 +135,7 @@ FAITH_RUBRIC: dict[str, Any] = {
             "label": "GT-HAL",
             "prompt": "How incorrect is the image? (activity/culture)",
             "help": "Whether the image contains incorrect elements with respect to the mentioned activity and country.",
+            "reversed": True,
             "options": HAL_OPTIONS,
         },
         {
@@ -119,7 +143,6 @@ FAITH_RUBRIC: dict[str, Any] = {
             "type": "scale",
             "label": "GT-REALISM",
             "prompt": "How realistic does this image look?",
-            "help": "Our default wording and anchors (the paper does not give them).",
             "options": REALISM_OPTIONS,
         },
         {
@@ -242,7 +265,7 @@ FAITH_STUDY_DESIGN = StudyDesign(
 # --------------------------------------------------------------------------- validation report
 # Sec. 4.2 "Correlation Metric & Inter-rater Agreement", Tables 2 and 6, App. A.4 "Inter-Rater
 # Agreement" and Table 13. GT-FAITH of an image = the mean of its raters' GT-FAITH ratings (the
-# "faith" question: "How well does this image show {activity} in your country?"). The human
+# "faith" question: "How well does this image show {activity} in {country}?"). The human
 # reference is "human-human correlation": rater 1 vs rater 2 of each image, pooled over images
 # (the raters of an image are drawn from many, so the two are its assignment slots).
 FAITH_FIELD = "faith"
@@ -358,9 +381,52 @@ def faithfulness_validation_report(inp: ValidationInput) -> list[Table]:
             )
         )
 
+    composite = _composite_table(inp, gt, subsets, region_cols)
+    if composite is not None:
+        tables.append(composite)
     tables += _agreement_tables(inp, H, slots, regions, region_cols)
     tables.append(_scale_table(inp, humans, regions, region_cols))
     return tables
+
+
+# Table 3 ("Necessity of composite metrics"): an AHEaD judge's ALIGN, ALIGN+HAL and FAITH against
+# GT-FAITH per region. The AHEaD judge (judges/backends/ahead.py) stores ALIGN and ALIGN+HAL as
+# the metrics below and FAITH as its "faith" answer, 1 + 4 FAITH (monotone: the same Spearman).
+AHEAD_COMPONENTS = (("ALIGN", "ahead_align"), ("ALIGN+HAL", "ahead_align_hal"), ("FAITH", "faith"))
+
+
+def _composite_table(inp: ValidationInput, gt, subsets, region_cols) -> Table | None:
+    """Table 3 for every model rater carrying AHEaD's ALIGN metric (a run or imported AHEaD
+    judge); None without one."""
+    models = inp.frame[inp.frame["rater_kind"] == "model"] if len(inp.frame) else inp.frame
+    rows = []
+    for r, j in enumerate(inp.judges()):
+        mine = models[models["rater"] == j]
+        if AHEAD_COMPONENTS[0][1] not in set(mine["field"]):
+            continue
+        cells = []
+        for c, (_, f) in enumerate(AHEAD_COMPONENTS):
+            vals = mine.loc[mine["field"] == f].set_index("item")["value"]
+            vals = vals.apply(lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan)
+            for k, items in enumerate(subsets):
+                idx = sorted(i for i in items if i in gt.index)
+                xy = np.column_stack([gt.reindex(idx).to_numpy(dtype=float), vals.reindex(idx).to_numpy(dtype=float)])
+                res, _ = slot_bootstrap(xy, "spearman", inp.bootstrap, inp.seed + 7000 + 100 * r + 10 * c + k)
+                cells.append(Cell.of(res))
+        rows.append(Row(inp.judge_label(j), tuple(cells)))
+    if not rows:
+        return None
+    return Table(
+        key="cultivate-table3",
+        title="Table 3: Necessity of composite metrics (Spearman with GT-FAITH)",
+        columns=tuple(f"{label} {col}" for label, _ in AHEAD_COMPONENTS for col in (*region_cols, "All")),
+        rows=tuple(rows),
+        caption="Spearman ρ with GT-FAITH of each AHEaD judge's ALIGN (Eq. 1), ALIGN+HAL (mean of ALIGN and "
+        "1 - HAL) and FAITH (Eq. 5, stored as its GT-FAITH answer 1 + 4 FAITH, which ranks alike) on the "
+        "images of each region. 95% bootstrap CIs over images. Paper (All, InternVL3): ALIGN 0.41, "
+        "ALIGN+HAL 0.44, FAITH 0.47.",
+        row_header="AHEaD judge",
+    )
 
 
 def _agreement_tables(inp: ValidationInput, H, slots, regions, region_cols) -> list[Table]:
@@ -488,6 +554,9 @@ FAITHFULNESS = Preset(
     defaults={"k": 2},
     study_design=FAITH_STUDY_DESIGN,
     judge_prompt=FAITH_JUDGE_PROMPT,
+    # AHEaD (Sec. 3.2, judges/backends/ahead.py): FAITH, HAL and EXAG as the 1-5 answers they
+    # stand in for, ALIGN and ALIGN+HAL as metrics beside them (Tables 2-3)
+    direct_judges={"ahead": DirectJudge(questions=("faith", "hal", "exag"), mode="cultivate")},
     validation_report=faithfulness_validation_report,
 )
 
@@ -497,7 +566,8 @@ DESC_PROTOCOL = (
     "the LLM-generated reference descriptors of an activity in a country. Annotators mark each "
     "descriptor as correct or incorrect (precision; 90% in the paper), rate overall descriptor "
     "coverage on a 5-point Likert scale (average 4.5/5) and list missing descriptors in free text "
-    "(26 of 378 annotators reported omissions)."
+    "(26 of 378 annotators reported omissions). The coverage anchors are our default (the paper "
+    "reports a 5-point Likert rating of overall descriptor quality without anchors)."
 )
 
 DESC_INSTRUCTIONS = """\
@@ -529,7 +599,6 @@ DESC_RUBRIC: dict[str, Any] = {
             "type": "scale",
             "label": "Coverage",
             "prompt": "Overall, how well do these descriptors cover {activity} in {country}?",
-            "help": "Our default anchors (the paper reports a 5-point Likert rating of overall descriptor quality).",
             "options": [
                 {"value": 1, "label": "Very poor: most important elements are missing"},
                 {"value": 2, "label": "Poor: many important elements are missing"},

@@ -16,6 +16,7 @@ PRESETS: dict[str, Preset] = {
         blendvis.TEMPLATE,
         cqbench.STORY,
         cqbench.TURING,
+        cqbench.VALUE_EXTRACTION,
     )
 }
 

@@ -3,8 +3,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from accounts.views import LoginView
 from config.health import healthz
-from core.security import LoginView, admin_login
+from core.security import admin_login
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

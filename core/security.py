@@ -74,13 +74,17 @@ def login_blocked(request, username: str) -> bool:
     return any(limit and counts.get(key, 0) >= limit for key, limit in keys)
 
 
+def _count_failure(key: str) -> None:
+    if not cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS):
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS)
+
+
 def login_failed(request, username: str) -> None:
     for key, _ in _keys(request, username):
-        if not cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS):
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS)
+        _count_failure(key)
 
 
 def login_succeeded(request, username: str) -> None:
@@ -189,11 +193,7 @@ class TokenAuthentication(authentication.BaseAuthentication):
 
         user = user_for_key(parts[1].decode(errors="replace"))
         if user is None:
-            if not cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS):
-                try:
-                    cache.incr(key)
-                except ValueError:  # expired between add and incr
-                    cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS)
+            _count_failure(key)
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         return user, None
 
@@ -241,6 +241,11 @@ class BasicSchemeExtension(BasicScheme):
     target_class = "core.security.BasicAuthentication"
 
 
+#: set on a request whose API rates were already counted (the lean annotate path counts them,
+#: then hands an unusual request to the DRF view, which must not count it twice)
+THROTTLE_COUNTED = "hv_throttle_counted"
+
+
 class AnonRateThrottle(throttling.AnonRateThrottle):
     """DRF's anonymous rate (``HV_API_RATE_ANON``), per address as :func:`client_ip` sees it
     (DRF's own reading of X-Forwarded-For trusts any client)."""
@@ -248,12 +253,18 @@ class AnonRateThrottle(throttling.AnonRateThrottle):
     def get_ident(self, request):
         return client_ip(request)
 
+    def allow_request(self, request, view):
+        return getattr(request, THROTTLE_COUNTED, False) or super().allow_request(request, view)
+
 
 class UserRateThrottle(throttling.UserRateThrottle):
     """DRF's per-user rate (``HV_API_RATE_USER``)."""
 
     def get_ident(self, request):
         return client_ip(request)
+
+    def allow_request(self, request, view):
+        return getattr(request, THROTTLE_COUNTED, False) or super().allow_request(request, view)
 
 
 # -------------------------------------------------------------------- Content-Security-Policy

@@ -54,7 +54,9 @@ class PolicySerializer(serializers.Serializer):
 
 class PreviewSerializer(serializers.Serializer):
     policy = serializers.DictField(required=False, help_text="a policy to try (default: the project's)")
-    by = serializers.CharField(required=False, allow_blank=True, help_text="stratum column")
+    by = serializers.CharField(
+        required=False, allow_blank=True, help_text="a strata column (country, ...) or an item meta key"
+    )
 
 
 class DecisionSerializer(serializers.ModelSerializer):

@@ -312,6 +312,12 @@ class Rating:
     answers: Mapping[str, Any]
     derived: Mapping[str, Any] = field(default_factory=dict)
     presentation: Mapping[str, Any] | None = None
+    # what a judge does not decide (judges/decides.py): names whose value is not its decision
+    # (questions it does not answer, derived fields reading a flag it does not assess), and of
+    # a partly decided checklist the flags it does decide. A rule reading what it does not
+    # decide is incomplete for the judge (:func:`judge_truth`), never passed or failed on a "no".
+    undecided: frozenset[str] = frozenset()
+    partial: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -339,7 +345,17 @@ def rubric_context(rubric: Rubric, rating: Rating) -> dict[str, Any]:
     cells = flatten_answers(
         rubric, rating.answers, derived, rating.presentation, elements=False, missing=True, pair_sides=True
     )
-    return {name: value for name, _, value, _ in cells}
+    undecided = rating.undecided
+    return {name: None if name in undecided else value for name, _, value, _ in cells}
+
+
+def judge_truth(policy: CompiledPolicy, rating: Rating) -> bool | None:
+    """The rule on one judge's own rating; None (incomplete) when it is missing an answer the
+    rule reads or when the rule reads something the judge does not decide (an expression with a
+    missing name is not always None: ``any_failure == 0`` would be False)."""
+    if (rating.undecided or rating.partial) and policy.rule.reads_undecided(rating.undecided, rating.partial):
+        return None
+    return _truth(policy.rule, rating_context(policy, rating))
 
 
 # ------------------------------------------------------------------------------ latent truth
@@ -563,7 +579,7 @@ def _decide(
     if spec.judge_screening:
         if not models:
             return Verdict("pending", "waiting for judge screening (no judge rating yet)", details)
-        judged = [(m.rater, _truth(policy.rule, rating_context(policy, m))) for m in models]
+        judged = [(m.rater, judge_truth(policy, m)) for m in models]
         details["judges"] = dict(judged)
         if any(v is None for _, v in judged):
             return Verdict("pending", "waiting for judge screening (a judge rating is incomplete)", details)
@@ -632,7 +648,7 @@ def acceptance_labels(policy: CompiledPolicy, ratings: Sequence[Rating]) -> tupl
     judges: dict[str, int | None] = {}
     for m in ratings:
         if m.kind == "model":
-            v = _truth(policy.rule, rating_context(policy, m))
+            v = judge_truth(policy, m)
             judges[m.rater] = None if v is None else int(v)
     return label, judges
 

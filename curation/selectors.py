@@ -10,6 +10,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from agreement.selectors import submitted_annotations
 from annotation.models import Item, Project
+from judges.decides import rater_decides
 
 from .models import ItemDecision
 from .policy import Rating
@@ -37,10 +38,24 @@ def ratings_for(project: Project, item_ids: list[int]) -> dict[int, list[Rating]
         .filter(item_id__in=item_ids)
         .order_by("item_id", "id")
         .values_list(
-            "item_id", "rater_id", "rater__name", "rater__kind", "answers", "derived", "assignment__presentation"
+            "item_id",
+            "rater_id",
+            "rater__name",
+            "rater__kind",
+            "answers",
+            "derived",
+            "assignment__presentation",
+            "rater__backend",
+            "rater__parameters",
         )
     )
-    for item_id, rater_id, name, kind, answers, derived, presentation in rows:
+    # what each judge does not decide (judges/decides.py) is missing for it under the policy
+    undecided: dict[int, tuple[frozenset[str], dict[str, frozenset[str]]]] = {}
+    rubric = project.rubric_version.parsed()
+    for item_id, rater_id, name, kind, answers, derived, presentation, backend, params in rows:
+        if rater_id not in undecided:
+            d = rater_decides(kind=kind, backend=backend or "", parameters=params, preset=project.preset)
+            undecided[rater_id] = (d.undecided(rubric), d.partial_flags(rubric)) if d is not None else (frozenset(), {})
         out[item_id].append(
             Rating(
                 rater=f"{name}#{rater_id}",
@@ -48,6 +63,8 @@ def ratings_for(project: Project, item_ids: list[int]) -> dict[int, list[Rating]
                 answers=answers or {},
                 derived=derived or {},
                 presentation=presentation or {},
+                undecided=undecided[rater_id][0],
+                partial=undecided[rater_id][1],
             )
         )
     return out

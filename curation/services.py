@@ -4,6 +4,7 @@ Keyword-only arguments, one transaction each, refusals raised as :class:`core.er
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -14,10 +15,12 @@ import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from agreement.stats.ppi import ppi_mean
 from agreement.stats.result import to_jsonable
+from annotation.browse import meta_keys
 from annotation.importing import ImportReport, import_items, stage_upload
 from annotation.models import Item, Project
 from annotation.rubric import Rubric
@@ -108,35 +111,53 @@ def _latent_for(project: Project, compiled: CompiledPolicy) -> LatentLabels | No
 
 
 def _verdicts(project: Project, compiled: CompiledPolicy, latent: LatentLabels | None):
-    """(chunk of item rows (id, *strata), {item_id: Verdict}) per chunk of items. A latent-truth
-    aggregation needs its model fitted over the whole project first (:func:`_latent_for`)."""
+    """(chunk of item rows (id, *strata), {item_id: its ratings}, {item_id: Verdict}) per chunk of
+    items. A latent-truth aggregation needs its model fitted over the whole project first
+    (:func:`_latent_for`)."""
     for rows in selectors.item_chunks(Item.objects.filter(project=project), *STRATA_KEYS):
         ratings = selectors.ratings_for(project, [r[0] for r in rows])
-        yield rows, {r[0]: decide(compiled, ratings.get(r[0], []), latent, r[0]) for r in rows}
+        yield rows, ratings, {r[0]: decide(compiled, ratings.get(r[0], []), latent, r[0]) for r in rows}
+
+
+_META_KEY = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+
+
+def _meta_values(item_ids: list[int], key: str) -> dict[int, str | None]:
+    """Each item's ``meta[key]`` as text (None where it has none)."""
+    return dict(Item.objects.filter(id__in=item_ids).annotate(_v=KeyTextTransform(key, "meta")).values_list("id", "_v"))
 
 
 def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: str | None = None) -> dict[str, Any]:
     """How many items the policy would accept / reject / send to revision / leave pending,
     overall and by stratum; under a latent-truth aggregation also each rater's estimated accuracy
     per field (``rater_accuracy``). Writes nothing."""
-    if by and by not in STRATA_KEYS:
-        raise DomainError(f"unknown stratum {by!r}: use one of {', '.join(STRATA_KEYS)}")
+    by = (by or "").strip().removeprefix("meta.") or None
+    if (
+        by
+        and by not in STRATA_KEYS
+        and not (_META_KEY.match(by) and Item.objects.filter(project=project, meta__has_key=by).exists())
+    ):
+        known = [*STRATA_KEYS, *(k for k in meta_keys(project) if k not in STRATA_KEYS)]
+        raise DomainError(f"unknown stratum {by!r}: use one of {', '.join(known)}")
     compiled = parse_policy(project=project, raw=raw)
     total: Counter = Counter()
     groups: dict[str, Counter] = defaultdict(Counter)
-    col = STRATA_KEYS.index(by) + 1 if by else None
+    col = STRATA_KEYS.index(by) + 1 if by in STRATA_KEYS else None
     latent = _latent_for(project, compiled)
     labels: list[tuple[str | None, int | None, dict[str, int | None]]] = []  # (stratum, human, judges)
-    for rows, verdicts in _verdicts(project, compiled, latent):
-        ratings = selectors.ratings_for(project, [r[0] for r in rows]) if latent is None else {}
+    for rows, ratings, verdicts in _verdicts(project, compiled, latent):
+        # a meta key is read for the chunk's items only (as text, the way samples read it)
+        meta = _meta_values([r[0] for r in rows], by) if by and col is None else {}
         for row in rows:
             status = verdicts[row[0]].status
             total[status] += 1
-            if col is not None:
-                groups[row[col] or "(none)"][status] += 1
+            stratum = None
+            if by:
+                stratum = (row[col] if col is not None else meta.get(row[0])) or "(none)"
+                groups[stratum][status] += 1
             if latent is None:
                 human, judges = acceptance_labels(compiled, ratings.get(row[0], []))
-                labels.append((row[col] or "(none)" if col is not None else None, human, judges))
+                labels.append((stratum, human, judges))
 
     def shaped(c: Counter) -> dict[str, int]:
         return {
@@ -210,7 +231,7 @@ def apply_policy(*, project: Project, user: AbstractBaseUser | None, override_ma
     counts: Counter = Counter()
     now = timezone.now()
     with transaction.atomic():
-        for rows, verdicts in _verdicts(project, compiled, _latent_for(project, compiled)):
+        for rows, _, verdicts in _verdicts(project, compiled, _latent_for(project, compiled)):
             ids = [r[0] for r in rows]
             existing = {d.item_id: d for d in ItemDecision.objects.filter(item_id__in=ids)}
             create, update, events = [], [], []

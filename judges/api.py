@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.conf import settings
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
@@ -16,8 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import managed_project_or_403
-from annotation.importing import format_of
 from annotation.models import Project
+from core.errors import DomainError
 
 from . import bias, endpoints, imported, outputs, selectors, services
 from .models import JudgeConfig, JudgeOutput, JudgeRun
@@ -57,9 +57,12 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
             "combine",
             "members",
             "rater",
+            "hidden",
+            "price_prompt_per_1m",
+            "price_completion_per_1m",
             "created_at",
         ]
-        read_only_fields = ["id", "rater", "created_at"]
+        read_only_fields = ["id", "rater", "hidden", "created_at"]
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
@@ -68,8 +71,35 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
         return data
 
 
+class JudgeSettingsSerializer(serializers.Serializer):
+    """What can change on a judge once made: hidden, and the prices per 1M tokens (both or
+    neither; one given alone is paired with the other's current value)."""
+
+    hidden = serializers.BooleanField(required=False)
+    price_prompt_per_1m = serializers.DecimalField(
+        max_digits=12, decimal_places=6, min_value=0, allow_null=True, required=False
+    )
+    price_completion_per_1m = serializers.DecimalField(
+        max_digits=12, decimal_places=6, min_value=0, allow_null=True, required=False
+    )
+
+
+class JudgeDeletedSerializer(serializers.Serializer):
+    """What deleting the judge removed."""
+
+    runs = serializers.IntegerField()
+    outputs = serializers.IntegerField()
+    annotations = serializers.IntegerField()
+
+
 class StartRunSerializer(serializers.Serializer):
     item_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    sample = serializers.IntegerField(required=False, min_value=1, help_text="a design sample of the project (id)")
+    stratum = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=300),
+        required=False,
+        help_text='item strata or meta keys and their values, e.g. {"country": "China"}',
+    )
     sample_size = serializers.IntegerField(required=False, min_value=1)
     seed = serializers.IntegerField(required=False)
     chunk_size = serializers.IntegerField(required=False, min_value=1)
@@ -97,6 +127,8 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
             "labels",
             "error",
             "latency_ms",
+            "prompt_tokens",
+            "completion_tokens",
         ]
 
     @extend_schema_field(OpenApiTypes.ANY)
@@ -174,6 +206,17 @@ class BiasChecksSerializer(serializers.Serializer):
     verbosity = VerbositySerializer(allow_null=True)
 
 
+class RunUsageSerializer(serializers.Serializer):
+    """Tokens of the run and its estimated cost from the judge's prices per 1M tokens (read now)."""
+
+    outputs = serializers.IntegerField()
+    counted = serializers.IntegerField(help_text="outputs with token counts")
+    prompt_tokens = serializers.IntegerField(allow_null=True)
+    completion_tokens = serializers.IntegerField(allow_null=True)
+    cost = serializers.DecimalField(max_digits=24, decimal_places=6, allow_null=True)
+    cost_note = serializers.CharField(allow_blank=True, help_text="why there is no cost, or what it leaves out")
+
+
 class JudgeRunSerializer(serializers.Serializer):
     """A run's progress (and, on the run's own endpoint, its bias checks)."""
 
@@ -194,6 +237,10 @@ class JudgeRunSerializer(serializers.Serializer):
     config = serializers.IntegerField()
     parent = serializers.IntegerField(allow_null=True)
     labels = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))
+    sample = serializers.IntegerField(allow_null=True, help_text="the design sample the run was limited to")
+    stratum = serializers.DictField(child=serializers.CharField(allow_blank=True))
+    scope = serializers.CharField(allow_blank=True, help_text="what the run covers, in words")
+    usage = RunUsageSerializer()
 
 
 class JudgeRunDetailSerializer(JudgeRunSerializer):
@@ -202,7 +249,17 @@ class JudgeRunDetailSerializer(JudgeRunSerializer):
 
 def _progress(run: JudgeRun) -> dict:
     data = selectors.run_progress(run)
-    data.update({"config": run.config_id, "parent": run.parent_id, "labels": selectors.run_label_counts(run)})
+    data.update(
+        {
+            "config": run.config_id,
+            "parent": run.parent_id,
+            "labels": selectors.run_label_counts(run),
+            "sample": run.sample_id,
+            "stratum": run.stratum or {},
+            "scope": run.scope,
+            "usage": selectors.run_usage(run),
+        }
+    )
     return data
 
 
@@ -232,8 +289,45 @@ class JudgeConfigList(APIView):
             members=d.get("members", []),
             both_orders=d.get("both_orders", False),
             created_by=request.user,
+            price_prompt_per_1m=d.get("price_prompt_per_1m"),
+            price_completion_per_1m=d.get("price_completion_per_1m"),
         )
         return Response(JudgeConfigSerializer(config).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeConfigDetail(APIView):
+    def _config(self, request: Request, project_id: int, config_id: int) -> JudgeConfig:
+        project = _project(request, project_id)
+        return get_object_or_404(JudgeConfig.objects.select_related("rater"), pk=config_id, project=project)
+
+    @extend_schema(responses=JudgeConfigSerializer)
+    def get(self, request: Request, project_id: int, config_id: int) -> Response:
+        return Response(JudgeConfigSerializer(self._config(request, project_id, config_id)).data)
+
+    @extend_schema(request=JudgeSettingsSerializer, responses=JudgeConfigSerializer)
+    def patch(self, request: Request, project_id: int, config_id: int) -> Response:
+        """Hide or show the judge (a hidden judge is left out of reports, curation and exports)
+        and set its prices per 1M tokens; all or nothing."""
+        config = self._config(request, project_id, config_id)
+        ser = JudgeSettingsSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        prompt = d.get("price_prompt_per_1m", config.price_prompt_per_1m)
+        completion = d.get("price_completion_per_1m", config.price_completion_per_1m)
+        services.check_prices(prompt, completion)  # refused before anything changes
+        with transaction.atomic():
+            if "price_prompt_per_1m" in d or "price_completion_per_1m" in d:
+                services.set_judge_prices(config=config, prompt=prompt, completion=completion)
+            if "hidden" in d:
+                services.set_judge_hidden(config=config, hidden=d["hidden"])
+        return Response(JudgeConfigSerializer(config).data)
+
+    @extend_schema(request=None, responses=JudgeDeletedSerializer)
+    def delete(self, request: Request, project_id: int, config_id: int) -> Response:
+        """Delete the judge with its runs, outputs, ratings and rater (409 while a run of it is
+        pending or an ensemble uses it); answers what was deleted."""
+        config = self._config(request, project_id, config_id)
+        return Response(JudgeDeletedSerializer(services.delete_judge(config=config)).data)
 
 
 class JudgeRunStart(APIView):
@@ -247,12 +341,14 @@ class JudgeRunStart(APIView):
 
     @extend_schema(request=StartRunSerializer, responses={201: JudgeRunSerializer})
     def post(self, request: Request, project_id: int, config_id: int) -> Response:
-        """Start a run over the project's items (or ``item_ids``, or a sample) on a worker."""
+        """Start a run on a worker over the project's items, or ``item_ids``, or those of a design
+        ``sample`` and / or a ``stratum``; ``sample_size`` then draws a random subset."""
         project = _project(request, project_id)
         config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
         ser = StartRunSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        run = services.start_judge_run(config=config, user=request.user, **ser.validated_data)
+        d = dict(ser.validated_data)
+        run = services.start_judge_run(config=config, user=request.user, sample_id=d.pop("sample", None), **d)
         return Response(JudgeRunSerializer(_progress(run)).data, status=status.HTTP_201_CREATED)
 
 
@@ -296,6 +392,33 @@ class JudgeRunOutputs(ListAPIView):
     def get_queryset(self):
         run = _run(self.request, self.kwargs["run_id"])
         return selectors.run_outputs(run, errors_only=self.request.query_params.get("failures") == "1")
+
+
+class FailedOutputSerializer(serializers.Serializer):
+    pass_index = serializers.IntegerField()
+    order = serializers.CharField()
+    member = serializers.CharField(source="member.name", default=None)
+    raw_output = serializers.CharField(allow_blank=True, help_text="what the model said")
+    error = serializers.CharField(allow_blank=True)
+
+
+class JudgeFailureSerializer(serializers.Serializer):
+    """A failed item: why, and every output of it in this run with the raw text."""
+
+    item = serializers.IntegerField(source="item_id")
+    external_id = serializers.CharField(source="item.external_id")
+    error = serializers.CharField(allow_blank=True)
+    outputs = FailedOutputSerializer(many=True, source="item.item_outputs")
+
+
+class JudgeRunFailures(ListAPIView):
+    """The run's failed items with the raw outputs they failed on (parse failures included)."""
+
+    serializer_class = JudgeFailureSerializer
+    pagination_class = LimitOffsetPagination
+
+    def get_queryset(self):
+        return selectors.run_failures(_run(self.request, self.kwargs["run_id"]))
 
 
 class JudgeImportSerializer(serializers.Serializer):
@@ -354,20 +477,11 @@ class JudgeImport(APIView):
         if not ser.is_valid():  # answered in the report's shape, as the schema says
             return _import_refused([f"{field}: {m}" for field, msgs in ser.errors.items() for m in msgs])
         d = ser.validated_data
-        upload = d["file"]
-        if upload.size > settings.HV_MAX_UPLOAD_BYTES:
-            return _import_refused([f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes"])
-        fmt = d.get("format") or format_of(upload.name) or "jsonl"
-        report = imported.import_judge_outputs(
-            project=project,
-            data=upload.read(),
-            data_format=fmt,
-            name=d["name"],
-            model_id=d["model_id"],
-            method=d["method"],
-            metrics=imported.metric_names(d["metrics"]),
-            source_file=upload.name,
-            user=request.user,
-        )
+        try:
+            report = imported.import_upload(
+                project=project, upload=d["file"], fields=d, data_format=d.get("format"), user=request.user
+            )
+        except DomainError as exc:  # refused before anything was read: in the report's shape
+            return _import_refused([exc.message])
         code = status.HTTP_201_CREATED if report.ok else status.HTTP_400_BAD_REQUEST
         return Response(JudgeImportReportSerializer(report.as_dict()).data, status=code)

@@ -48,14 +48,37 @@ def _combine_one(q: Question, values: Sequence[Any], how: str) -> tuple[Any, flo
 
 
 def combine(
-    rubric: Rubric, questions: Sequence[str], answers: Sequence[dict[str, Any]], how: str
+    rubric: Rubric,
+    questions: Sequence[str],
+    answers: Sequence[dict[str, Any]],
+    how: str,
+    unrounded: Sequence[dict[str, Any] | None] = (),
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(answers for the rubric validator, exact means where they differ from the stored answer)."""
+    """(answers for the rubric validator, exact means where they differ from the stored answer).
+
+    ``unrounded``: per pass, the unrounded scores a prompt-less judge computed on a question's
+    scale (``Verdict.exact``, e.g. AHEaD's FAITH as 1 + 4 x). Where every pass has one they are
+    averaged instead of the passes' rounded options, whatever ``how`` says (a majority of
+    continuous scores would throw them away), and the stored answer is the option nearest the
+    mean, as for ``mean``."""
     out: dict[str, Any] = {}
     exact: dict[str, Any] = {}
     for qid in questions:
         q = rubric.question(qid)
         per_pass = [a.get(qid) for a in answers]
+        scores = [u.get(qid) for u in unrounded if u]
+        if (
+            not q.repeat_over
+            and q.type in ("scale", "binary")
+            and answers
+            and len(scores) == len(answers)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores)
+        ):
+            m = sum(scores) / len(scores)
+            out[qid] = _nearest(q, m)
+            if m != out[qid]:
+                exact[qid] = m
+            continue
         if q.repeat_over:
             lists = [v for v in per_pass if isinstance(v, list)]
             n = max((len(v) for v in lists), default=0)
@@ -73,3 +96,14 @@ def combine(
             if m is not None and m != c:
                 exact[qid] = m
     return out, exact
+
+
+def combine_metrics(per_pass: Sequence[dict[str, Any] | None]) -> dict[str, float]:
+    """A judge's numbers outside the rubric (``Verdict.metrics``) over its passes: the mean of
+    each metric over the passes that have it."""
+    values: dict[str, list[float]] = {}
+    for metrics in per_pass:
+        for name, v in (metrics or {}).items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                values.setdefault(name, []).append(float(v))
+    return {name: sum(vs) / len(vs) for name, vs in values.items()}

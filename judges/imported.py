@@ -30,16 +30,17 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.answers import METRICS_KEY
-from annotation.importing import read_jsonl
+from annotation.importing import format_of, read_jsonl
 from annotation.models import Item, Project, Rater
 from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Question, RubricError
@@ -78,6 +79,33 @@ def rater_name(name: str) -> str:
 def metric_names(text: str) -> list[str]:
     """The metric columns a form or API request names, comma-separated."""
     return [m.strip() for m in (text or "").split(",") if m.strip()]
+
+
+def import_upload(
+    *,
+    project: Project,
+    upload: Any,
+    fields: Mapping[str, Any],
+    data_format: str | None = None,
+    user: AbstractBaseUser | None = None,
+) -> JudgeImportReport:
+    """:func:`import_judge_outputs` of an uploaded file (the page's and the API's): refused
+    (DomainError) above ``HV_MAX_UPLOAD_BYTES``; the format from ``data_format`` or the file's
+    name (JSONL by default); ``fields`` the form's ``name``, ``model_id``, ``method``, ``metrics``
+    (comma-separated)."""
+    if upload.size > settings.HV_MAX_UPLOAD_BYTES:
+        raise DomainError(f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes")
+    return import_judge_outputs(
+        project=project,
+        data=upload.read(),
+        data_format=data_format or format_of(upload.name) or "jsonl",
+        name=fields["name"],
+        model_id=fields.get("model_id", ""),
+        method=fields.get("method", ""),
+        metrics=metric_names(fields.get("metrics", "")),
+        source_file=upload.name,
+        user=user,
+    )
 
 
 def import_judge_outputs(

@@ -22,7 +22,9 @@ class JudgeConfig(models.Model):
         OPENAI_CHAT = "openai_chat", "OpenAI-compatible chat endpoint"
         TRANSFORMERS = "transformers", "Local transformers model (GPU worker)"
         EMBEDDING = "embedding", "Embedding judge (sentence-transformers)"
-        IMAGE_SIMILARITY = "image_similarity", "Image similarity (SSIM, CPU)"
+        IMAGE_SIMILARITY = "image_similarity", "Image similarity (SSIM proxy, CPU)"
+        CLIP_SIMILARITY = "clip_similarity", "CLIP image-image similarity (transformers)"
+        AHEAD = "ahead", "AHEaD descriptor faithfulness (vision-language model + MiniLM)"
         ENSEMBLE = "ensemble", "Ensemble of judges"
 
     class Parser(models.TextChoices):
@@ -52,12 +54,25 @@ class JudgeConfig(models.Model):
     rater = models.OneToOneField(Rater, on_delete=models.PROTECT, related_name="judge_config")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Hidden: its rater is left out of the agreement report, the validation tables, curation and
+    # exports (``agreement.selectors.hidden_rater_ids``); everything is kept, so it can be shown again.
+    hidden = models.BooleanField(default=False)
+    # What the researcher pays per 1M tokens for this judge's model (their currency): the runs'
+    # estimated cost is computed from the stored token counts when it is read, so a price set or
+    # corrected after a run applies to it too. Both or neither (``services.set_judge_settings``).
+    price_prompt_per_1m = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    price_completion_per_1m = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="uniq_judge_name"),
             models.CheckConstraint(condition=Q(passes__gte=1, passes__lte=20), name="judge_passes_range"),
             models.CheckConstraint(condition=Q(combine__in=["mean", "majority"]), name="judge_combine_valid"),
+            models.CheckConstraint(
+                condition=Q(price_prompt_per_1m__isnull=True, price_completion_per_1m__isnull=True)
+                | Q(price_prompt_per_1m__gte=0, price_completion_per_1m__gte=0),
+                name="judge_prices_both_or_neither",
+            ),
         ]
         ordering = ["project_id", "name"]
 
@@ -79,6 +94,13 @@ class JudgeRun(Job):
     chunk_size = models.PositiveIntegerField(default=16)
     queue = models.CharField(max_length=20, default="default")
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
+    # What the run was limited to: a design sample and / or a stratum ({key: value} over item
+    # strata or meta keys), and in words (kept when the sample is deleted later)
+    sample = models.ForeignKey(
+        "annotation.Sample", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_runs"
+    )
+    stratum = models.JSONField(default=dict, blank=True)
+    scope = models.CharField(max_length=500, blank=True)
     message = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     started_at = models.DateTimeField(null=True, blank=True)
@@ -130,6 +152,11 @@ class JudgeOutput(models.Model):
     parsed = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # tokens this output took (every request of the pass), as the endpoint reported them or the
+    # local tokenizer counted them; null when the backend has no tokens (embedding, SSIM) or the
+    # endpoint did not say
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -68,12 +68,43 @@ def classifier_bank(preset_key: str) -> ClassifierBank:
 
 
 def template_kind(template: Mapping[str, Any]) -> str:
-    """``rubric`` (system/user or per_question), ``classifiers`` or ``label``."""
+    """``rubric`` (system/user or per_question), ``classifiers``, ``label`` or ``format`` (a
+    paper's prompt read by its own output format, ``judges/formats.py``)."""
     if "classifiers" in template:
         return "classifiers"
     if "labels" in template:
         return "label"
+    if "output_format" in template:
+        return "format"
     return "rubric"
+
+
+def image_labels(
+    template: Mapping[str, Any], rubric: Rubric, item_fields: Sequence[Mapping[str, Any]], fields: Sequence[str]
+) -> list[str]:
+    """What is said right before each attached image (``fields``, in order): "Image A", or "".
+
+    A template's ``image_labels`` (``{field: label}``) decides. Otherwise, when the rubric names
+    an attached image by its item field's label (ValueGround's Q1 asks about "Image A", Q2 about
+    "Image B"), every attached image is introduced by its field's label, as the paper's own
+    prompts do ("Image A: [IMAGE_A]" / "Image B: [IMAGE_B]", the ValueGround paper's App. C.2): images
+    sent unlabelled cannot be told apart. A rubric that names no image ("this image") gets none."""
+    given = template.get("image_labels")
+    if isinstance(given, Mapping) and given:
+        return [str(given.get(f) or "") for f in fields]
+    labels = {str(s.get("name")): str(s.get("label") or "") for s in item_fields}
+    text = rubric_text(rubric).casefold()
+    if not any(labels.get(f) and labels[f].casefold() in text for f in fields):
+        return ["" for _ in fields]
+    return [labels.get(f) or f for f in fields]
+
+
+def rubric_text(rubric: Rubric) -> str:
+    """Every text of the rubric a judge reads: instructions, labels, prompts, help, anchors."""
+    parts = [rubric.instructions]
+    for q in rubric.questions:
+        parts += [q.label, q.prompt, q.help, *(o.label for o in q.options)]
+    return "\n".join(p for p in parts if p)
 
 
 def template_placeholders(text: str) -> list[str]:
@@ -158,7 +189,7 @@ def preset_defaults(preset: Preset | None, rubric: Rubric) -> dict[str, Any]:
             "questions": [q.id for q in rubric.questions if q.type != "text"],
         }
     template = dict(paper.template or {})
-    if not any(k in template for k in ("per_question", "classifiers", "labels")):
+    if not any(k in template for k in ("per_question", "classifiers", "labels", "output_format")):
         template = {**GENERIC_TEMPLATE, **template}  # a system / user prompt: the generic part where none given
     return json.loads(
         json.dumps({"prompt_template": template, "parser": paper.parser, "questions": list(paper.questions)})

@@ -1,12 +1,14 @@
 """Reads of the judge side: progress (done / failed / remaining, throughput, ETA), outputs
-with raw text next to parsed answers, failures."""
+with raw text next to parsed answers, failures with what the model said, tokens and the
+estimated cost."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet, Sum
 from django.utils import timezone
 
 from annotation.models import Project
@@ -25,8 +27,10 @@ def judge_configs(project: Project) -> QuerySet[JudgeConfig]:
     return JudgeConfig.objects.filter(project=project).prefetch_related("members").order_by("name")
 
 
-def judge_runs(project: Project) -> QuerySet[JudgeRun]:
-    return JudgeRun.objects.filter(project=project).select_related("config").order_by("-created_at")
+def judge_runs(project: Project, *, include_hidden: bool = True) -> QuerySet[JudgeRun]:
+    """The project's runs, newest first; ``include_hidden=False`` leaves out those of hidden judges."""
+    qs = JudgeRun.objects.filter(project=project).select_related("config").order_by("-created_at")
+    return qs if include_hidden else qs.filter(config__hidden=False)
 
 
 def managed_run(user: AbstractBaseUser, run_id: int) -> JudgeRun | None:
@@ -80,4 +84,72 @@ def run_outputs(run: JudgeRun, *, errors_only: bool = False) -> QuerySet[JudgeOu
 
 
 def run_failures(run: JudgeRun) -> QuerySet[JudgeItemResult]:
-    return run.results.filter(status=JudgeItemResult.Status.FAILED).select_related("item").order_by("item_id")
+    """The run's failed items, each with its outputs (``item_outputs``: pass, order, member, the
+    raw text the model gave and why it failed), so a parse failure is read beside what it parsed."""
+    outputs = JudgeOutput.objects.filter(run=run).select_related("member").order_by("pass_index", "order")
+    return (
+        run.results.filter(status=JudgeItemResult.Status.FAILED)
+        .select_related("item")
+        .prefetch_related(Prefetch("item__judge_outputs", queryset=outputs, to_attr="item_outputs"))
+        .order_by("item_id")
+    )
+
+
+MILLION = Decimal(1_000_000)
+
+
+def run_usage(run: JudgeRun) -> dict[str, Any]:
+    """Tokens the run took and its estimated cost, from the prices per 1M tokens the researcher
+    set on the judge (on each member, for an ensemble), read now: a price set after the run
+    applies. ``cost`` is None, with ``cost_note`` saying why, when a judge has no price or no
+    output has token counts; ``counted`` of ``outputs`` outputs have counts (a backend without
+    tokens, an endpoint that does not report them)."""
+    rows = list(
+        JudgeOutput.objects.filter(run=run)
+        .values("member_id")
+        .annotate(n=Count("id"), counted=Count("prompt_tokens"), pt=Sum("prompt_tokens"), ct=Sum("completion_tokens"))
+        .order_by("member_id")
+    )
+    n = sum(r["n"] for r in rows)
+    counted = sum(r["counted"] for r in rows)
+    prompt = sum(r["pt"] or 0 for r in rows)
+    completion = sum(r["ct"] or 0 for r in rows)
+    member_ids = [r["member_id"] for r in rows if r["member_id"] is not None]
+    # read now, not from ``run.config``: a price set since the run was loaded applies
+    judges = {c.id: c for c in JudgeConfig.objects.filter(pk__in=[run.config_id, *member_ids])}
+    cost: Decimal | None = Decimal(0)
+    unpriced: list[str] = []
+    for r in rows:
+        if not r["counted"]:
+            continue
+        judge = judges.get(r["member_id"] or run.config_id)
+        if judge is None or judge.price_prompt_per_1m is None or judge.price_completion_per_1m is None:
+            unpriced.append(judge.name if judge is not None else "a deleted member")
+            continue
+        cost += (
+            Decimal(r["pt"] or 0) * judge.price_prompt_per_1m + Decimal(r["ct"] or 0) * judge.price_completion_per_1m
+        ) / MILLION
+    note = ""
+    if not counted:
+        cost, note = None, "no token counts (this backend has none, or the endpoint did not report them)"
+    elif unpriced:
+        cost, note = None, f"set a price per 1M tokens on {', '.join(sorted(set(unpriced)))}"
+    elif counted < n:
+        note = f"{n - counted} of {n} outputs have no token counts: the cost covers the others"
+    return {
+        "outputs": n,
+        "counted": counted,
+        "prompt_tokens": prompt if counted else None,
+        "completion_tokens": completion if counted else None,
+        "cost": cost.quantize(Decimal("0.000001")) if cost is not None else None,
+        "cost_note": note,
+    }
+
+
+def delete_footprint(config: JudgeConfig) -> dict[str, int]:
+    """What deleting the judge removes (the confirmation page says it before anything goes)."""
+    return {
+        "runs": config.runs.count(),
+        "outputs": JudgeOutput.objects.filter(run__config=config).count(),
+        "annotations": config.rater.annotations.count(),
+    }

@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
+from annotation.answers import METRICS_KEY
 from annotation.assets import media_path
 from annotation.expressions import Expression
-from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater
+from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater, Sample, SampleItem
 from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Rubric, RubricError
 from benchmarks.base import Preset
@@ -37,8 +40,10 @@ from core import jobs
 from core.errors import DomainError
 from core.heartbeat import Heartbeat
 from core.values import value_problem
+from studies.sampling import metadata_columns
 
-from . import endpoints, orders, prompts
+from . import endpoints, formats, orders, prompts
+from . import params as judge_params
 from .backends import (
     DIRECT_MODES,
     QUEUES,
@@ -47,9 +52,14 @@ from .backends import (
     JudgeSpec,
     Verdict,
     backend_for,
+    check_direct_params,
+    direct_decides,
 )
-from .combine import combine
+from .backends.clip_similarity import DEFAULT_MODEL as CLIP_DEFAULT_MODEL
+from .combine import combine, combine_metrics
+from .decides import ensemble_decides, rater_decides
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
+from .outputs import EXACT_KEY, SCORES_KEY
 
 DEFAULT_CHUNK = 16
 MAX_CHUNK = 1000
@@ -98,13 +108,18 @@ def judged_rubric(project: Project, questions: Sequence[str]) -> Rubric:
 def spec_for(config: JudgeConfig) -> JudgeSpec:
     project = config.project
     preset = project.preset
+    params = dict(config.params)
+    if config.backend == JudgeConfig.Backend.AHEAD:  # EXAG's baseline: the real images (Eq. 3)
+        from .ahead import real_images_param
+
+        params.update(real_images_param(project, params))
     return JudgeSpec(
         backend=config.backend,
         model_id=config.model_id,
         prompt_template=config.prompt_template,
         parser=config.parser,
         questions=tuple(config.questions),
-        params=dict(config.params),
+        params=params,
         rubric=project.rubric_version.parsed(),
         item_fields=preset.item_fields,
         preset_key=project.preset_key,
@@ -134,6 +149,8 @@ def create_judge_config(
     members: Iterable[JudgeConfig] = (),
     both_orders: bool = False,
     created_by: AbstractBaseUser | None = None,
+    price_prompt_per_1m: Any = None,
+    price_completion_per_1m: Any = None,
 ) -> JudgeConfig:
     """A judge for a project; defaults (prompt, parser, questions) come from the preset: its paper
     prompt (``Preset.judge_prompt``) or the prompt built from the rubric, and for the embedding and
@@ -154,6 +171,7 @@ def create_judge_config(
         raise DomainError("both_orders is true or false")
     if params is not None and not isinstance(params, dict):
         raise DomainError("params must be an object")
+    price_prompt_per_1m, price_completion_per_1m = check_prices(price_prompt_per_1m, price_completion_per_1m)
     params = dict(params or {})
     problem = value_problem({"name": name, "model_id": model_id, "params": params, "prompt": prompt_template})
     if problem:
@@ -178,11 +196,17 @@ def create_judge_config(
             {q for m in members for q in m.questions}, key=[q.id for q in rubric.questions].index
         )
         prompt_template = {}
-    elif backend in (JudgeConfig.Backend.EMBEDDING, JudgeConfig.Backend.IMAGE_SIMILARITY):
+    elif backend in DIRECT_MODES:  # prompt-less: embedding, image similarity (SSIM, CLIP)
         parser = JudgeConfig.Parser.NONE
         prompt_template = {}
         if questions is None:
             questions = _direct_questions(backend, preset)
+        if backend == JudgeConfig.Backend.CLIP_SIMILARITY and not model_id:
+            model_id = CLIP_DEFAULT_MODEL  # recorded on the rater: the paper's CLIP-ViT-L/14
+        if backend == JudgeConfig.Backend.AHEAD and not model_id.strip():
+            raise DomainError(
+                "the AHEaD judge needs the model id of its descriptor extractor (a vision-language model)"
+            )
     else:
         if isinstance(prompt_template, dict) and "use" in prompt_template:  # a named template
             named = prompts.named_template(str(prompt_template["use"]))
@@ -202,7 +226,8 @@ def create_judge_config(
         ):
             raise DomainError(
                 'a prompt template is {"system": ..., "user": ...}, {"per_question": {...}}, '
-                '{"classifiers": [...], "flags": [...]} or {"label", "labels", "system", "user"}'
+                '{"classifiers": [...], "flags": [...]}, {"label", "labels", "system", "user"} or '
+                '{"output_format", "question", "system", "user"}'
             )
         kind = prompts.template_kind(prompt_template)
         if kind == "rubric":
@@ -212,7 +237,10 @@ def create_judge_config(
         else:
             parser = parser or JudgeConfig.Parser.CHOICE
             if parser != JudgeConfig.Parser.CHOICE:
-                raise DomainError(f"a {kind} template is read by the choice parser, not {parser!r}")
+                # a format template is read by its paper's format; it is stored as the choice parser
+                # (one closed verdict per element), so the parser choices need no new value
+                reader = "its output format" if kind == "format" else "the choice parser"
+                raise DomainError(f"a {kind} template is read by {reader}, not {parser!r}")
         if parser not in ("json", "score_is", "choice"):
             raise DomainError(f"unknown parser {parser!r}")
         if kind == "classifiers":
@@ -243,12 +271,19 @@ def create_judge_config(
             if questions:
                 raise DomainError("a label judge answers no rubric question: its label is stored as its output")
             questions = []
+        elif kind == "format":
+            try:
+                judged = formats.check_format_template(prompt_template, rubric)
+            except ValueError as exc:
+                raise DomainError(f"output-format template: {exc}") from None
+            if questions is not None and list(questions) != judged:
+                raise DomainError(
+                    f"this {prompt_template['output_format']} template answers only {', '.join(judged)}, "
+                    f"not {', '.join(questions) or '(none)'}"
+                )
+            questions = judged_by_template = judged
     questions = list(questions or [])
-    label_judge = (
-        backend
-        not in (JudgeConfig.Backend.ENSEMBLE, JudgeConfig.Backend.EMBEDDING, JudgeConfig.Backend.IMAGE_SIMILARITY)
-        and kind == "label"
-    )
+    label_judge = backend != JudgeConfig.Backend.ENSEMBLE and backend not in DIRECT_MODES and kind == "label"
     if (
         not label_judge
         and kind == "rubric"
@@ -268,7 +303,7 @@ def create_judge_config(
             )
         can = (
             judged_by_template
-            if kind == "classifiers"
+            if kind in ("classifiers", "format")
             else answerable_questions(
                 backend=backend,
                 rubric=rubric,
@@ -288,6 +323,29 @@ def create_judge_config(
             judged_rubric(project, questions)
         except RubricError as exc:
             raise DomainError(f"these questions do not form a valid part of the rubric: {exc}") from None
+    if backend != JudgeConfig.Backend.ENSEMBLE:
+        try:  # the declared parameters (judges/params.py), as the judge form checks them
+            judge_params.check(backend, params, image_fields=preset.image_fields())
+        except judge_params.ParamError as exc:
+            raise DomainError(f"the {backend} judge cannot use these params: {exc}", errors=exc.errors) from None
+    if backend in DIRECT_MODES:  # the flags its mode and thresholds decide (judges/decides.py)
+        try:
+            check_direct_params(backend, params, questions)
+            decides = direct_decides(backend, direct_mode(backend, preset, params), params)
+        except ValueError as exc:
+            raise DomainError(f"the {backend} judge cannot use these params: {exc}") from None
+    elif backend == JudgeConfig.Backend.ENSEMBLE:
+        decides = ensemble_decides(
+            rubric,
+            questions,
+            [
+                (
+                    m.questions,
+                    rater_decides(kind="model", backend=m.backend, parameters=m.rater.parameters, preset=preset),
+                )
+                for m in members
+            ],
+        )
     if both_orders:
         _check_both_orders(preset, backend, questions)
     phash = prompts.prompt_hash(
@@ -316,7 +374,8 @@ def create_judge_config(
                 "parser": parser,
                 "questions": questions,
                 "members": [m.name for m in members],
-                # a classifier judge ticks only these flags; a label judge's output is its label
+                # the checklist flags it decides (a classifier, an image filter, an ensemble of
+                # them; judges/decides.py); a label judge's output is its label
                 **({"decides": decides} if decides else {}),
                 **({"labels": {prompt_template["label"]: prompt_template["labels"]}} if kind == "label" else {}),
             },
@@ -335,6 +394,8 @@ def create_judge_config(
             combine=combine,
             rater=rater,
             created_by=created_by,
+            price_prompt_per_1m=price_prompt_per_1m,
+            price_completion_per_1m=price_completion_per_1m,
         )
         if members:
             config.members.set(members)
@@ -422,20 +483,51 @@ def start_judge_run(
     seed: int | None = None,
     chunk_size: int | None = None,
     parent: JudgeRun | None = None,
+    sample_id: int | None = None,
+    stratum: Mapping[str, Any] | None = None,
 ) -> JudgeRun:
-    """Run the judge over all items of the project, the given ones, or a random sample of them."""
-    qs = Item.objects.filter(project=config.project)
+    """Run the judge over all items of the project, the given ones, or those of a design sample
+    (``sample_id``, a ``Sample`` of the project) and / or a stratum (``{key: value}`` over item
+    strata or meta keys, e.g. ``{"country": "China"}``); ``sample_size`` then draws a random
+    sample of those. The run keeps its scope (``sample``, ``stratum`` and ``scope`` in words)."""
+    project = config.project
+    qs = Item.objects.filter(project=project)
+    stratum = check_stratum(stratum)
+    if item_ids is not None and (sample_id is not None or stratum):
+        raise DomainError("give item ids, or a sample and / or a stratum, not both")
+    scope: list[str] = []
+    sample = None
+    if sample_id is not None:
+        if isinstance(sample_id, bool) or not isinstance(sample_id, int):
+            raise DomainError("a sample is given by its id")
+        sample = Sample.objects.filter(pk=sample_id, project=project).first()
+        if sample is None:
+            raise DomainError(f"this project has no sample {sample_id}")
+        qs = qs.filter(pk__in=SampleItem.objects.filter(sample=sample).values("item_id"))
+        scope.append(f"sample {sample.name!r}")
+    if stratum:
+        qs = items_in_stratum(qs, stratum)
+        scope.append("stratum " + stratum_label(stratum))
     if item_ids is not None:
         wanted = {int(i) for i in item_ids}
         ids = list(qs.filter(pk__in=wanted).order_by("id").values_list("id", flat=True))
         if len(ids) != len(wanted):
             raise DomainError("some items are not in this project")
+        if parent is not None:
+            scope.append(
+                f"failed or unjudged items of run {parent.id}" + (f" ({parent.scope})" if parent.scope else "")
+            )
+        else:
+            scope.append(f"{len(ids)} chosen item(s)")
     else:
         ids = list(qs.order_by("id").values_list("id", flat=True))
+        if not ids and scope:
+            raise DomainError(f"no item of this project is in {' and '.join(scope)}")
     if sample_size is not None:
         if sample_size < 1:
             raise DomainError("a sample needs at least one item")
         if sample_size < len(ids):
+            scope.append(f"random {sample_size} of {len(ids)}" + (f" (seed {seed})" if seed is not None else ""))
             ids = sorted(random.Random(seed).sample(ids, sample_size))
     if not ids:
         raise DomainError("there are no items to judge")
@@ -445,16 +537,86 @@ def start_judge_run(
     with transaction.atomic():
         run = JudgeRun.objects.create(
             config=config,
-            project=config.project,
+            project=project,
             item_ids=ids,
             total=len(ids),
             chunk_size=chunk,
             queue=queue_for(config),
             parent=parent,
             created_by=user,
+            sample=sample,
+            stratum=stratum,
+            scope=" · ".join(scope)[:500],
         )
         transaction.on_commit(lambda: enqueue_chunks(run=run, item_ids=ids))
     return run
+
+
+# at most this many keys in a stratum, and this long a value (an item's strata columns are 100)
+MAX_STRATUM_KEYS = 10
+MAX_STRATUM_VALUE = 300
+_STRATUM_KEY = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+
+
+def check_stratum(stratum: Mapping[str, Any] | None) -> dict[str, str]:
+    """A stratum as ``{key: value}`` (text values; ``meta.`` before a key is dropped; "" is the
+    blank stratum, items without the key included), or a ``DomainError`` saying what is wrong."""
+    if stratum is None:
+        return {}
+    if not isinstance(stratum, Mapping):
+        raise DomainError('a stratum is {"key": "value", ...} over item strata or meta keys')
+    if len(stratum) > MAX_STRATUM_KEYS:
+        raise DomainError(f"a stratum has at most {MAX_STRATUM_KEYS} keys")
+    out: dict[str, str] = {}
+    for raw, value in stratum.items():
+        key = str(raw).strip().removeprefix("meta.")
+        if not _STRATUM_KEY.match(key):
+            raise DomainError(f"invalid stratum key {str(raw)[:100]!r}: use letters, digits, - and _")
+        if key in out:
+            raise DomainError(f"stratum key {key!r} given twice")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise DomainError(f"the stratum value of {key!r} must be text")
+        value = str(value).strip()
+        if len(value) > MAX_STRATUM_VALUE or "\x00" in value:
+            raise DomainError(f"the stratum value of {key!r} is not a stratum (over {MAX_STRATUM_VALUE} characters)")
+        out[key] = value
+    return out
+
+
+def parse_stratum(text: str) -> dict[str, str]:
+    """``"country=China, generator=sd"`` (the pages' form) as a checked stratum."""
+    pairs: dict[str, str] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise DomainError(
+                f"a stratum is key=value pairs separated by commas, e.g. country=China; not {part.strip()!r}"
+            )
+        if key.strip() in pairs:
+            raise DomainError(f"stratum key {key.strip()!r} given twice")
+        pairs[key.strip()] = value.strip()
+    return check_stratum(pairs)
+
+
+def stratum_label(stratum: Mapping[str, str]) -> str:
+    return ", ".join(f"{k} = {v or '(blank)'}" for k, v in stratum.items())
+
+
+def items_in_stratum(qs: QuerySet[Item], stratum: Mapping[str, str]) -> QuerySet[Item]:
+    """The items of ``qs`` in the stratum: the strata columns by name, other keys read from
+    ``Item.meta`` as text (as the design samples read them, ``studies.sampling``)."""
+    columns, annotations = metadata_columns(list(stratum))
+    qs = qs.annotate(**annotations)
+    for column, value in zip(columns, stratum.values(), strict=True):
+        # a blank stratum holds the items with an empty value and those without the key
+        qs = (
+            qs.filter(Q(**{column: ""}) | Q(**{f"{column}__isnull": True}))
+            if value == ""
+            else qs.filter(**{column: value})
+        )
+    return qs
 
 
 def enqueue_chunks(*, run: JudgeRun, item_ids: Sequence[int]) -> int:
@@ -503,6 +665,100 @@ def resume_judge_run(*, run: JudgeRun) -> int:
     finished = set(run.results.values_list("item_id", flat=True))
     missing = [i for i in run.item_ids if i not in finished]
     return enqueue_chunks(run=run, item_ids=missing) if missing else 0
+
+
+# ------------------------------------------------------------------------------ manage
+PRICE_STEP = Decimal("0.000001")  # the prices' stored precision (JudgeConfig: 6 decimal places)
+MAX_PRICE = Decimal("1000000")
+
+
+def check_prices(prompt: Any, completion: Any) -> tuple[Decimal | None, Decimal | None]:
+    """Prices per 1M prompt / completion tokens: both (numbers from 0 to under 1,000,000, at
+    most 6 decimal places) or neither; a ``DomainError`` saying what is wrong otherwise."""
+    if (prompt is None) != (completion is None):
+        raise DomainError("give both prices per 1M tokens (prompt and completion), or neither")
+    if prompt is None:
+        return None, None
+    out = []
+    for label, value in (("prompt", prompt), ("completion", completion)):
+        if isinstance(value, bool) or not isinstance(value, (Decimal, int, float, str)):
+            raise DomainError(f"the {label} price per 1M tokens must be a number")
+        try:
+            d = Decimal(str(value).strip())
+        except InvalidOperation:
+            raise DomainError(f"the {label} price per 1M tokens must be a number") from None
+        if not d.is_finite() or not Decimal(0) <= d < MAX_PRICE:
+            raise DomainError(f"the {label} price per 1M tokens must be from 0 to under {MAX_PRICE:,}")
+        if d != d.quantize(PRICE_STEP):
+            raise DomainError(f"the {label} price per 1M tokens has at most 6 decimal places")
+        out.append(d.quantize(PRICE_STEP))
+    return out[0], out[1]
+
+
+def set_judge_prices(*, config: JudgeConfig, prompt: Any, completion: Any) -> JudgeConfig:
+    """Set (or clear, with both None) what the judge's model costs per 1M tokens; every run's
+    estimated cost follows (it is computed when read)."""
+    prompt, completion = check_prices(prompt, completion)
+    JudgeConfig.objects.filter(pk=config.pk).update(price_prompt_per_1m=prompt, price_completion_per_1m=completion)
+    config.price_prompt_per_1m, config.price_completion_per_1m = prompt, completion
+    return config
+
+
+def set_judge_hidden(*, config: JudgeConfig, hidden: bool) -> JudgeConfig:
+    """Hide the judge (its rater leaves the agreement report, the validation tables, curation
+    and exports; its runs leave the judges page) or show it again. Nothing is deleted."""
+    if not isinstance(hidden, bool):
+        raise DomainError("hidden is true or false")
+    JudgeConfig.objects.filter(pk=config.pk).update(hidden=hidden)
+    config.hidden = hidden
+    return config
+
+
+def delete_blockers(config: JudgeConfig) -> list[str]:
+    """Why the judge cannot be deleted now (empty: it can): a run still queued or running (its
+    workers would write to it), or an ensemble it is a member of (the ensemble's runs read it)."""
+    reasons = []
+    pending = list(
+        config.runs.filter(status__in=[JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING])
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    if pending:
+        reasons.append(f"run {', '.join(map(str, pending))} is still queued or running: cancel it first")
+    ensembles = list(config.ensembles.order_by("name").values_list("name", flat=True))
+    if ensembles:
+        reasons.append(f"it is a member of the ensemble {', '.join(ensembles)}: delete that first")
+    return reasons
+
+
+def delete_judge(*, config: JudgeConfig) -> dict[str, int]:
+    """Delete the judge and everything it made, in one transaction: its runs with their outputs
+    and results, its rater's annotations and assignments (the ratings every report and export
+    reads), and the rater. Refused, with nothing deleted, for the reasons of
+    :func:`delete_blockers`. Returns what was deleted (runs, outputs, annotations)."""
+    with transaction.atomic():
+        locked = JudgeConfig.objects.select_for_update().filter(pk=config.pk).first()
+        if locked is None:
+            raise DomainError("no such judge", code="not_found")
+        reasons = delete_blockers(locked)
+        if reasons:
+            raise DomainError(f"judge {locked.name!r} cannot be deleted: " + "; ".join(reasons), code="conflict")
+        rater_id = locked.rater_id
+        outputs = JudgeOutput.objects.filter(run__config=locked)
+        counts = {
+            "runs": locked.runs.count(),
+            "outputs": outputs.count(),
+            "annotations": Annotation.objects.filter(rater_id=rater_id).count(),
+        }
+        # leaves first, so no cascade has to load rows into memory
+        outputs.delete()
+        JudgeItemResult.objects.filter(run__config=locked).delete()
+        JudgeRun.objects.filter(config=locked).delete()
+        locked.delete()  # the rater is PROTECTed while its judge exists
+        Annotation.objects.filter(rater_id=rater_id).delete()
+        Assignment.objects.filter(rater_id=rater_id).delete()
+        Rater.objects.filter(pk=rater_id).delete()
+    return counts
 
 
 # ------------------------------------------------------------------------------ execution
@@ -631,6 +887,10 @@ def _store_outputs(
                 parsed, error = v.answers, f"invalid answer: {exc}"
         if parsed is not None and v.labels:
             parsed = {**parsed, prompts.LABELS_KEY: v.labels}
+        if parsed is not None and not error and v.exact:  # unrounded scores: the statistics read them
+            parsed = {**parsed, EXACT_KEY: v.exact}
+        if parsed is not None and not error and v.metrics:
+            parsed = {**parsed, SCORES_KEY: v.metrics}
         rows.append(
             JudgeOutput(
                 run=run,
@@ -642,6 +902,8 @@ def _store_outputs(
                 parsed=parsed,
                 error=error[:5000],
                 latency_ms=v.latency_ms,
+                prompt_tokens=v.usage.prompt_tokens if v.usage is not None else None,
+                completion_tokens=v.usage.completion_tokens if v.usage is not None else None,
             )
         )
     # (run, item, pass, order) is unique: a redelivered chunk's duplicates are dropped here
@@ -660,12 +922,18 @@ def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passe
     ctx = item_render_context(item)
     answers = stored = None
     exact: dict[str, Any] = {}
+    metrics: dict[str, float] = {}
     if not errors:
         answers = {}
         if rubric is not None:
             combined, exact = combine(
-                rubric, run.config.questions, [o.parsed or {} for o in outputs], run.config.combine
+                rubric,
+                run.config.questions,
+                [o.parsed or {} for o in outputs],
+                run.config.combine,
+                unrounded=[(o.parsed or {}).get(EXACT_KEY) for o in outputs],
             )
+            metrics = combine_metrics([(o.parsed or {}).get(SCORES_KEY) for o in outputs])
             try:
                 answers = rubric.validate(combined, item=ctx)
             except AnswerError as exc:
@@ -690,7 +958,7 @@ def _finalise_item(run: JudgeRun, item: Item, rubric: Rubric | None, total_passe
                 project=run.project,
                 item=item,
                 answers=answers,
-                derived=judge_derived(rubric, answers, exact),
+                derived=judge_derived(rubric, answers, exact, metrics),
             )
 
 
@@ -706,16 +974,22 @@ def combine_labels(per_pass: Sequence[dict[str, str] | None]) -> dict[str, str] 
     return out
 
 
-def judge_derived(rubric: Rubric, answers: dict[str, Any], exact: dict[str, Any] | None) -> dict[str, Any]:
+def judge_derived(
+    rubric: Rubric, answers: dict[str, Any], exact: dict[str, Any] | None, metrics: dict[str, float] | None = None
+) -> dict[str, Any]:
     """Derived fields of a judge's answer. A combined judge (mean of passes or of an ensemble)
     answers with the options nearest its means and keeps the exact means, with the derived
     fields computed from them (e.g. ValueGround Total of the averaged scores), under
-    ``judge_exact`` for the statistics; ``accepted`` stays that of the stored answer."""
+    ``judge_exact`` for the statistics; ``accepted`` stays that of the stored answer. A judge's
+    numbers outside the rubric (``metrics``, e.g. AHEaD's ALIGN) go to ``judge_metrics``, where
+    the statistics and exports read imported metrics too."""
     derived = rubric.derive(answers)
     if exact:
         exact_derived = rubric.derive({**answers, **exact})
         exact_derived.pop("accepted", None)
         derived["judge_exact"] = {"answers": exact, "derived": exact_derived}
+    if metrics:
+        derived[METRICS_KEY] = dict(metrics)
     return derived
 
 
@@ -770,12 +1044,19 @@ def maybe_finish(*, run: JudgeRun) -> JudgeRun:
 
 __all__ = [
     "cancel_judge_run",
+    "check_prices",
+    "check_stratum",
     "create_judge_config",
+    "delete_blockers",
+    "delete_judge",
     "execute_judge_chunk",
     "judge_derived",
     "judged_rubric",
+    "parse_stratum",
     "rerun_failed_items",
     "resume_judge_run",
+    "set_judge_hidden",
+    "set_judge_prices",
     "spec_for",
     "start_judge_run",
     "write_judge_annotation",

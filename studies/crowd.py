@@ -21,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.models import (
     Assignment,
@@ -82,12 +83,12 @@ def create_study(
 def enter_study(*, study: CrowdStudy, prolific_pid: str, study_id: str = "", session_id: str = "") -> CrowdParticipant:
     """Create the participant on first entry, resume them after."""
     if not study.active or not study.project.is_open:
-        raise DomainError("this study is not taking participants")
+        raise DomainError(_("this study is not taking participants"))
     for label, value in (("PROLIFIC_PID", prolific_pid), ("STUDY_ID", study_id), ("SESSION_ID", session_id)):
         if value and not PROLIFIC_ID.match(value):
-            raise DomainError(f"{label} is not a valid Prolific id")
+            raise DomainError(_("%(name)s is not a valid Prolific id") % {"name": label})
     if not prolific_pid:
-        raise DomainError("the link lacks PROLIFIC_PID: open the study from Prolific")
+        raise DomainError(_("the link lacks PROLIFIC_PID: open the study from Prolific"))
     digest = pid_hash(prolific_pid)
     found = CrowdParticipant.objects.filter(study=study, pid_hash=digest).select_related("rater__user").first()
     if found is not None:
@@ -138,13 +139,13 @@ def answer_prescreen(*, participant: CrowdParticipant, answers: dict[str, str]) 
     for q in study.prescreen:
         value = (answers.get(q["attribute"]) or "").strip()
         if not value:
-            errors[q["attribute"]] = "please answer"
+            errors[q["attribute"]] = _("please answer")
         elif q["choices"] and value not in q["choices"]:
-            errors[q["attribute"]] = "choose one of the options"
+            errors[q["attribute"]] = _("choose one of the options")
         else:
             clean[q["attribute"]] = value[:100]
     if errors:
-        raise DomainError("please answer the pre-screen questions", errors=errors)
+        raise DomainError(_("please answer the pre-screen questions"), errors=errors)
     with transaction.atomic():
         rater = participant.rater
         rater.attributes = {**rater.attributes, **clean, "crowd": True}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 
 from annotation.models import CrowdParticipant, CrowdStudy
@@ -81,9 +82,9 @@ def entry(request: HttpRequest, token: str) -> HttpResponse:
             return redirect("crowd_entry", token=study.token)
     if participant is None:
         message = (
-            "This study is not taking participants."
+            _("This study is not taking participants.")
             if not study.active
-            else "Open this study from Prolific: the link lacks your Prolific id."
+            else _("Open this study from Prolific: the link lacks your Prolific id.")
         )
         return render(request, "studies/crowd_message.html", {"study": study, "message": message}, status=400)
     errors = {}
@@ -109,8 +110,10 @@ def entry(request: HttpRequest, token: str) -> HttpResponse:
             "studies/crowd_message.html",
             {
                 "study": study,
-                "message": "Thank you. This study needs participants with a different profile, so "
-                "there is no work for you here. Please return the study on Prolific.",
+                "message": _(
+                    "Thank you. This study needs participants with a different profile, so "
+                    "there is no work for you here. Please return the study on Prolific."
+                ),
             },
         )
     return redirect("crowd_work", token=study.token)

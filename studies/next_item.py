@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+from django.db import DEFAULT_DB_ALIAS
+
+from annotation import hotpath
 from annotation.models import Assignment, Project, Rater
 
 from . import crowd, pool, quality
-
-#: statuses of a queue's open work, in the order they are handed out (an opened item first)
-QUEUE_ORDER = (Assignment.Status.IN_PROGRESS, Assignment.Status.ASSIGNED)
 
 
 def next_assignment(*, rater: Rater, project: Project) -> Assignment | None:
@@ -39,20 +39,14 @@ def next_assignment(*, rater: Rater, project: Project) -> Assignment | None:
 
 
 def next_in_queue(rater: Rater, project: Project) -> Assignment | None:
-    """The rater's next open assignment in queue order (one already opened comes first).
+    """The rater's next open assignment in queue order (one already opened comes first), with
+    only its id read.
 
-    One query per status, each an index range scan on (rater, project, status, position) that
-    stops at the first row; an ``IN`` over both statuses would sort the whole queue."""
-    for status in QUEUE_ORDER:
-        found = (
-            Assignment.objects.filter(rater=rater, project=project, status=status)
-            .order_by("position", "id")
-            .only("id")
-            .first()
-        )
-        if found is not None:
-            return found
-    return None
+    One prepared statement (``annotation.hotpath.queue_head``) with a probe per status, each an
+    index range scan on (rater, project, status, position) that stops at the first row; an
+    ``IN`` over both statuses would sort the whole queue."""
+    found = hotpath.queue_head(rater.pk, project.pk)
+    return None if found is None else Assignment.from_db(DEFAULT_DB_ALIAS, ["id"], [found])
 
 
 def why_nothing(rater: Rater, project: Project) -> tuple[Literal["quota", "paused", "done"], str | None]:

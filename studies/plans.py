@@ -12,13 +12,16 @@ from __future__ import annotations
 import heapq
 import json
 import random
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation.assigning import draw_presentation
 from annotation.bulk import insert_rows
@@ -32,16 +35,26 @@ from annotation.models import (
     Rater,
     Sample,
 )
+from annotation.projects import UNOPENED_DEFAULT_ROWS
 from core.errors import DomainError
 
 from .pool import OPEN_STATUSES, lease_seconds_for, lock_slot_for
 from .rules import (
+    Rules,
     eligible_for,
     item_value_rows,
+    norm,
     parse_rules,
     rater_requirement_keys,
     slot_requirements,
 )
+
+#: profile keys that are not attributes a plan matches on: the crowd flag and the UI language
+#: (``accounts.services.LANGUAGE_KEY``), which every profile may carry
+NOT_MATCHED_KEYS = frozenset({"crowd", "ui_language"})
+
+#: the default rows a plan that takes the project over removes: never opened, outside any plan
+TAKE_OVER_ROWS = UNOPENED_DEFAULT_ROWS
 
 
 def project_annotators(project: Project) -> list[Rater]:
@@ -54,6 +67,200 @@ def project_annotators(project: Project) -> list[Rater]:
         .distinct()
         .order_by("id")
     )
+
+
+def attribute_values(project: Project) -> dict[str, dict[str, int]]:
+    """The attribute keys and values in the profiles of the project's annotators, each value with
+    how many annotators have it (``{"nationality": {"China": 2, "Germany": 2}}``): what a plan's
+    eligibility and balance rules can match. Values are shown as first written; values that
+    differ only in case or spaces are one value, as the rules compare them."""
+    return _attribute_values(project_annotators(project))
+
+
+def _attribute_values(raters: list[Rater]) -> dict[str, dict[str, int]]:
+    found: dict[str, dict[str, tuple[str, int]]] = {}
+    for rater in raters:
+        for key, raw in (rater.attributes or {}).items():
+            if key in NOT_MATCHED_KEYS or isinstance(raw, (bool, dict)) or raw is None:
+                continue
+            shown = raw if isinstance(raw, (list, tuple)) else [raw]
+            seen: set[str] = set()
+            for value in shown:
+                text = str(value).strip()
+                if not text or norm(text) in seen:
+                    continue
+                seen.add(norm(text))
+                first, n = found.setdefault(key, {}).get(norm(text), (text, 0))
+                found[key][norm(text)] = (first, n + 1)
+    return {
+        key: dict(sorted(values.values(), key=lambda pair: pair[0].casefold())) for key, values in sorted(found.items())
+    }
+
+
+def _check_options(*, mode: str, cap_per_annotator: int | None, lease_seconds: int | None) -> None:
+    if mode not in AssignmentPlan.Mode.values:
+        raise DomainError(f"unknown mode {mode!r}: use preassigned or pooled")
+    if cap_per_annotator is not None and cap_per_annotator < 1:
+        raise DomainError("the per-annotator cap must be at least 1 (or empty for none)")
+    if lease_seconds is not None and not 30 <= lease_seconds <= 7 * 86400:
+        raise DomainError("the lease must be between 30 seconds and 7 days")
+
+
+def _slot_requirements(sample: Sample, rules: Rules) -> tuple[list[int], list[tuple[int, list[str]]], dict[str, int]]:
+    """The sample's item ids, each staffable item's k slot requirements (in item order) and,
+    per reason, how many items cannot be staffed at all."""
+    item_ids = list(sample.members.order_by("item_id").values_list("item_id", flat=True))
+    if not item_ids:
+        raise DomainError("the sample holds no items")
+    keys = sorted({r["item_key"] for r in rules.eligibility})
+    slot_reqs: list[tuple[int, list[str]]] = []
+    unstaffable: dict[str, int] = {}
+    for item_id, values in item_value_rows(item_ids, keys):
+        reqs, problem = slot_requirements(rules, values)
+        if problem:
+            unstaffable[problem] = unstaffable.get(problem, 0) + 1
+            continue
+        slot_reqs.append((item_id, reqs))
+    return item_ids, slot_reqs, unstaffable
+
+
+class UnfilledPlan(DomainError):
+    """A plan refused because places cannot be filled with the project's current annotators
+    (asked for with ``refuse_unfilled``); ``forecast`` is what :func:`forecast_plan` found."""
+
+    def __init__(self, message: str, forecast: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.forecast = forecast
+
+
+def forecast_plan(
+    *,
+    sample: Sample,
+    mode: str = AssignmentPlan.Mode.POOLED,
+    k: int | None = None,
+    eligibility: list[dict[str, str]] | None = None,
+    balance: dict[str, Any] | None = None,
+    cap_per_annotator: int | None = None,
+    seed: int | None = None,
+    take_over: bool = False,
+) -> dict[str, Any]:
+    """What :func:`create_plan` would make of these parameters, writing nothing: the mix of
+    places per item, and how many places the project's current annotators can fill (the same
+    least-loaded choice a pre-assigned plan makes, caps and one place per item and annotator
+    included; for a pooled plan, what they could claim between them).
+
+    ``needs_confirmation`` is set when a place requires what no current annotator has (e.g. a
+    quota "Chinese" when profiles say "China"), when items cannot be staffed at all, or when a
+    pre-assigned plan would leave places empty; ``problems`` says why, in words."""
+    project = sample.project
+    _check_options(mode=mode, cap_per_annotator=cap_per_annotator, lease_seconds=None)
+    rules = parse_rules(k=k if k is not None else project.k_per_item, eligibility=eligibility, balance=balance)
+    item_ids, slot_reqs, unstaffable = _slot_requirements(sample, rules)
+    draft = AssignmentPlan(
+        project=project,
+        sample=sample,
+        mode=mode,
+        k=rules.k,
+        eligibility=rules.eligibility,
+        balance=rules.balance,
+        cap_per_annotator=cap_per_annotator,
+    )
+    rng = random.Random(int(seed if seed is not None else sample.seed))
+    rng.shuffle(slot_reqs)
+    raters = project_annotators(project)
+    chosen, unfilled = _choose(draft, raters, slot_reqs, rng, ignore=TAKE_OVER_ROWS if take_over else None)
+    places = sum(len(reqs) for _, reqs in slot_reqs)
+    matching: dict[str, int] = Counter()
+    for rater in raters:
+        matching.update(rater_requirement_keys(rater, draft))
+    per_req: Counter[str] = Counter(req for _, reqs in slot_reqs for req in reqs)
+    shown = _value_spellings(raters, rules)
+    mixes: Counter[tuple[tuple[str, int], ...]] = Counter(tuple(sorted(Counter(reqs).items())) for _, reqs in slot_reqs)
+    requirements = [
+        {
+            "requires": req,
+            "label": requirement_label(req, shown),
+            "places": n,
+            "annotators": matching.get(req, 0),
+            "unfilled": unfilled.get(req, 0),
+            "fillable": n - unfilled.get(req, 0),
+        }
+        for req, n in sorted(per_req.items())
+    ]
+    nobody = [r for r in requirements if not r["annotators"]]
+    problems: list[str] = []
+    if not raters:
+        problems.append(_("the project has no annotators yet"))
+    profiles = _attribute_values(raters)
+    for r in nobody if raters else []:
+        attrs = sorted({pair.partition("=")[0] for pair in r["requires"].split("&") if pair})
+        have = "; ".join(
+            _("their %(attribute)s values: %(values)s") % {"attribute": a, "values": ", ".join(profiles[a])}
+            if a in profiles
+            else _("no annotator has a %(attribute)s") % {"attribute": a}
+            for a in attrs
+        )
+        problems.append(
+            _("%(what)s: no annotator of the project matches (%(places)d place(s); %(have)s)")
+            % {"what": r["label"], "places": r["places"], "have": have}
+        )
+    for why, n in sorted(unstaffable.items()):
+        problems.append(
+            ngettext("%(n)d item cannot be staffed: %(why)s", "%(n)d items cannot be staffed: %(why)s", n)
+            % {"n": n, "why": why}
+        )
+    n_unfilled = sum(unfilled.values())
+    if mode == AssignmentPlan.Mode.PREASSIGNED and n_unfilled and raters and not nobody:
+        problems.append(
+            _("%(n)d of %(places)d place(s) would stay empty: too few matching annotators (or caps)")
+            % {"n": n_unfilled, "places": places}
+        )
+    return {
+        "mode": mode,
+        "k": rules.k,
+        "items": len(item_ids),
+        "staffable_items": len(slot_reqs),
+        "places": places,
+        "fillable": places - n_unfilled,
+        "unfilled": n_unfilled,
+        "annotators": len(raters),
+        "annotators_with_places": len({rid for rid, _ in chosen}),
+        "mix": [
+            {
+                "items": n,
+                "places": [{"label": requirement_label(req, shown), "n": count} for req, count in mix],
+            }
+            for mix, n in sorted(mixes.items(), key=lambda pair: (-pair[1], pair[0]))
+        ],
+        "requirements": requirements,
+        "unstaffable_items": [f"{n} item(s): {why}" for why, n in sorted(unstaffable.items())],
+        "problems": problems,
+        "needs_confirmation": bool(problems),
+    }
+
+
+def _value_spellings(raters: list[Rater], rules: Rules) -> dict[str, str]:
+    """Normalised value -> a spelling to show (the first annotator's, else the rule's own)."""
+    shown: dict[str, str] = {}
+    for rater in raters:
+        for raw in (rater.attributes or {}).values():
+            for value in raw if isinstance(raw, (list, tuple)) else [raw]:
+                if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+                    shown.setdefault(norm(value), str(value).strip())
+    for value in rules.balance.get("quota") or {}:
+        shown.setdefault(norm(value), str(value))
+    return shown
+
+
+def requirement_label(req: str, shown: dict[str, str] | None = None) -> str:
+    """A slot requirement in words: ``"nationality=china"`` -> ``"nationality = China"``."""
+    if not req:
+        return _("anyone")
+    parts = []
+    for pair in req.split("&"):
+        attr, _sep, value = pair.partition("=")
+        parts.append(f"{attr} = {(shown or {}).get(value, value)}")
+    return ", ".join(parts)
 
 
 def create_plan(
@@ -69,32 +276,40 @@ def create_plan(
     seed: int | None = None,
     take_over: bool = False,
     created_by: AbstractBaseUser | None = None,
+    refuse_unfilled: bool = False,
 ) -> AssignmentPlan:
     """Assign a sample. ``take_over`` makes the plans the project's only assignment strategy:
     the default "everyone gets every item" rows nobody has opened yet are removed, and new
-    members and imports no longer get items automatically."""
+    members and imports no longer get items automatically.
+
+    ``refuse_unfilled`` (the plan form, until the researcher confirms): refuse with
+    :class:`UnfilledPlan`, before anything is written (default rows included), a plan whose
+    forecast needs confirmation (:func:`forecast_plan`)."""
     project = sample.project
-    if mode not in AssignmentPlan.Mode.values:
-        raise DomainError(f"unknown mode {mode!r}: use preassigned or pooled")
+    _check_options(mode=mode, cap_per_annotator=cap_per_annotator, lease_seconds=lease_seconds)
     rules = parse_rules(k=k if k is not None else project.k_per_item, eligibility=eligibility, balance=balance)
-    if cap_per_annotator is not None and cap_per_annotator < 1:
-        raise DomainError("the per-annotator cap must be at least 1 (or empty for none)")
-    if lease_seconds is not None and not 30 <= lease_seconds <= 7 * 86400:
-        raise DomainError("the lease must be between 30 seconds and 7 days")
     seed = int(seed if seed is not None else sample.seed)
-    item_ids = list(sample.members.order_by("item_id").values_list("item_id", flat=True))
-    if not item_ids:
-        raise DomainError("the sample holds no items")
-    keys = sorted({r["item_key"] for r in rules.eligibility})
+    if refuse_unfilled:
+        forecast = forecast_plan(
+            sample=sample,
+            mode=mode,
+            k=rules.k,
+            eligibility=rules.eligibility,
+            balance=rules.balance,
+            cap_per_annotator=cap_per_annotator,
+            seed=seed,
+            take_over=take_over,
+        )
+        if forecast["needs_confirmation"]:
+            raise UnfilledPlan(
+                _("Nothing was created: %(problems)s. Fix the plan, or confirm to create it with these places open.")
+                % {"problems": "; ".join(forecast["problems"])},
+                forecast,
+            )
+    item_ids, slot_reqs, unstaffable = _slot_requirements(sample, rules)
     with transaction.atomic():
         if take_over:
-            Assignment.objects.filter(
-                project=project,
-                plan__isnull=True,
-                status=Assignment.Status.ASSIGNED,
-                opened_at__isnull=True,
-                purpose=Assignment.Purpose.REGULAR,
-            ).delete()
+            Assignment.objects.filter(TAKE_OVER_ROWS, project=project).delete()
         plan = AssignmentPlan.objects.create(
             project=project,
             sample=sample,
@@ -109,14 +324,6 @@ def create_plan(
             created_by=created_by if created_by is not None and created_by.is_authenticated else None,
         )
         rng = random.Random(seed)
-        slot_reqs: list[tuple[int, list[str]]] = []
-        unstaffable: dict[str, int] = {}
-        for item_id, values in item_value_rows(item_ids, keys):
-            reqs, problem = slot_requirements(rules, values)
-            if problem:
-                unstaffable[problem] = unstaffable.get(problem, 0) + 1
-                continue
-            slot_reqs.append((item_id, reqs))
         rng.shuffle(slot_reqs)
         report: dict[str, Any] = {
             "items": len(item_ids),
@@ -152,14 +359,24 @@ def _write_pool(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rn
     insert_rows(PoolSlot, ["plan", "item", "requires", "order_key", "state"], rows())
 
 
-def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng: random.Random) -> dict[str, Any]:
+def _choose(
+    plan: AssignmentPlan,
+    raters: list[Rater],
+    slot_reqs: list[tuple[int, list[str]]],
+    rng: random.Random,
+    *,
+    ignore: Q | None = None,
+) -> tuple[list[tuple[int, int]], dict[str, int]]:
+    """Who takes which place: per slot in order, the least-loaded matching annotator who does
+    not have the item yet and is under the cap. Returns the (rater id, item id) choices in
+    order and, per requirement, the places nobody could take. ``ignore``: existing rows to
+    leave out (those a take-over is about to remove). Reads only."""
     project = plan.project
-    raters = project_annotators(project)
-    if not raters:
-        raise DomainError("the project has no annotators yet: add annotators before pre-assigning")
+    rows = Assignment.objects.filter(project=project, rater__in=raters)
+    if ignore is not None:
+        rows = rows.exclude(ignore)
     load = dict(
-        Assignment.objects.filter(project=project, rater__in=raters)
-        .exclude(status__in=[Assignment.Status.EXPIRED, Assignment.Status.SKIPPED])
+        rows.exclude(status__in=[Assignment.Status.EXPIRED, Assignment.Status.SKIPPED])
         .values_list("rater_id")
         .annotate(c=Count("id"))
     )
@@ -167,9 +384,12 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
     existing: dict[int, set[int]] = {}
     item_ids = [i for i, _ in slot_reqs]
     for start in range(0, len(item_ids), 10_000):
-        for item_id, rater_id in Assignment.objects.filter(
+        held = Assignment.objects.filter(
             item_id__in=item_ids[start : start + 10_000], purpose=Assignment.Purpose.REGULAR
-        ).values_list("item_id", "rater_id"):
+        )
+        if ignore is not None:
+            held = held.exclude(ignore)
+        for item_id, rater_id in held.values_list("item_id", "rater_id"):
             existing.setdefault(item_id, set()).add(rater_id)
     tiebreak = {r.id: rng.random() for r in raters}
     by_req: dict[str, list[tuple[int, float, int]]] = {}
@@ -179,8 +399,7 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
     for heap in by_req.values():
         heapq.heapify(heap)
     cap = plan.cap_per_annotator
-    rubric = project.rubric_version.parsed()
-    new: dict[int, list[tuple[int, dict]]] = {}
+    chosen_rows: list[tuple[int, int]] = []
     unfilled: dict[str, int] = {}
     for item_id, reqs in slot_reqs:
         taken = existing.setdefault(item_id, set())
@@ -203,14 +422,26 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
             for entry in put_back:
                 heapq.heappush(heap, entry)
             if chosen is None:
-                label = req or "anyone"
-                unfilled[label] = unfilled.get(label, 0) + 1
+                unfilled[req] = unfilled.get(req, 0) + 1
                 continue
             taken.add(chosen)
             load[chosen] = load.get(chosen, 0) + 1
             plan_load[chosen] += 1
             heapq.heappush(heap, (load[chosen], tiebreak[chosen], chosen))
-            new.setdefault(chosen, []).append((item_id, draw_presentation(project, rubric, rng)))
+            chosen_rows.append((chosen, item_id))
+    return chosen_rows, unfilled
+
+
+def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng: random.Random) -> dict[str, Any]:
+    project = plan.project
+    raters = project_annotators(project)
+    if not raters:
+        raise DomainError("the project has no annotators yet: add annotators before pre-assigning")
+    chosen, unfilled = _choose(plan, raters, slot_reqs, rng)
+    rubric = project.rubric_version.parsed()
+    new: dict[int, list[tuple[int, dict]]] = {}
+    for rid, item_id in chosen:
+        new.setdefault(rid, []).append((item_id, draw_presentation(project, rubric, rng)))
     start_pos = dict(Assignment.objects.filter(project=project).values_list("rater_id").annotate(p=Max("position")))
     now = timezone.now()
 
@@ -251,7 +482,7 @@ def _preassign(plan: AssignmentPlan, slot_reqs: list[tuple[int, list[str]]], rng
     return {
         "assignments_created": created,
         "unfilled_slots": sum(unfilled.values()),
-        "unfilled_by_requirement": unfilled,
+        "unfilled_by_requirement": {req or "anyone": n for req, n in unfilled.items()},
         "per_annotator": {str(rid): len(v) for rid, v in new.items()},
     }
 
@@ -324,3 +555,41 @@ def close_plan(*, plan: AssignmentPlan) -> AssignmentPlan:
     plan.status = AssignmentPlan.Status.CLOSED
     plan.save(update_fields=["status"])
     return plan
+
+
+def plan_footprint(plan: AssignmentPlan) -> dict[str, int]:
+    """What deleting the plan does, counted: ``released`` unstarted rows (assigned, never
+    opened) and ``open_places`` of its pool go; ``started`` (opened, not submitted),
+    ``submitted`` and ``closed`` (skipped or expired) rows stay, outside any plan."""
+    rows = Assignment.objects.filter(plan=plan)
+    unstarted = Q(status=Assignment.Status.ASSIGNED, opened_at__isnull=True)
+    return {
+        "released": rows.filter(unstarted).count(),
+        "started": rows.filter(status__in=OPEN_STATUSES).exclude(unstarted).count(),
+        "submitted": rows.filter(status=Assignment.Status.SUBMITTED).count(),
+        "closed": rows.filter(status__in=[Assignment.Status.SKIPPED, Assignment.Status.EXPIRED]).count(),
+        "open_places": PoolSlot.objects.filter(plan=plan, state=PoolSlot.State.OPEN).count(),
+    }
+
+
+def delete_plan(*, plan: AssignmentPlan) -> dict[str, int]:
+    """Delete a plan in one transaction and return its :func:`plan_footprint`.
+
+    Unstarted assignments are released (deleted), so nobody gets those items from this plan any
+    more, and its pool goes with it. Work already begun is never thrown away: started rows stay
+    in their annotator's queue to be finished (their pooled hold no longer expires), submitted
+    rows keep their answers, skipped and expired rows stay as history; all of them leave the
+    plan. The sample stays, and the project keeps its assignment strategy."""
+    with transaction.atomic():
+        # the plan row, then its slots: a claim or a submit of this plan locks a slot first, so
+        # one that is under way finishes before the rows are counted and changed
+        if not AssignmentPlan.objects.select_for_update().filter(pk=plan.pk).exists():
+            raise DomainError(_("no such plan"), code="not_found")
+        list(PoolSlot.objects.select_for_update().filter(plan=plan).values_list("id", flat=True))
+        footprint = plan_footprint(plan)
+        # slots first: a taken slot must keep its assignment (slot_taken_has_assignment)
+        PoolSlot.objects.filter(plan=plan).delete()
+        Assignment.objects.filter(plan=plan, status=Assignment.Status.ASSIGNED, opened_at__isnull=True).delete()
+        Assignment.objects.filter(plan=plan).update(plan=None, lease_expires_at=None)
+        plan.delete()
+    return footprint

@@ -32,6 +32,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.assigning import draw_presentation
 from annotation.models import Annotation, Assignment, Item, Membership, Project, Rater
@@ -112,17 +113,20 @@ def check_submission(
             elapsed = (duration_ms or 0) / 1000
         if elapsed < min_s:
             raise DomainError(
-                f"That was too fast ({elapsed:.0f} s): please take at least {min_s} seconds to look at each item "
-                "before submitting.",
-                errors={"__all__": f"minimum time per item is {min_s} s"},
+                _(
+                    "That was too fast (%(elapsed).0f s): please take at least %(min)s seconds to look at each "
+                    "item before submitting."
+                )
+                % {"elapsed": elapsed, "min": min_s},
+                errors={"__all__": _("minimum time per item is %(min)s s") % {"min": min_s}},
             )
     question, min_chars = qc["rationale_question"], qc["rationale_min_chars"]
     if question and min_chars:
         text = answers.get(question)
         if not isinstance(text, str) or len(text.strip()) < min_chars:
             raise DomainError(
-                f"Please explain your rating in at least {min_chars} characters.",
-                errors={question: f"a rationale of at least {min_chars} characters is required"},
+                _("Please explain your rating in at least %(n)s characters.") % {"n": min_chars},
+                errors={question: _("a rationale of at least %(n)s characters is required") % {"n": min_chars}},
             )
 
 

@@ -16,6 +16,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import as_id, managed_project_or_403
@@ -27,27 +29,36 @@ from core import csvsafe
 from core.errors import DomainError
 from core.pages import form_error, form_problems, refused
 
-from . import crowd, dashboard, plans, pool, quality, sampling
-from .rules import format_balance_text, parse_balance_text
+from . import crowd, dashboard, plan_forms, plans, pool, quality, sampling
+from .rules import format_balance_text
 
 
 class SampleForm(forms.Form):
-    name = forms.CharField(max_length=200, required=False)
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=200, required=False)
     strata = forms.MultipleChoiceField(
         choices=[(k, k) for k in STRATA_KEYS],
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        label="Strata columns",
+        label=gettext_lazy("Strata columns"),
     )
     meta_keys = forms.CharField(
         required=False,
-        label="Strata meta keys",
-        help_text="comma-separated keys of the items' meta, e.g. pipeline, question_id",
+        label=gettext_lazy("Strata meta keys"),
+        help_text=gettext_lazy("comma-separated keys of the items' meta, e.g. pipeline, question_id"),
     )
-    allocation = forms.ChoiceField(choices=Sample.Allocation.choices)
-    total_size = forms.IntegerField(min_value=1, required=False, help_text="a total sample size ...")
-    per_stratum = forms.IntegerField(min_value=1, required=False, help_text="... or a size per stratum")
-    seed = forms.IntegerField(initial=1, help_text="the same seed gives the same sample")
+    allocation = forms.ChoiceField(label=gettext_lazy("Allocation"), choices=Sample.Allocation.choices)
+    total_size = forms.IntegerField(
+        label=gettext_lazy("Total size"), min_value=1, required=False, help_text=gettext_lazy("a total sample size ...")
+    )
+    per_stratum = forms.IntegerField(
+        label=gettext_lazy("Per stratum"),
+        min_value=1,
+        required=False,
+        help_text=gettext_lazy("... or a size per stratum"),
+    )
+    seed = forms.IntegerField(
+        label=gettext_lazy("Seed"), initial=1, help_text=gettext_lazy("the same seed gives the same sample")
+    )
 
     def keys(self) -> list[str]:
         extra = [k.strip() for k in self.cleaned_data.get("meta_keys", "").split(",") if k.strip()]
@@ -65,67 +76,108 @@ class SampleForm(forms.Form):
 
 
 class PlanForm(forms.Form):
-    name = forms.CharField(max_length=200, required=False)
-    mode = forms.ChoiceField(choices=AssignmentPlan.Mode.choices, initial=AssignmentPlan.Mode.POOLED)
-    k = forms.IntegerField(min_value=1, max_value=100, label="Annotators per item (k)")
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=200, required=False)
+    mode = forms.ChoiceField(
+        label=gettext_lazy("Mode"), choices=AssignmentPlan.Mode.choices, initial=AssignmentPlan.Mode.POOLED
+    )
+    k = forms.IntegerField(min_value=1, max_value=100, label=gettext_lazy("Annotators per item (k)"))
+    # the datalists (studies/plan_forms.py) offer the keys and values in the annotators' profiles
     eligibility_attribute = forms.CharField(
-        required=False, label="Eligibility: annotator attribute", help_text="e.g. nationality"
+        required=False,
+        label=gettext_lazy("Eligibility: annotator attribute"),
+        help_text=gettext_lazy("e.g. nationality"),
+        widget=forms.TextInput(attrs={"list": "profile-keys", "autocomplete": "off"}),
     )
     eligibility_item_key = forms.CharField(
-        required=False, label="... must equal item key", help_text="e.g. country (a strata column or a meta key)"
+        required=False,
+        label=gettext_lazy("... must equal item key"),
+        help_text=gettext_lazy("e.g. country (a strata column or a meta key)"),
+        widget=forms.TextInput(attrs={"list": "item-keys", "autocomplete": "off"}),
     )
     balance_attribute = forms.CharField(
-        required=False, label="Balance: annotator attribute", help_text="e.g. nationality"
+        required=False,
+        label=gettext_lazy("Balance: annotator attribute"),
+        help_text=gettext_lazy("e.g. nationality"),
+        widget=forms.TextInput(attrs={"list": "profile-keys", "autocomplete": "off"}),
     )
-    balance_quota = forms.CharField(required=False, label="... per item", help_text="e.g. China:2, Germany:2")
-    cap_per_annotator = forms.IntegerField(min_value=1, required=False, label="Cap per annotator")
+    balance_quota = forms.CharField(
+        required=False, label=gettext_lazy("... per item"), help_text=gettext_lazy("e.g. China:2, Germany:2")
+    )
+    cap_per_annotator = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Cap per annotator"))
     lease_minutes = forms.IntegerField(
+        label=gettext_lazy("Lease minutes"),
         min_value=1,
         max_value=10080,
         required=False,
-        help_text="pooled: how long an opened item is held (empty = default)",
+        help_text=gettext_lazy("pooled: how long an opened item is held (empty = default)"),
     )
     take_over = forms.BooleanField(
         required=False,
         initial=True,
-        label="Plans replace the default assignment",
-        help_text="removes unopened 'every annotator gets every item' rows",
+        label=gettext_lazy("Plans replace the default assignment"),
+        help_text=gettext_lazy("removes unopened 'every annotator gets every item' rows"),
+    )
+    confirm_unfilled = forms.BooleanField(
+        required=False,
+        label=gettext_lazy("Create even if places cannot be filled now"),
+        help_text=gettext_lazy(
+            "without it, a plan with places no current annotator can take is refused and nothing changes"
+        ),
     )
 
 
 class HandAssignForm(forms.Form):
-    item = forms.CharField(max_length=200, label="Item id (external)")
-    username = forms.CharField(max_length=150)
-    force = forms.BooleanField(required=False, help_text="even if the plan's rules say not eligible")
+    item = forms.CharField(max_length=200, label=gettext_lazy("Item id (external)"))
+    username = forms.CharField(label=gettext_lazy("Username"), max_length=150)
+    force = forms.BooleanField(
+        label=gettext_lazy("Force"), required=False, help_text=gettext_lazy("even if the plan's rules say not eligible")
+    )
 
 
 class ReassignForm(forms.Form):
-    assignment = forms.IntegerField(min_value=1, label="Assignment #")
-    username = forms.CharField(max_length=150, label="New annotator")
-    force = forms.BooleanField(required=False)
+    assignment = forms.IntegerField(min_value=1, label=gettext_lazy("Assignment #"))
+    username = forms.CharField(max_length=150, label=gettext_lazy("New annotator"))
+    force = forms.BooleanField(label=gettext_lazy("Force"), required=False)
 
 
 class QCForm(forms.Form):
-    attention_rate = forms.FloatField(min_value=0, max_value=1, required=False)
-    attention_pause_after = forms.IntegerField(min_value=0, required=False, help_text="failures that pause (0 = never)")
-    gold_rate = forms.FloatField(min_value=0, max_value=1, required=False)
-    gold_threshold = forms.FloatField(min_value=0, max_value=1, required=False)
-    gold_min_answered = forms.IntegerField(min_value=0, required=False)
-    gold_pause = forms.BooleanField(required=False)
-    gold_tolerance = forms.IntegerField(min_value=0, required=False)
-    repeat_rate = forms.FloatField(min_value=0, max_value=1, required=False)
-    min_seconds = forms.IntegerField(min_value=0, required=False)
-    rationale_question = forms.CharField(required=False, max_length=100)
-    rationale_min_chars = forms.IntegerField(min_value=0, required=False)
+    attention_rate = forms.FloatField(label=gettext_lazy("Attention rate"), min_value=0, max_value=1, required=False)
+    attention_pause_after = forms.IntegerField(
+        label=gettext_lazy("Attention pause after"),
+        min_value=0,
+        required=False,
+        help_text=gettext_lazy("failures that pause (0 = never)"),
+    )
+    gold_rate = forms.FloatField(label=gettext_lazy("Gold rate"), min_value=0, max_value=1, required=False)
+    gold_threshold = forms.FloatField(label=gettext_lazy("Gold threshold"), min_value=0, max_value=1, required=False)
+    gold_min_answered = forms.IntegerField(label=gettext_lazy("Gold min answered"), min_value=0, required=False)
+    gold_pause = forms.BooleanField(label=gettext_lazy("Gold pause"), required=False)
+    gold_tolerance = forms.IntegerField(label=gettext_lazy("Gold tolerance"), min_value=0, required=False)
+    repeat_rate = forms.FloatField(label=gettext_lazy("Repeat rate"), min_value=0, max_value=1, required=False)
+    min_seconds = forms.IntegerField(label=gettext_lazy("Min seconds"), min_value=0, required=False)
+    rationale_question = forms.CharField(label=gettext_lazy("Rationale question"), required=False, max_length=100)
+    rationale_min_chars = forms.IntegerField(label=gettext_lazy("Rationale min chars"), min_value=0, required=False)
 
 
 class StudyForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    completion_code = forms.CharField(max_length=64)
-    items_per_participant = forms.IntegerField(min_value=1, max_value=10000, initial=10)
-    prescreen_attribute = forms.CharField(required=False, help_text="e.g. nationality (asked before starting)")
-    prescreen_label = forms.CharField(required=False, help_text="e.g. What is your nationality?")
-    prescreen_choices = forms.CharField(required=False, help_text="comma-separated, e.g. China, Germany")
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=200)
+    completion_code = forms.CharField(label=gettext_lazy("Completion code"), max_length=64)
+    items_per_participant = forms.IntegerField(
+        label=gettext_lazy("Items per participant"), min_value=1, max_value=10000, initial=10
+    )
+    prescreen_attribute = forms.CharField(
+        label=gettext_lazy("Prescreen attribute"),
+        required=False,
+        help_text=gettext_lazy("e.g. nationality (asked before starting)"),
+    )
+    prescreen_label = forms.CharField(
+        label=gettext_lazy("Prescreen label"), required=False, help_text=gettext_lazy("e.g. What is your nationality?")
+    )
+    prescreen_choices = forms.CharField(
+        label=gettext_lazy("Prescreen choices"),
+        required=False,
+        help_text=gettext_lazy("comma-separated, e.g. China, Germany"),
+    )
 
 
 def user_rater(username: str) -> Rater:
@@ -262,7 +314,7 @@ def sample_create(request: HttpRequest, project_id: int) -> HttpResponse:
         except DomainError as exc:
             form_error(form, exc)
         else:
-            messages.success(request, f"sample drawn: {sample.report['total_drawn']} items")
+            messages.success(request, _("sample drawn: %(n)s items") % {"n": sample.report["total_drawn"]})
             return redirect("sample_detail", project_id=project.id, sample_id=sample.id)
     return render_design(request, project, form)
 
@@ -273,31 +325,23 @@ def sample_detail(request: HttpRequest, project_id: int, sample_id: int) -> Http
     project = managed_project_or_403(request.user, project_id)
     sample = get_object_or_404(Sample, pk=as_id(sample_id), project=project)
     form = PlanForm(request.POST or None, initial=plan_initial(project, study_design(project)))
+    forecast = None
     if request.method == "POST" and form.is_valid():
-        d = form.cleaned_data
         try:
-            eligibility = []
-            if d["eligibility_attribute"] or d["eligibility_item_key"]:
-                eligibility = [{"attribute": d["eligibility_attribute"], "item_key": d["eligibility_item_key"]}]
-            balance = parse_balance_text(d["balance_attribute"] or "", d["balance_quota"] or "")
-            if balance and not balance["attribute"]:
-                raise DomainError("a balance rule needs an annotator attribute")
             plan = plans.create_plan(
                 sample=sample,
-                name=d["name"],
-                mode=d["mode"],
-                k=d["k"],
-                eligibility=eligibility,
-                balance=balance,
-                cap_per_annotator=d["cap_per_annotator"],
-                lease_seconds=d["lease_minutes"] * 60 if d["lease_minutes"] else None,
-                take_over=d["take_over"],
                 created_by=request.user,
+                # places nobody can take are refused (nothing written) until confirmed
+                refuse_unfilled=not form.cleaned_data["confirm_unfilled"],
+                **plan_forms.plan_arguments(form),
             )
+        except plans.UnfilledPlan as exc:
+            form_error(form, exc)
+            forecast = exc.forecast
         except DomainError as exc:
             form_error(form, exc)
         else:
-            messages.success(request, f"plan created: {plan.report.get('slots', 0)} places")
+            messages.success(request, plan_created_message(plan))
             return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
     return render(
         request,
@@ -307,10 +351,24 @@ def sample_detail(request: HttpRequest, project_id: int, sample_id: int) -> Http
             "sample": sample,
             "form": form,
             **suggestion(project),
+            **plan_forms.form_context(project, form, meta_keys(project)),
+            "forecast": forecast,
             "items": sample.members.select_related("item").order_by("stratum", "item__external_id")[:500],
         },
         status=400 if request.method == "POST" and form.errors else 200,
     )
+
+
+def plan_created_message(plan: AssignmentPlan) -> str:
+    """What a new plan did, in one line: its places and, pre-assigned, how many were assigned."""
+    places = plan.report.get("slots", 0)
+    if plan.mode == AssignmentPlan.Mode.PREASSIGNED:
+        return _("plan created: %(n)s places, %(assigned)s assigned, %(unfilled)s not filled") % {
+            "n": places,
+            "assigned": plan.report.get("assignments_created", 0),
+            "unfilled": plan.report.get("unfilled_slots", 0),
+        }
+    return _("plan created: %(n)s places in the pool") % {"n": places}
 
 
 # --------------------------------------------------------------------------- plans
@@ -373,7 +431,9 @@ def plan_hand_assign(request: HttpRequest, project_id: int, plan_id: int) -> Htt
             )
         except DomainError as exc:
             return refused(request, exc, "plan_detail", project_id=project.id, plan_id=plan.id)
-        messages.success(request, f"assigned {item.external_id} to {made.rater.name}")
+        messages.success(
+            request, _("assigned %(item)s to %(rater)s") % {"item": item.external_id, "rater": made.rater.name}
+        )
         return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
     return render_plan(request, project, plan, hand=form)
 
@@ -393,7 +453,11 @@ def plan_reassign(request: HttpRequest, project_id: int, plan_id: int) -> HttpRe
             new = plans.reassign(assignment=old, force=d["force"], to_rater=user_rater(d["username"]))
         except DomainError as exc:
             return refused(request, exc, "plan_detail", project_id=project.id, plan_id=plan.id)
-        messages.success(request, f"assignment #{old.id} moved to {new.rater.name} (#{new.id})")
+        messages.success(
+            request,
+            _("assignment #%(old)s moved to %(rater)s (#%(new)s)")
+            % {"old": old.id, "rater": new.rater.name, "new": new.id},
+        )
         return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
     return render_plan(request, project, plan, move=form)
 
@@ -412,7 +476,7 @@ def plan_expire_leases(request: HttpRequest, project_id: int, plan_id: int) -> H
     """Return expired holds to the pool now (beat does it every minute anyway)."""
     project, plan = managed_plan(request, project_id, plan_id)
     n = pool.expire_leases(project=project)
-    messages.success(request, f"{n} expired hold(s) returned to the pool")
+    messages.success(request, _("%(n)s expired hold(s) returned to the pool") % {"n": n})
     return redirect("plan_detail", project_id=project.id, plan_id=plan.id)
 
 
@@ -458,7 +522,7 @@ def qc_settings(request: HttpRequest, project_id: int) -> HttpResponse:
         quality.set_qc_settings(project=project, values=form.cleaned_data)
     except DomainError as exc:
         return refused(request, exc, "dashboard", project_id=project.id)
-    messages.success(request, "quality-control settings saved")
+    messages.success(request, _("quality-control settings saved"))
     return redirect("dashboard", project_id=project.id)
 
 
@@ -508,7 +572,7 @@ def study_create(request: HttpRequest, project_id: int) -> HttpResponse:
         )
     except DomainError as exc:
         return refused(request, exc, "dashboard", project_id=project.id)
-    messages.success(request, "study created: give Prolific the study link below")
+    messages.success(request, _("study created: give Prolific the study link below"))
     return redirect("dashboard", project_id=project.id)
 
 

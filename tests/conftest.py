@@ -40,6 +40,17 @@ os.environ.setdefault("SECRET_KEY", "hv-bare-pytest-key-" + "x" * 40)
 
 
 @pytest.fixture(autouse=True)
+def _english_by_default():
+    """Each test starts in English: a request in another language activates it for the
+    thread, and an xdist worker runs many tests on one thread."""
+    from django.utils import translation
+
+    translation.activate("en")
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     """Each test starts with an empty cache: failed-login and API throttle counts (core.security)
     are per client address, and every test client is 127.0.0.1."""

@@ -334,26 +334,53 @@ def test_runtime_requirements_install_without_torch():
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
 
 
-def test_the_runtime_lock_matches_the_pins_and_hashes_every_package():
-    """requirements.lock (scripts/lock, pip-tools) holds exactly requirements.txt's packages at
-    their pinned versions, each with at least one SHA-256, and names no machine-local index."""
+def _pins(name: str) -> dict[str, str]:
+    """package -> pinned version over a requirements file and every file it includes with -r."""
     import re
 
-    def norm(name: str) -> str:
-        return re.sub(r"\[.*\]", "", name).lower().replace("_", "-")
-
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+    pins: dict[str, str] = {}
+    for line in (ROOT / name).read_text().splitlines():
         line = line.split("#")[0].strip()
-        if "==" in line:
-            name, version = line.split("==")
-            pins[norm(name)] = version.strip()
-    text = (ROOT / "requirements.lock").read_text()
+        if line.startswith("-r "):
+            pins.update(_pins(line[3:].strip()))
+        elif "==" in line:
+            package, version = line.split("==")
+            pins[re.sub(r"\[.*\]", "", package).lower().replace("_", "-")] = version.strip()
+    return pins
+
+
+@pytest.mark.parametrize(
+    "requirements,lock,torch_build",
+    [
+        ("requirements.txt", "requirements.lock", None),
+        ("requirements-judges.txt", "requirements-judges.lock", "+cpu"),
+        ("requirements-dev.txt", "requirements-dev.lock", "+cpu"),
+        ("requirements-gpu.txt", "requirements-gpu.lock", ""),
+    ],
+)
+def test_each_lock_matches_its_pins_and_hashes_every_package(requirements, lock, torch_build):
+    """Each set's lock (scripts/lock, pip-tools) holds that set's packages at their pinned
+    versions, each with at least one SHA-256, and names no machine-local index. The CPU sets lock
+    torch's +cpu build (found on the PyTorch CPU index the lock names); the GPU set PyPI's CUDA
+    build, whose NVIDIA libraries are the only packages it adds to the pins."""
+    import re
+
+    text = (ROOT / lock).read_text()
     entries = re.findall(
         r"^([A-Za-z0-9_.\[\]-]+)==(\S+) \\\n((?:    --hash=sha256:[0-9a-f]{64}(?: \\)?\n)+)", text, re.M
     )
-    lock = {norm(name): version for name, version, _ in entries}
-    assert lock == pins
-    assert all(hashes.count("--hash=sha256:") >= 1 for _, _, hashes in entries)
+    locked = {re.sub(r"\[.*\]", "", name).lower().replace("_", "-"): version for name, version, _ in entries}
+    assert len(entries) == len(re.findall(r"^[A-Za-z0-9_.\[\]-]+==", text, re.M))  # every entry has hashes
+    pins = _pins(requirements)
+    if torch_build is not None:
+        assert locked.pop("torch") == pins.pop("torch") + torch_build
+    if torch_build == "":
+        extra = {p for p in locked if p not in pins}
+        assert extra and all(p.startswith(("nvidia-", "cuda-", "triton")) for p in extra), extra
+        locked = {p: v for p, v in locked.items() if p in pins}
+    assert locked == pins
     assert "file://" not in text and "/opt/" not in text and "--find-links" not in text
-    assert "--require-hashes -r requirements.lock" in (ROOT / "Dockerfile").read_text()
+    if torch_build == "+cpu":
+        assert "\n--extra-index-url https://download.pytorch.org/whl/cpu\n" in text
+    docker = (ROOT / "Dockerfile").read_text()
+    assert "requirements*.lock" in docker and "--require-hashes" in docker

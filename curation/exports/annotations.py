@@ -9,7 +9,18 @@ agreement report analyses (``flatten_answers(..., exact=True)``: the exact mean,
 computed from the means); ``value_exact`` is empty for humans, single-pass judges and non-numeric
 fields, so ``coalesce(value_exact, value_num)`` is the report's reading of every row.
 ``judge_name`` names a model rater (its judge configuration's name, else the rater's name).
-Both columns come last, so the columns before them are unchanged.
+Then ``duration_ms`` (the annotator's time on the current answer) and one ``rater.<attribute>``
+column per public profile attribute of the annotators (e.g. ``rater.nationality``; empty for model
+raters; :func:`curation.exports.provenance.public_attributes` keeps identifying ones out). New
+columns are added at the end, so the columns before them are unchanged, except ``locale``, which
+sits with the annotation's own columns (after ``annotation_revision``): the wording the rubric was
+shown in, ``en`` the paper's or a rubric translation's language, empty when not known (judges,
+API clients that did not say, answers stored before it was recorded).
+The answers that edits replaced go to ``annotation_history.<format>`` (:func:`history_rows`).
+A judge's rows hold only what it decides (:mod:`judges.decides`): no row for a derived field
+that reads a question or checklist flag it does not decide (e.g. ``flag_context_source`` of the
+CLIP / SSIM filter, which assesses flags 4 and 6 only); its checklist row lists the flags it
+ticked among those it decides, named in ``judge_parameters["decides"]``.
 """
 
 from __future__ import annotations
@@ -23,15 +34,19 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from django.db.models import QuerySet
 
 from agreement.selectors import submitted_annotations
 from annotation.answers import flatten_answers
-from annotation.models import Rater, RubricVersion
+from annotation.models import Annotation, AnnotationRevision, Rater, RubricVersion
 from annotation.rubric import Rubric
+from judges.decides import rater_decides
 from judges.endpoints import public_params
 
 from ..models import Export
 from .common import Pseudonyms, TableWriter, csv_cell, json_field
+from .provenance import attribute_keys as attribute_keys_of
+from .provenance import public_attributes, text_cell
 
 ANNOTATION_CHUNK = 5_000
 ANNOTATION_BATCH = 50_000  # long rows per write / Parquet row group
@@ -50,14 +65,24 @@ ANNOTATION_SCHEMA = pa.schema(
         pa.field("created_at", pa.timestamp("us", tz="UTC")),
         pa.field("updated_at", pa.timestamp("us", tz="UTC")),
         pa.field("annotation_revision", pa.int64()),
+        pa.field("locale", pa.string()),
         pa.field("judge_backend", pa.string()),
         pa.field("judge_model", pa.string()),
         pa.field("judge_prompt_hash", pa.string()),
         json_field("judge_parameters"),
         pa.field("judge_name", pa.string()),
         pa.field("value_exact", pa.float64()),
+        pa.field("duration_ms", pa.int64()),
     ]
 )
+#: one column per public profile attribute of the annotators (``rater.nationality``), after the
+#: fixed columns; empty for model raters
+ATTRIBUTE_PREFIX = "rater."
+
+
+def annotation_schema(attribute_keys: Sequence[str]) -> pa.Schema:
+    """The long table's columns: ``ANNOTATION_SCHEMA`` then ``rater.<attribute>`` per key."""
+    return pa.schema([*ANNOTATION_SCHEMA, *(pa.field(f"{ATTRIBUTE_PREFIX}{k}", pa.string()) for k in attribute_keys)])
 
 
 def _value(v: Any) -> tuple[str, float | None]:
@@ -83,18 +108,40 @@ def _exact_values(rubric: Rubric, answers: Any, derived: Any, presentation: Any)
     return out
 
 
-def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple]:
+def _cell_name(fname: str, src: Any) -> str:
+    """The rubric name a cell belongs to (a question's id for its ``q[n]`` / ``q_field`` cells)."""
+    return fname if src is None else src.id
+
+
+def _annotation_source(export: Export, pseudonyms: Pseudonyms, attribute_keys: Sequence[str]) -> Iterator[tuple]:
     """Per submitted annotation of the export (id order, streamed): (item, item version, rater
-    tuple (pseudonym, kind, backend, model, prompt hash, parameters, judge name), rubric (parsed, key,
-    version), rubric version id, rater id, answers, derived, presentation, created, updated, revision)."""
+    tuple (pseudonym, kind, backend, model, prompt hash, parameters, judge name, the rater's
+    ``attribute_keys`` values as text), rubric (parsed, key, version), rubric version id, rater id,
+    answers, derived, presentation, created, updated, revision, the names the rater does not decide
+    under that rubric (``Decides.undecided``), duration in ms, locale)."""
     project = export.project
+    preset = project.preset
     raters = {}
-    for rid, kind, name, backend, model_id, prompt_hash, params, judge_name in (
+    decides_of = {}
+    for rid, kind, name, backend, model_id, prompt_hash, params, judge_name, attributes in (
         Rater.objects.filter(annotations__item__project=project)
         .distinct()
-        .values_list("id", "kind", "name", "backend", "model_id", "prompt_hash", "parameters", "judge_config__name")
+        .values_list(
+            "id",
+            "kind",
+            "name",
+            "backend",
+            "model_id",
+            "prompt_hash",
+            "parameters",
+            "judge_config__name",
+            "attributes",
+        )
     ):
         model = kind == Rater.Kind.MODEL
+        decides = decides_of[rid] = rater_decides(kind=kind, backend=backend or "", parameters=params, preset=preset)
+        if decides is not None and decides.flags and not (params or {}).get("decides"):
+            params = {**(params or {}), "decides": decides.as_json()}  # a rater stored before it was recorded
         raters[rid] = (
             pseudonyms(rid),
             kind,
@@ -103,8 +150,10 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple
             prompt_hash if model else None,
             public_params(params) if model else None,  # never a key stored before keys were refused
             (judge_name or name) if model else None,
+            _attribute_cells(attributes, attribute_keys) if not model else (None,) * len(attribute_keys),
         )
     rubrics: dict[int, tuple[Rubric, str, int]] = {}
+    undecided: dict[tuple[int, int], frozenset[str]] = {}
     qs = submitted_annotations(project)
     if export.scope == "accepted":
         qs = qs.filter(item__decision__status="accepted")
@@ -121,14 +170,33 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple
             "created_at",
             "updated_at",
             "revision",
+            "duration_ms",
+            "locale",
         )
         .iterator(chunk_size=ANNOTATION_CHUNK)
     )
-    for ext, version, rater_id, rv_id, answers, derived, presentation, created, updated, revision in rows:
+    for (
+        ext,
+        version,
+        rater_id,
+        rv_id,
+        answers,
+        derived,
+        presentation,
+        created,
+        updated,
+        revision,
+        duration,
+        locale,
+    ) in rows:
         rb = rubrics.get(rv_id)
         if rb is None:
             rv = RubricVersion.objects.get(pk=rv_id)
             rb = rubrics[rv_id] = (rv.parsed(), rv.rubric_key, rv.version)
+        skip = undecided.get((rater_id, rv_id))
+        if skip is None:
+            d = decides_of.get(rater_id)
+            skip = undecided[(rater_id, rv_id)] = d.undecided(rb[0]) if d is not None else frozenset()
         yield (
             ext,
             version,
@@ -142,11 +210,25 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms) -> Iterator[tuple
             created,
             updated,
             revision,
+            skip,
+            duration,
+            locale,
         )
 
 
-def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tuple]]:
-    """Long rows (tuples in ``ANNOTATION_SCHEMA`` order), ``ANNOTATION_BATCH`` at a time (Parquet)."""
+def _attribute_cells(attributes: dict | None, keys: Sequence[str]) -> tuple[str | None, ...]:
+    """A person's public profile attributes (``provenance.public_attributes``) as the
+    ``rater.<key>`` cells."""
+    public = public_attributes(attributes)
+    return tuple(text_cell(public.get(k)) for k in keys)
+
+
+def annotation_rows(
+    export: Export, pseudonyms: Pseudonyms, attribute_keys: Sequence[str] | None = None
+) -> Iterator[list[tuple]]:
+    """Long rows (tuples in :func:`annotation_schema` order), ``ANNOTATION_BATCH`` at a time
+    (Parquet). ``attribute_keys``: the ``rater.<key>`` columns (default: the project's)."""
+    keys = attribute_keys if attribute_keys is not None else attribute_keys_of(export.project)
     batch: list[tuple] = []
     for (
         ext,
@@ -161,11 +243,16 @@ def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tup
         created,
         updated,
         revision,
-    ) in _annotation_source(export, pseudonyms):
+        skip,
+        duration,
+        locale,
+    ) in _annotation_source(export, pseudonyms, keys):
         rubric, rkey, rver = rb
-        pseud, kind, backend, model_id, prompt_hash, params, judge_name = rater
+        pseud, kind, backend, model_id, prompt_hash, params, judge_name, attrs = rater
         exact = _exact_values(rubric, answers, derived, presentation)
-        for fname, _, v, _ in flatten_answers(rubric, answers, derived, presentation):
+        for fname, _, v, src in flatten_answers(rubric, answers, derived, presentation):
+            if skip and _cell_name(fname, src) in skip:
+                continue  # not decided by this judge
             text, num = _value(v)
             batch.append(
                 (
@@ -181,12 +268,15 @@ def annotation_rows(export: Export, pseudonyms: Pseudonyms) -> Iterator[list[tup
                     created,
                     updated,
                     revision,
+                    locale,
                     backend,
                     model_id,
                     prompt_hash,
                     params,
                     judge_name,
                     exact.get(fname) if exact else None,
+                    duration,
+                    *attrs,
                 )
             )
         if len(batch) >= ANNOTATION_BATCH:
@@ -216,7 +306,9 @@ class _CsvCells:
 _VALUE_CACHE_MAX = 10_000
 
 
-def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterator[tuple[str, int]]:
+def annotation_text(
+    export: Export, pseudonyms: Pseudonyms, fmt: str, attribute_keys: Sequence[str] | None = None
+) -> Iterator[tuple[str, int]]:
     """The JSONL or CSV body of the long annotations table, (text, rows) about ``ANNOTATION_BATCH``
     rows at a time; byte for byte what :class:`TableWriter` writes for :func:`annotation_rows`
     (``json.dumps`` of each row as an object in schema order with ``ensure_ascii=False``; CSV via
@@ -224,7 +316,8 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
     and the field names / common values are serialised once and every line is concatenated from
     those pieces (``tests/curation/test_export_text.py`` checks the identity)."""
     dumps = json.dumps
-    names = ANNOTATION_SCHEMA.names
+    keys = attribute_keys if attribute_keys is not None else attribute_keys_of(export.project)
+    names = annotation_schema(keys).names
     if fmt == "jsonl":
 
         def enc(v: Any) -> str:
@@ -233,14 +326,15 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
         key = [("{" if i == 0 else ", ") + dumps(n, ensure_ascii=False) + ": " for i, n in enumerate(names)]
         end = "}\n"
     else:
+        end = "\n"
         cells = _CsvCells()
 
         def enc_cells(vs: Sequence[Any]) -> str:
             return cells([csv_cell(v) for v in vs])
 
-    # the value_exact cell and line end of a row without an exact value
-    no_exact = (key[17] + enc(None) + end) if fmt == "jsonl" else "," + enc_cells([None]) + "\n"
-    rater_pieces: dict[int, tuple[str, str]] = {}
+    # the value_exact cell of a row without an exact value
+    no_exact = (key[18] + enc(None)) if fmt == "jsonl" else "," + enc_cells([None])
+    rater_pieces: dict[int, tuple[str, str, str]] = {}
     rubric_pieces: dict[int, str] = {}
     field_pieces: dict[str, str] = {}
     value_pieces: dict[tuple[type, Any], str] = {}
@@ -258,29 +352,34 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
         created,
         updated,
         revision,
-    ) in _annotation_source(export, pseudonyms):
+        skip,
+        duration,
+        locale,
+    ) in _annotation_source(export, pseudonyms, keys):
         rubric, rkey, rver = rb
         rp = rater_pieces.get(rater_id)
-        if rp is None:  # (pseudonym + kind, judge columns)
-            pseud, kind, backend, model_id, prompt_hash, params, judge_name = rater
+        if rp is None:  # (pseudonym + kind, judge columns, attribute columns)
+            pseud, kind, backend, model_id, prompt_hash, params, judge_name, attrs = rater
             if fmt == "jsonl":
                 rp = (
                     key[2] + enc(pseud) + key[3] + enc(kind) + key[4],
-                    key[12]
+                    key[13]
                     + enc(backend)
-                    + key[13]
-                    + enc(model_id)
                     + key[14]
-                    + enc(prompt_hash)
+                    + enc(model_id)
                     + key[15]
-                    + enc(params)
+                    + enc(prompt_hash)
                     + key[16]
+                    + enc(params)
+                    + key[17]
                     + enc(judge_name),
+                    "".join(key[20 + i] + enc(v) for i, v in enumerate(attrs)),
                 )
             else:
                 rp = (
                     "," + enc_cells([pseud, kind]) + ",",
                     "," + enc_cells([backend, model_id, prompt_hash, params, judge_name]),
+                    ("," + enc_cells(list(attrs))) if attrs else "",
                 )
             rater_pieces[rater_id] = rp
         rk = rubric_pieces.get(rv_id)
@@ -290,12 +389,27 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
             )
         if fmt == "jsonl":
             head = key[0] + enc(ext) + key[1] + enc(version) + rp[0]
-            tail = rk + key[9] + enc(created) + key[10] + enc(updated) + key[11] + enc(revision) + rp[1]
+            tail = (
+                rk
+                + key[9]
+                + enc(created)
+                + key[10]
+                + enc(updated)
+                + key[11]
+                + enc(revision)
+                + key[12]
+                + enc(locale)
+                + rp[1]
+            )
         else:
             head = enc_cells([ext, version]) + rp[0]
-            tail = rk + "," + enc_cells([created, updated, revision]) + rp[1]
+            tail = rk + "," + enc_cells([created, updated, revision, locale]) + rp[1]
+        # duration and the rater's attributes close every line of the annotation
+        trail = (key[19] + enc(duration) if fmt == "jsonl" else "," + enc_cells([duration])) + rp[2] + end
         exact = _exact_values(rubric, answers, derived, presentation)
-        for fname, _, v, _ in flatten_answers(rubric, answers, derived, presentation):
+        for fname, _, v, src in flatten_answers(rubric, answers, derived, presentation):
+            if skip and _cell_name(fname, src) in skip:
+                continue  # not decided by this judge
             fp = field_pieces.get(fname)
             if fp is None:
                 fp = field_pieces[fname] = enc(fname) if fmt == "jsonl" else enc_cells([fname])
@@ -310,8 +424,8 @@ def annotation_text(export: Export, pseudonyms: Pseudonyms, fmt: str) -> Iterato
             if ex is None:
                 ep = no_exact
             else:
-                ep = (key[17] + enc(ex) + end) if fmt == "jsonl" else "," + enc_cells([ex]) + "\n"
-            parts.append(head + fp + vp + tail + ep)
+                ep = (key[18] + enc(ex)) if fmt == "jsonl" else "," + enc_cells([ex])
+            parts.append(head + fp + vp + tail + ep + trail)
         if len(parts) >= ANNOTATION_BATCH:
             yield "".join(parts), len(parts)
             parts = []
@@ -327,22 +441,89 @@ def export_annotations(
         qs = qs.filter(item__decision__status="accepted")
     total = max(qs.count(), 1)
     ext = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet"}[export.format]
-    schema = ANNOTATION_SCHEMA.with_metadata({"hv_provenance": json.dumps(prov)})
+    keys = attribute_keys_of(export.project)
+    schema = annotation_schema(keys).with_metadata({"hv_provenance": json.dumps(prov)})
     writer = TableWriter(root / f"annotations.{ext}", export.format, schema, row_group_size=ANNOTATION_BATCH)
     pseudonyms = Pseudonyms()
     seen = 0
     try:
         if export.format == "parquet":
-            for batch in annotation_rows(export, pseudonyms):
+            for batch in annotation_rows(export, pseudonyms, keys):
                 writer.write(batch)
                 seen += len(batch)
                 progress(min(0.99, seen / (total * 7)))  # ~7 long rows per annotation: an estimate
         else:
-            for text, n in annotation_text(export, pseudonyms, export.format):
+            for text, n in annotation_text(export, pseudonyms, export.format, keys):
                 writer.write_text(text, n)
                 seen += n
                 progress(min(0.99, seen / (total * 7)))
     except BaseException:
         writer.abort()
         raise
-    return [writer.close()]
+    files = [writer.close()]
+    # the earlier answers of edited annotations, under the same pseudonyms
+    history = TableWriter(
+        root / f"annotation_history.{ext}",
+        export.format,
+        HISTORY_SCHEMA.with_metadata({"hv_provenance": json.dumps(prov)}),
+        row_group_size=ANNOTATION_BATCH,
+    )
+    try:
+        for batch in history_rows(qs, pseudonyms):
+            history.write(batch)
+    except BaseException:
+        history.abort()
+        raise
+    return [*files, history.close()]
+
+
+HISTORY_SCHEMA = pa.schema(
+    [
+        pa.field("item", pa.string()),
+        pa.field("item_version", pa.int64()),
+        pa.field("rater", pa.string()),
+        pa.field("rater_kind", pa.string()),
+        pa.field("revision", pa.int64()),
+        json_field("answers"),
+        json_field("derived"),
+        pa.field("rubric_key", pa.string()),
+        pa.field("rubric_version", pa.int64()),
+        pa.field("duration_ms", pa.int64()),
+        pa.field("answered_at", pa.timestamp("us", tz="UTC")),
+        pa.field("edited_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+
+def history_rows(annotations: QuerySet[Annotation], pseudonyms: Pseudonyms) -> Iterator[list[tuple]]:
+    """Rows (``HISTORY_SCHEMA`` order) of the answers edits replaced (``AnnotationRevision``) of
+    ``annotations``, per annotation oldest first: each with the revision number it had, its
+    rubric version and time on task. The current answer is the annotation's own row in the long
+    table (its ``annotation_revision`` is one more than the last one here)."""
+    rows = (
+        AnnotationRevision.objects.filter(annotation__in=annotations.values("id"))
+        .order_by("annotation_id", "revision")
+        .values_list(
+            "annotation__item__external_id",
+            "annotation__item__version",
+            "annotation__rater_id",
+            "annotation__rater__kind",
+            "revision",
+            "answers",
+            "derived",
+            "rubric_version__rubric_key",
+            "rubric_version__version",
+            "duration_ms",
+            "answered_at",
+            "edited_at",
+        )
+        .iterator(chunk_size=ANNOTATION_CHUNK)
+    )
+    batch: list[tuple] = []
+    for ext, version, rater_id, kind, *rest in rows:
+        batch.append((ext, version, pseudonyms(rater_id), kind, *rest))
+        if len(batch) >= ANNOTATION_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -25,6 +25,7 @@ from core import csvsafe
 from ..models import Export
 from ..selectors import decision_counts
 from ..services import current_policy
+from .provenance import study_provenance
 
 PLATFORM_NAME = "hv-human-validation"
 
@@ -185,4 +186,6 @@ def provenance(export: Export) -> dict[str, Any]:
         "decisions": decision_counts(project),
         "pseudonyms": "rater = 'r_' + HMAC-SHA256(per-export random salt, rater id)[:12]; the salt is not kept, "
         "so pseudonyms are consistent within this export only",
+        # the study behind the ratings: design samples, plans, judges, the annotators as a group
+        **study_provenance(project),
     }

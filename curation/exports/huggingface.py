@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
+import unicodedata
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +24,88 @@ from .. import selectors
 from ..models import Export
 from ..policy import LATENT_AGGREGATIONS
 from .common import PLATFORM_NAME, TableWriter, file_entry, write_json_atomic
-from .items import HF_ITEM_BATCH, item_rows, item_schema
+from .items import HF_ITEM_BATCH, item_rows, item_schema, meta_keys
+
+#: longest file name component written for an image (bytes of UTF-8; common file systems allow 255)
+MAX_COMPONENT_BYTES = 150
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\]')
+
+
+class ImagePlaces:
+    """Where each image goes under ``images/``: the name it was imported under, made safe.
+
+    - Each path component is cleaned: control and reserved characters (``<>:"|?*\\``) become
+      ``_``, ``.`` / ``..`` / empty components are dropped, a leading dot becomes ``_`` (no
+      hidden files), and it is cut to ``MAX_COMPONENT_BYTES``. So no path leaves ``images/``.
+    - The same image under the same name is written once. A name already taken by another image
+      (compared case-insensitively, after Unicode NFC, as case-insensitive file systems and zip
+      tools would) gets ``-<first 12 hex of its sha256>`` before the extension, then a counter.
+      A file and a folder never share a path.
+    - An image with no recorded name (imported before names were kept) is ``<sha256>.<ext>``;
+      a name without an extension gets the image's."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[str, str], str] = {}  # (sha, wanted path) -> placed path
+        self._files: set[str] = set()  # placed file paths, folded
+        self._dirs: set[str] = set()  # folders in use, folded
+
+    @staticmethod
+    def _fold(path: str) -> str:
+        return unicodedata.normalize("NFC", path).casefold()
+
+    @staticmethod
+    def _component(part: str) -> str:
+        part = _UNSAFE.sub("_", unicodedata.normalize("NFC", part)).strip()
+        if part.startswith("."):
+            part = "_" + part[1:]
+        if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
+            stem, dot, ext = part.rpartition(".")
+            keep = f"{dot}{ext}" if dot and len(ext) <= 10 else ""
+            stem = stem if keep else part
+            while len((stem + keep).encode("utf-8")) > MAX_COMPONENT_BYTES:
+                stem = stem[:-1]
+            part = stem + keep
+        return part
+
+    def _clean(self, sha: str, extension: str, name: str | None) -> str:
+        parts = [p for p in (name or "").replace("\\", "/").split("/") if p.strip() not in ("", ".", "..")]
+        parts = [c for c in (self._component(p) for p in parts) if c.strip("_")]
+        if not parts:
+            return f"{sha}.{extension}"
+        stem, dot, ext = parts[-1].rpartition(".")
+        if not (dot and ext and stem.strip("_")):  # no extension to open it by: the image's own
+            parts[-1] = f"{parts[-1].rstrip('.')}.{extension}"
+        return "/".join(parts)
+
+    def _parent_is_file(self, folded: str) -> bool:
+        parents = folded.split("/")[:-1]
+        return any("/".join(parents[: i + 1]) in self._files for i in range(len(parents)))
+
+    def _free(self, path: str) -> bool:
+        folded = self._fold(path)
+        return folded not in self._files and folded not in self._dirs and not self._parent_is_file(folded)
+
+    def place(self, sha: str, extension: str, name: str | None) -> tuple[str, bool]:
+        """(``images/<path>``, whether this call placed it: the file is still to be written)."""
+        wanted = self._clean(sha, extension, name)
+        placed = self._by_key.get((sha, wanted))
+        if placed is not None:
+            return placed, False
+        # a folder of the name is already a file: no suffix on the file name can fix that, so
+        # the image goes to the top of images/ under its own file name
+        path = wanted.rsplit("/", 1)[-1] if self._parent_is_file(self._fold(wanted)) else wanted
+        stem, dot, ext = path.rpartition(".")  # _clean leaves an extension on the last component
+        n = 1
+        while not self._free(path):
+            suffix = f"-{sha[:12]}" + (f"-{n}" if n > 1 else "")
+            path = f"{stem}{suffix}{dot}{ext}"
+            n += 1
+        folded = self._fold(path)
+        self._files.add(folded)
+        parents = folded.split("/")[:-1]
+        self._dirs.update("/".join(parents[: i + 1]) for i in range(len(parents)))
+        placed = self._by_key[(sha, wanted)] = f"images/{path}"
+        return placed, True
 
 
 def _hf_features(schema: pa.Schema, images: list[str]) -> dict[str, Any]:
@@ -41,10 +124,12 @@ def _hf_features(schema: pa.Schema, images: list[str]) -> dict[str, Any]:
 
 def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
     """``<root>/dataset/``: ``data/train-00000-of-00001.parquet`` (image columns as the datasets
-    Image struct with the bytes embedded and a relative path), ``images/<sha>.<ext>``,
-    ``README.md`` (dataset card) and ``provenance.json``; plus ``dataset.zip`` of that folder."""
-    schema, images = item_schema(export.project, hf=True)
-    total = max(selectors.exported_items(export.project, export.scope).count(), 1)
+    Image struct with the bytes embedded and a relative path), ``images/<original name>``
+    (:class:`ImagePlaces`), ``README.md`` (dataset card) and ``provenance.json``; plus
+    ``dataset.zip`` of that folder."""
+    items = selectors.exported_items(export.project, export.scope)
+    schema, images = item_schema(export.project, hf=True, meta_keys=meta_keys(items))
+    total = max(items.count(), 1)
     build = root / f".tmp-{secrets.token_hex(6)}-dataset"
     (build / "data").mkdir(parents=True)
     (build / "images").mkdir()
@@ -52,21 +137,21 @@ def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callab
     schema = schema.with_metadata(
         {"huggingface": json.dumps({"info": {"features": feats}}), "hv_provenance": json.dumps(prov)}
     )
-    assets = {}
+    assets: dict[str, Asset | None] = {}
+    places = ImagePlaces()
 
-    def image_value(sha: str) -> dict[str, Any]:
-        a = assets.get(sha)
-        if a is None:
-            asset = Asset.objects.filter(sha256=sha).first()
-            if asset is None:
-                return {"bytes": None, "path": None}
-            rel = f"images/{sha}.{asset.extension}"
-            src = Path(settings.MEDIA_ROOT) / asset.relative_path()
-            dst = build / rel
-            if not dst.exists():
-                shutil.copyfile(src, dst)
-            a = assets[sha] = rel
-        return {"bytes": (build / a).read_bytes(), "path": a}
+    def image_value(sha: str, name: str | None) -> dict[str, Any]:
+        if sha not in assets:
+            assets[sha] = Asset.objects.filter(sha256=sha).first()
+        asset = assets[sha]
+        if asset is None:
+            return {"bytes": None, "path": None}
+        rel, new = places.place(sha, asset.extension, name)
+        dst = build / rel
+        if new:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(settings.MEDIA_ROOT) / asset.relative_path(), dst)
+        return {"bytes": dst.read_bytes(), "path": rel}
 
     writer = TableWriter(
         build / "data" / "train-00000-of-00001.parquet", "parquet", schema, row_group_size=HF_ITEM_BATCH
@@ -84,7 +169,7 @@ def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callab
     readme = build / "README.md"
     readme.write_text(dataset_card(export, prov, feats, images, data_entry["rows"]), encoding="utf-8")
     prov_entry = write_json_atomic(build / "provenance.json", prov)
-    image_files = list((build / "images").iterdir())
+    image_files = [p for p in (build / "images").rglob("*") if p.is_file()]
     images_entry = {
         "name": "dataset/images/",
         "size": sum(p.stat().st_size for p in image_files),
@@ -99,7 +184,7 @@ def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callab
     with zipfile.ZipFile(zip_tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(final.rglob("*")):
             if path.is_file():
-                kind = zipfile.ZIP_STORED if path.parent.name == "images" else zipfile.ZIP_DEFLATED
+                kind = zipfile.ZIP_STORED if "images" in path.relative_to(final).parts[:1] else zipfile.ZIP_DEFLATED
                 zf.write(path, f"dataset/{path.relative_to(final)}", compress_type=kind)
     os.replace(zip_tmp, root / "dataset.zip")
     progress(1.0)
@@ -214,7 +299,10 @@ dataset_info:
 
 Exported from the human-validation platform ({PLATFORM_NAME} {prov["platform_version"]}) on
 {prov["export"]["exported_at"]}: {"accepted items only" if export.scope == "accepted" else "all items"},
-{rows} rows. Image columns ({", ".join(images) or "none"}) hold the images (also under `images/`).
+{rows} rows. Image columns ({", ".join(images) or "none"}) hold the images (also under `images/`, by the
+file names they were imported under; `<column>__filename` gives each one's original name). `meta` holds
+each item's metadata as JSON and `meta.<key>` one column per key (as text); `sample_ids` the study
+design samples the item was drawn into.
 
 ```python
 from datasets import load_dataset
@@ -264,6 +352,9 @@ The protocol's tables computed from the submitted ratings (95% bootstrap interva
 
 ## Provenance
 
-See `provenance.json` (platform version, rubric version, policy, export time). Annotator
+See `provenance.json`: platform version, rubric version, policy and export time, and the study
+behind the ratings: the design samples (seed, strata, size), the assignment plans (k, eligibility,
+balance quotas), the model judges (backend, model, prompt template, parser, parameters with secrets
+hidden, questions, passes, runs) and the annotators as a group (count, attribute values). Annotator
 identities are pseudonymised (HMAC with a per-export salt that is not kept).
 """

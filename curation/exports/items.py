@@ -1,5 +1,7 @@
-"""Items (accepted or all) as one row each, in JSONL / CSV / Parquet: the item's fields, strata,
-meta, decision, the means of its human ratings (``mean_*``), per categorical question the
+"""Items (accepted or all) as one row each, in JSONL / CSV / Parquet: the item's fields (an image
+field holds the image's sha256, followed by ``<field>__filename``, the name it was imported under),
+strata, meta (the JSON, then one ``meta.<key>`` text column per key), ``sample_ids`` (the design
+samples the item is in), decision, the means of its human ratings (``mean_*``), per categorical question the
 Dawid-Skene posterior label and its entropy in nats (``<question>__latent_label``,
 ``<question>__latent_entropy``: the model fitted over every item of the project, humans and
 model judges together as raters; empty when no item has two raters, or for a question the model
@@ -11,16 +13,16 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from agreement.selectors import submitted_annotations
 from annotation.answers import flatten_answers
-from annotation.models import Item, Project, Rater
+from annotation.models import Item, Project, Rater, SampleItem
 from annotation.rubric import Rubric
 from benchmarks.base import STRATA_KEYS
 
@@ -29,12 +31,15 @@ from ..models import Export
 from ..policy import LatentLabels, categorical_fields
 from ..services import current_policy, latent_labels
 from .common import TableWriter, json_field
+from .provenance import text_cell
 
 ITEM_BATCH = 1_000
 HF_ITEM_BATCH = 200  # rows per row group when images are embedded
 
 
-def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
+def item_schema(project: Project, *, hf: bool, meta_keys: Sequence[str] = ()) -> tuple[pa.Schema, list[str]]:
+    """The items table's columns (``meta_keys``: one ``meta.<key>`` column each) and the names
+    of its image fields."""
     preset = project.preset
     rubric = project.rubric_version.parsed()
     fields: list[pa.Field] = [
@@ -52,6 +57,7 @@ def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
                 if hf
                 else pa.field(spec["name"], pa.string())
             )
+            fields.append(pa.field(f"{spec['name']}{FILENAME}", pa.string()))
         elif t == "number":
             fields.append(pa.field(spec["name"], pa.float64()))
         elif t in ("list", "object"):
@@ -61,6 +67,8 @@ def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
     fields += [pa.field(c, pa.string()) for c in STRATA_KEYS]
     fields += [
         json_field("meta"),
+        *(pa.field(f"{META_PREFIX}{k}", pa.string()) for k in meta_keys),
+        json_field("sample_ids"),
         pa.field("status", pa.string()),
         pa.field("status_reason", pa.string()),
         pa.field("n_human_ratings", pa.int64()),
@@ -76,6 +84,29 @@ def item_schema(project: Project, *, hf: bool) -> tuple[pa.Schema, list[str]]:
 
 LATENT_LABEL = "__latent_label"
 LATENT_ENTROPY = "__latent_entropy"
+#: after each image column: the file name the image was imported under (empty when not known)
+FILENAME = "__filename"
+#: one column per key of the items' ``meta`` (its value as text), beside the ``meta`` JSON
+META_PREFIX = "meta."
+
+
+def meta_keys(items: QuerySet[Item]) -> list[str]:
+    """Every key of the items' ``meta``, sorted (one pass over ``meta`` only, in keyset chunks)."""
+    keys: set[str] = set()
+    for rows in selectors.item_chunks(items, "meta", chunk=5_000):
+        for _, meta in rows:
+            keys.update(meta or {})
+    return sorted(keys)
+
+
+def _sample_ids(item_ids: list[int]) -> dict[int, list[int]]:
+    """Item id -> the design samples it is in."""
+    out: dict[int, list[int]] = defaultdict(list)
+    for item_id, sample_id in (
+        SampleItem.objects.filter(item_id__in=item_ids).order_by("sample_id").values_list("item_id", "sample_id")
+    ):
+        out[item_id].append(sample_id)
+    return out
 
 
 def _label_type(rubric: Rubric, name: str) -> pa.DataType:
@@ -165,9 +196,15 @@ def _human_means(
 
 
 def item_rows(
-    export: Export, schema: pa.Schema, images: list[str], *, hf: bool, image_value: Callable[[str], Any]
+    export: Export,
+    schema: pa.Schema,
+    images: list[str],
+    *,
+    hf: bool,
+    image_value: Callable[[str, str | None], Any],
 ) -> Iterator[list[tuple]]:
-    """Rows (tuples in ``schema`` order) of the export's items, a keyset chunk at a time."""
+    """Rows (tuples in ``schema`` order) of the export's items, a keyset chunk at a time.
+    ``image_value(sha256, original file name or None)`` gives an image column's cell."""
     project = export.project
     rubric = project.rubric_version.parsed()
     means = _mean_fields(rubric)
@@ -176,6 +213,7 @@ def item_rows(
     latent_names = [n for n in categorical_fields(rubric) if f"{n}{LATENT_LABEL}" in schema.names]
     int_labels = [schema.field(f"{n}{LATENT_LABEL}").type == pa.int64() for n in latent_names]
     latent = _latent(project, rubric) if latent_names else None
+    metas = [n[len(META_PREFIX) :] for n in schema.names if n.startswith(META_PREFIX)]
     qs = selectors.exported_items(project, export.scope)
     parents = {}
     batch = HF_ITEM_BATCH if hf else ITEM_BATCH
@@ -190,26 +228,34 @@ def item_rows(
         "decision__status",
         "decision__reason",
         "decision__details",
+        "image_names",
         chunk=batch,
     ):
         ids = [r[0] for r in rows]
         parent_ids = [r[3] for r in rows if r[3]]
         parents = dict(Item.objects.filter(id__in=parent_ids).values_list("id", "version")) if parent_ids else {}
         stats = _human_means(project, rubric, ids, means)
+        in_samples = _sample_ids(ids)
         out = []
         for r in rows:
             data = r[4] or {}
             n, mv = stats.get(r[0], (0, [None] * len(means)))
             values: list[Any] = [r[1], r[2], parents.get(r[3])]
             k = 5 + len(STRATA_KEYS)
+            names = r[k + 4] or {}
             removed = None
             for name in data_fields:
                 v = data.get(name)
                 if name == over:
                     v, removed = _apply_element_filter(over, v, r[k + 3])
-                values.append(image_value(v) if name in images and v else v)
+                if name in images:
+                    values += [image_value(v, names.get(name)) if v else v, names.get(name) if v else None]
+                else:
+                    values.append(v)
             values += [v or "" for v in r[5 : 5 + len(STRATA_KEYS)]]
-            values += [r[k] or {}, r[k + 1] or "pending", r[k + 2] or "", n, *mv]
+            meta = r[k] or {}
+            values += [meta, *(text_cell(meta.get(key)) for key in metas), in_samples.get(r[0], [])]
+            values += [r[k + 1] or "pending", r[k + 2] or "", n, *mv]
             values += _latent_cells(latent, r[0], latent_names, int_labels)
             if over is not None:
                 values.append(removed)
@@ -220,13 +266,14 @@ def item_rows(
 def export_items(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
     """``items.<jsonl|csv|parquet>`` (the Hugging Face folder: :func:`curation.exports.huggingface.export_hf`)."""
     fmt = export.format
-    schema, images = item_schema(export.project, hf=False)
-    total = max(selectors.exported_items(export.project, export.scope).count(), 1)
+    items = selectors.exported_items(export.project, export.scope)
+    schema, images = item_schema(export.project, hf=False, meta_keys=meta_keys(items))
+    total = max(items.count(), 1)
     ext = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet"}
     schema = schema.with_metadata({"hv_provenance": json.dumps(prov)})
     writer = TableWriter(root / f"items.{ext[fmt]}", fmt, schema, row_group_size=ITEM_BATCH)
     try:
-        for rows in item_rows(export, schema, images, hf=False, image_value=lambda sha: sha):
+        for rows in item_rows(export, schema, images, hf=False, image_value=lambda sha, name: sha):
             writer.write(rows)
             progress(writer.rows / total)
     except BaseException:

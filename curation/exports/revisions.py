@@ -21,8 +21,8 @@ from .common import Pseudonyms, file_entry
 
 def export_revisions(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
     """One JSONL record per item needing revision, in the import format (image fields as
-    ``sha256:<hex>`` of the stored image) plus ``_revision``: the decision and every rater's
-    answers and free-text feedback. Edit the item fields, keep ``id``, and re-import."""
+    ``sha256:<hex>`` of the stored image) plus ``_revision``: the decision, every rater's
+    answers and free-text feedback, and the images' original file names. Edit the item fields, keep ``id``, and re-import."""
     project = export.project
     rubric = project.rubric_version.parsed()
     text_ids = [q.id for q in rubric.questions if q.type == "text"]
@@ -35,7 +35,15 @@ def export_revisions(export: Export, root: Path, prov: dict[str, Any], progress:
     n = 0
     with open(tmp, "w", encoding="utf-8") as fh:
         for rows in selectors.item_chunks(
-            qs, "external_id", "version", "data", *STRATA_KEYS, "meta", "decision__reason", "decision__note"
+            qs,
+            "external_id",
+            "version",
+            "data",
+            *STRATA_KEYS,
+            "meta",
+            "decision__reason",
+            "decision__note",
+            "image_names",
         ):
             feedback = defaultdict(list)
             for item_id, rater_id, kind, answers, derived in (
@@ -68,6 +76,8 @@ def export_revisions(export: Export, root: Path, prov: dict[str, Any], progress:
                     "reason": r[k + 1],
                     "note": r[k + 2],
                     "ratings": feedback.get(r[0], []),
+                    # the file names the images were imported under (a re-import keeps them)
+                    "image_names": r[k + 3] or {},
                 }
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 n += 1

@@ -25,7 +25,53 @@ from .. import parsers
 DIRECT_MODES: dict[str, dict[str, tuple[str, ...]]] = {
     "embedding": {"cqbench": ("reflection", "rewrite_improvement")},
     "image_similarity": {"valueground_q3": ("q3",), "counterfactual_filter": ("flags",)},
+    "clip_similarity": {"counterfactual_filter": ("flags",)},
+    "ahead": {"cultivate": ("faith", "hal", "exag")},  # CULTIVate Eq. 1-5 (backends/ahead.py)
 }
+
+# Cultural Counterfactuals' image-image filter (Sec. 3.2 "CLIP Filtering": reject a counterfactual
+# whose similarity is below a threshold to its context image or to its person image), as the
+# Table 4 flags it ticks: flag -> (the source image compared with the counterfactual, the
+# parameter holding the threshold), in checklist order. The filter decides only these two flags;
+# a threshold set to null leaves its flag undecided (missing for the judge, never a "no").
+FILTER_FLAGS: dict[str, tuple[str, str]] = {
+    "person_missing": ("person_image", "person_min"),  # flag 4 (Fig. 8: 0.716 < 0.85)
+    "context_missing": ("context_image", "context_min"),  # flag 6 (Fig. 7: 0.622 < 0.75)
+}
+
+
+def filter_thresholds(params: Mapping[str, Any], defaults: Mapping[str, float | None]) -> dict[str, float | None]:
+    """The filter's thresholds (``context_min``, ``person_min``): ``params`` over the backend's
+    ``defaults``; null = that flag is not decided. ValueError with the reason for anything else
+    than a number in [-1, 1] (the range of a cosine and of SSIM), or when no flag is left."""
+    out: dict[str, float | None] = {}
+    for _, key in FILTER_FLAGS.values():
+        v = params[key] if key in params else defaults[key]
+        if v is None:
+            out[key] = None
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not -1.0 <= float(v) <= 1.0:
+            raise ValueError(f"{key} must be a number between -1 and 1, or null to leave its flag undecided; got {v!r}")
+        out[key] = float(v)
+    if all(v is None for v in out.values()):
+        raise ValueError("the filter would decide no flag: give context_min or person_min a threshold")
+    return out
+
+
+def filter_flags(similarity: Mapping[str, float], thresholds: Mapping[str, float | None]) -> list[str]:
+    """The flags ticked for one counterfactual: those whose source image's similarity (keyed by
+    image field) is below the flag's threshold; a flag without a threshold is never ticked."""
+    ticked = []
+    for flag, (image, key) in FILTER_FLAGS.items():
+        t = thresholds.get(key)
+        if t is not None and similarity[image] < t:
+            ticked.append(flag)
+    return ticked
+
+
+def filter_decides(question: str, thresholds: Mapping[str, float | None]) -> dict[str, list[str]]:
+    """The flags of ``question`` the filter decides under these thresholds (``judges.decides``)."""
+    return {question: [flag for flag, (_, key) in FILTER_FLAGS.items() if thresholds.get(key) is not None]}
 
 
 class BackendUnavailable(RuntimeError):
@@ -73,6 +119,11 @@ class Verdict:
     error: str = ""
     latency_ms: int | None = None
     labels: dict[str, str] | None = None  # classifier labels outside the rubric (e.g. refused / answered)
+    usage: Usage | None = None  # tokens of every request of this pass; None: the backend has no tokens
+    # a prompt-less judge's unrounded scores on its questions' scales (``answers`` holds the nearest
+    # options) and its numbers outside the rubric (e.g. AHEaD's ALIGN): kept for the statistics
+    exact: dict[str, float] | None = None
+    metrics: dict[str, float] | None = None
 
 
 @dataclass
@@ -82,6 +133,26 @@ class ChatRequest:
     images: list[Path]
     schema: dict[str, Any] | None = None
     seed: int | None = None
+    # what is said right before each image ("Image A"), parallel to ``images``; "" or missing:
+    # the image goes unlabelled (``prompts.image_labels`` decides)
+    image_labels: list[str] = field(default_factory=list)
+
+    def labelled_images(self) -> list[tuple[str, Path]]:
+        """(label or "", image) in order: what a backend puts into the message."""
+        labels = list(self.image_labels)[: len(self.images)]
+        return list(zip(labels + [""] * (len(self.images) - len(labels)), self.images, strict=True))
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a request took, as the endpoint reported them (``usage``) or the local tokenizer
+    counted them; they price a run (``judges.selectors.run_usage``)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
 
 
 @dataclass
@@ -89,6 +160,20 @@ class ChatReply:
     text: str | None
     error: str = ""
     latency_ms: int | None = None
+    usage: Usage | None = None  # None: the engine did not say
+
+
+def pass_usage(replies: Sequence[ChatReply]) -> Usage | None:
+    """The tokens of one pass (its replies summed). None when a reply that got an answer has no
+    count: a partial sum would understate the cost. A request that got no answer (an HTTP
+    error, a timeout) is billed nothing and counts zero."""
+    total = Usage(0, 0)
+    for r in replies:
+        if r.usage is not None:
+            total = total + r.usage
+        elif r.text is not None:
+            return None
+    return total if any(r.usage is not None for r in replies) else None
 
 
 class JudgeBackend:
@@ -106,9 +191,12 @@ class JudgeBackend:
 class GenerativeBackend(JudgeBackend):
     """A backend that generates text from the rubric prompt; the configured parser reads it.
 
-    Three prompt template forms (``prompts.template_kind``):
+    Four prompt template forms (``prompts.template_kind``):
 
-    - ``rubric``: the rubric prompt (one request, or one per question), every item image attached;
+    - ``rubric``: the rubric prompt (one request, or one per question), every item image attached
+      (labelled "Image A:" ... where the rubric names them, ``prompts.image_labels``);
+    - ``format``: a paper's prompt with its own output contract, read by that format's parser
+      into one repeated question (``judges/formats.py``, e.g. CQ-Bench's incorporation check);
     - ``classifiers``: closed-choice classifiers (the preset's ``classifier_bank``), one request
       per classifier with only its image, answers compared with the item's intended labels and
       mapped to checklist flags;
@@ -126,6 +214,7 @@ class GenerativeBackend(JudgeBackend):
             build_messages,
             classifier_bank,
             classifier_question,
+            image_labels,
             render,
             template_kind,
         )
@@ -160,22 +249,35 @@ class GenerativeBackend(JudgeBackend):
                 "required": ["label"],
                 "additionalProperties": False,
             }
-            images = [item.images[f] for f in template.get("images") or [] if f in item.images]
+            fields = [f for f in template.get("images") or [] if f in item.images]
             return [
                 (
                     template["label"],
                     ChatRequest(
-                        system=render(text["system"], ctx), user=render(text["user"], ctx), images=images, schema=schema
+                        system=render(text["system"], ctx),
+                        user=render(text["user"], ctx),
+                        images=[item.images[f] for f in fields],
+                        schema=schema,
+                        image_labels=image_labels(template, spec.rubric, spec.item_fields, fields),
                     ),
                 )
             ]
-        messages = build_messages(template, spec.rubric, spec.questions, item.context, spec.item_fields)
+        if kind == "format":  # a paper's own output contract (``judges/formats.py``): one request
+            from ..formats import format_messages
+
+            messages = [(None, *format_messages(template, spec.rubric, item.context, spec.item_fields))]
+        else:
+            messages = build_messages(template, spec.rubric, spec.questions, item.context, spec.item_fields)
         if not messages:
             raise BackendUnavailable("the prompt template has no prompt for the judged questions")
-        images = [item.images[f] for f in spec.image_fields() if f in item.images]
-        schema = answer_schema(spec.rubric, spec.questions, item.context) if spec.parser == "json" else None
+        fields = [f for f in spec.image_fields() if f in item.images]
+        images = [item.images[f] for f in fields]
+        labels = image_labels(template, spec.rubric, spec.item_fields, fields)
+        json_out = spec.parser == "json" and kind == "rubric"
+        schema = answer_schema(spec.rubric, spec.questions, item.context) if json_out else None
         return [
-            (qid, ChatRequest(system=system, user=user, images=images, schema=schema)) for qid, system, user in messages
+            (qid, ChatRequest(system=system, user=user, images=images, schema=schema, image_labels=labels))
+            for qid, system, user in messages
         ]
 
     def judge(self, items: Sequence[JudgeItem], passes: Sequence[int]) -> list[Verdict]:
@@ -206,15 +308,18 @@ class GenerativeBackend(JudgeBackend):
                 )
             )
             latency = sum(r.latency_ms or 0 for r in mine)
+            usage = pass_usage(mine)  # a failed parse cost its tokens too
             errors = [r.error for r in mine if r.error]
             if errors:
-                verdicts.append(Verdict(item.item_id, p, raw, None, "request failed: " + "; ".join(errors), latency))
+                verdicts.append(
+                    Verdict(item.item_id, p, raw, None, "request failed: " + "; ".join(errors), latency, usage=usage)
+                )
                 continue
             try:
                 answers, labels = self.read(item, tags, [r.text or "" for r in mine])
-                verdicts.append(Verdict(item.item_id, p, raw, answers, "", latency, labels))
+                verdicts.append(Verdict(item.item_id, p, raw, answers, "", latency, labels, usage=usage))
             except parsers.ParseError as exc:
-                verdicts.append(Verdict(item.item_id, p, raw, None, f"parse failed: {exc}", latency))
+                verdicts.append(Verdict(item.item_id, p, raw, None, f"parse failed: {exc}", latency, usage=usage))
         return verdicts
 
     # ------------------------------------------------------------------ replies -> answers
@@ -228,6 +333,10 @@ class GenerativeBackend(JudgeBackend):
         kind = template_kind(template)
         if kind == "label":
             return {}, {template["label"]: parsers.parse_label(texts[0], template["labels"])}
+        if kind == "format":
+            from ..formats import read_format_reply
+
+            return read_format_reply(template, self.spec.rubric, item.context, texts[0]), None
         if kind == "classifiers":
             by_id = {c["id"]: c for c in template["classifiers"]}
             bank = classifier_bank(self.spec.preset_key)

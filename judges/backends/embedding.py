@@ -11,10 +11,9 @@ Modes (``params.mode``; default: the mode the preset declares, ``Preset.direct_j
   improvement* per rewrite = how much the rewrite lowered the line's similarity to the
   values (implicitness, Sec. 3.2): 0 when it did not, else ceil(drop / ``rewrite_step``)
   capped at 5 (``rewrite_step`` default 0.05).
-- AHEaD descriptor matching (CULTIVate Sec. 3, Eq. 1-2) is :func:`match_descriptors`:
-  a reference descriptor is matched when some predicted descriptor has cosine >= tau
-  (0.52 / 0.67 in the paper); ALIGN = share of reference matched, HAL = share of predicted
-  unmatched.
+- AHEaD descriptor matching (CULTIVate Sec. 3, Eq. 1-2) is the ``ahead`` judge
+  (``judges/backends/ahead.py``, metrics in ``judges/ahead_metrics.py``); it encodes with
+  :func:`load_encoder`.
 """
 
 from __future__ import annotations
@@ -69,17 +68,6 @@ def embed(encoder, texts: Sequence[str]) -> np.ndarray:
     return np.asarray(
         encoder.encode(list(texts), normalize_embeddings=True, batch_size=64, show_progress_bar=False), dtype=np.float32
     )
-
-
-def match_descriptors(encoder, reference: Sequence[str], predicted: Sequence[str], tau: float) -> dict[str, float]:
-    """AHEaD ALIGN / HAL from descriptor sets matched by cosine similarity >= tau."""
-    if not reference or not predicted:
-        return {"align": 0.0 if reference else math.nan, "hal": 1.0 if predicted else math.nan}
-    sim = embed(encoder, reference) @ embed(encoder, predicted).T
-    return {
-        "align": float((sim.max(axis=1) >= tau).mean()),
-        "hal": float((sim.max(axis=0) < tau).mean()),
-    }
 
 
 _SPEAKER = re.compile(r"^\s*[^:\[\]]{1,40}:\s*")

@@ -5,24 +5,51 @@ Modes (``params.mode``; default: the mode the preset declares, ``Preset.direct_j
 
 - ``valueground_q3``: ValueGround Q3 (minimal contrast) proxy: SSIM of Image A vs Image B
   mapped to 0/1/2 by ``q3_thresholds`` (default [0.35, 0.6]: our default, not the paper's).
-- ``counterfactual_filter``: Cultural Counterfactuals' image-image filter (App. A: reject when
-  similarity < 0.75 to the context image or < 0.85 to the person image; the paper uses CLIP
-  similarity, this judge SSIM, so thresholds are configurable: ``context_min``,
-  ``person_min``). Answers the ``flags`` checklist with ``context_missing`` / ``person_missing``
-  only (the other flags are not assessed by this judge and stay unticked)."""
+- ``counterfactual_filter``: a pixel-structure *proxy* for Cultural Counterfactuals' image-image
+  filter. The paper's filter is CLIP ViT-L/14 similarity (Sec. 3.2: reject below 0.75 to the
+  context image or 0.85 to the person image); that is the ``clip_similarity`` judge. SSIM is on
+  another scale, so this proxy has its own thresholds (:data:`FILTER_DEFAULTS`):
+
+  - ``context_min`` = 0.3: flag 6 ``context_missing`` when SSIM(counterfactual, context) < 0.3.
+    Chosen on composites of two real photographs (scikit-learn's sample images: one pasted into
+    the other at 30-60% of the width, then re-rendered by a 3% rescale, blur, colour shift and
+    JPEG q=40, as a generative editor redraws the whole scene): good composites 0.36-0.77, the
+    subject alone without the scene 0.17-0.19 (``tests/judges/test_flags_decided.py`` recomputes
+    them). A scale check, not a calibration on FLUX composites: calibrate on images people have
+    flagged (the agreement report gives this judge's kappa against the humans per flag).
+  - ``person_min`` = null: flag 4 ``person_missing`` is *not decided* by default. SSIM compares
+    pixels in place, and the person moves and changes size between the person image and the
+    composite: on the same composites SSIM to the person image was 0.18-0.24 with the person in
+    the scene and 0.17-0.19 without, no threshold separates them. A number enables the flag.
+
+  The judge answers the ``flags`` checklist with the flags it decides only (``decides``; the
+  rater records them, and the statistics leave the other flags missing for it, not "no")."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .base import DIRECT_MODES, BackendUnavailable, JudgeBackend, JudgeItem, Verdict
+from .base import (
+    DIRECT_MODES,
+    FILTER_FLAGS,
+    BackendUnavailable,
+    JudgeBackend,
+    JudgeItem,
+    Verdict,
+    filter_decides,
+    filter_flags,
+    filter_thresholds,
+)
 
 SIZE = 256
+# the SSIM proxy's own thresholds for the counterfactual filter (see the module docstring)
+FILTER_DEFAULTS: dict[str, float | None] = {"context_min": 0.3, "person_min": None}
 _C1 = (0.01 * 255) ** 2
 _C2 = (0.03 * 255) ** 2
 
@@ -66,8 +93,12 @@ class ImageSimilarityBackend(JudgeBackend):
         if tuple(spec.questions) != wanted:
             raise BackendUnavailable(f"the image-similarity judge in mode {self.mode} answers {list(wanted)}")
         self.q3_thresholds = [float(x) for x in p.get("q3_thresholds", [0.35, 0.6])]
-        self.context_min = float(p.get("context_min", 0.75))
-        self.person_min = float(p.get("person_min", 0.85))
+        self.thresholds: dict[str, float | None] = {}
+        if self.mode == "counterfactual_filter":
+            try:
+                self.thresholds = filter_thresholds(p, FILTER_DEFAULTS)
+            except ValueError as exc:
+                raise BackendUnavailable(f"the image-similarity judge: {exc}") from None
 
     def _need(self, item: JudgeItem, *fields: str) -> list[Path]:
         missing = [f for f in fields if f not in item.images]
@@ -87,19 +118,16 @@ class ImageSimilarityBackend(JudgeBackend):
                     answers = {"q3": 2 if s >= hi else 1 if s >= lo else 0}
                     evidence = {"ssim_a_b": round(s, 4), "q3_thresholds": self.q3_thresholds}
                 else:
-                    cf, ctx, person = self._need(item, "counterfactual_image", "context_image", "person_image")
-                    s_ctx, s_person = image_ssim(cf, ctx), image_ssim(cf, person)
-                    flags = []
-                    if s_person < self.person_min:
-                        flags.append("person_missing")
-                    if s_ctx < self.context_min:
-                        flags.append("context_missing")
-                    answers = {"flags": flags}
+                    [cf] = self._need(item, "counterfactual_image")
+                    # only the source images whose flag is decided are compared
+                    sources = [img for img, key in FILTER_FLAGS.values() if self.thresholds[key] is not None]
+                    similarity = {
+                        f: image_ssim(cf, path) for f, path in zip(sources, self._need(item, *sources), strict=True)
+                    }
+                    answers = {"flags": filter_flags(similarity, self.thresholds)}
                     evidence = {
-                        "ssim_context": round(s_ctx, 4),
-                        "ssim_person": round(s_person, 4),
-                        "context_min": self.context_min,
-                        "person_min": self.person_min,
+                        **{f"ssim_{f.removesuffix('_image')}": round(v, 4) for f, v in similarity.items()},
+                        **self.thresholds,
                     }
                 raw, err = json.dumps(evidence), ""
             except (OSError, ValueError) as exc:
@@ -107,3 +135,11 @@ class ImageSimilarityBackend(JudgeBackend):
             ms = int((time.perf_counter() - t0) * 1000)
             out.extend(Verdict(item.item_id, p, raw, answers, err, ms) for p in passes)
         return out
+
+
+def decides(mode: str, params: Mapping[str, Any]) -> dict[str, list[str]] | None:
+    """The checklist flags a judge in this mode decides (None: its questions whole); ValueError
+    for thresholds it cannot use."""
+    if mode != "counterfactual_filter":
+        return None
+    return filter_decides(DIRECT_MODES["image_similarity"][mode][0], filter_thresholds(params, FILTER_DEFAULTS))

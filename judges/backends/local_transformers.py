@@ -6,22 +6,41 @@
 - The model is loaded once per worker process (module-level cache keyed by path, kind,
   device and dtype) through ``from_pretrained``; ``model_id`` is a local folder or a hub id
   (offline machines: a folder).
-- Batched generation with left padding (``params.batch_size``, default 8), greedy unless
-  ``params.do_sample``; ``max_new_tokens`` (default 64).
-- bf16 on CUDA, fp32 on CPU (``params.device`` / ``params.dtype`` override)."""
+- Batched generation with left padding, greedy unless ``params.do_sample``; ``max_new_tokens``
+  (default 64). Requests are sorted by prompt length (longest first) and cut into batches of
+  similar length, so little of a batch is padding; replies come back in the order asked.
+- Batches are sized to memory: at most ``params.batch_size`` rows (default 64 on CUDA, 8 on CPU)
+  and at most ``params.max_batch_tokens`` tokens, counted as rows x (longest prompt +
+  ``max_new_tokens``). On CUDA that budget defaults to what ``params.memory_fraction`` (default
+  0.6) of the free memory holds at the KV cache plus activations per token of this model
+  (:func:`bytes_per_token`). A batch that still runs out of memory is split in half and retried,
+  and the budget of this model in this process shrinks to half of it; a single request that does
+  not fit fails alone, with the reason.
+- Tokens are counted from the tokenizer: prompt tokens without padding, completion tokens up to
+  and including the first end-of-sequence token (``ChatReply.usage``).
+- bf16 on CUDA, fp32 on CPU (``params.device`` / ``params.dtype`` override).
+
+At scale, a serving engine (vLLM in ``docker-compose.yml``, through the OpenAI-compatible backend)
+batches continuously and runs near the card's memory bandwidth; this backend is the in-process
+fallback for machines without one."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend
+from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
 
 _LOADED: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
 _LOAD_LOCK = threading.Lock()
 _GENERATE_LOCK = threading.Lock()  # one generate() at a time per process (one GPU per worker)
+# token budgets learnt from out-of-memory errors, per loaded model: a backend is built per chunk,
+# and the next chunk should not run out of memory the same way again
+_LEARNT_BUDGET: dict[tuple[str, str, str, str], int] = {}
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
 
 
 def _torch():
@@ -70,8 +89,80 @@ def load_model(model_id: str, kind: str, device: str, dtype: str) -> tuple[Any, 
         return model, processor
 
 
+def user_content(req: ChatRequest, open_image: Any) -> list[dict[str, Any]]:
+    """The user turn of a vision-language chat template: the images first, each named one
+    preceded by its label as text ("Image A:", ``ChatRequest.image_labels``), then the prompt."""
+    content: list[dict[str, Any]] = []
+    for label, path in req.labelled_images():
+        if label:
+            content.append({"type": "text", "text": f"{label}:"})
+        content.append({"type": "image", "image": open_image(path).convert("RGB")})
+    content.append({"type": "text", "text": req.user})
+    return content
+
+
 def loaded_models() -> list[tuple[str, str, str, str]]:
     return list(_LOADED)
+
+
+# ------------------------------------------------------------------------------ batch sizing
+def bytes_per_token(config: Any, dtype_bytes: int) -> int:
+    """Memory one token of a batch needs while it generates: its KV cache in every layer
+    (2 x KV heads x head size) plus the activations of one layer (hidden and MLP, transient).
+    An estimate: the out-of-memory split in :meth:`TransformersBackend.generate` covers the rest."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config  # a VLM nests its LM
+    hidden = int(getattr(text, "hidden_size", 0) or 0)
+    heads = int(getattr(text, "num_attention_heads", 0) or 1)
+    kv_heads = int(getattr(text, "num_key_value_heads", 0) or heads)
+    head_dim = int(getattr(text, "head_dim", 0) or hidden // heads)
+    layers = int(getattr(text, "num_hidden_layers", 0) or 0)
+    intermediate = int(getattr(text, "intermediate_size", 0) or 4 * hidden)
+    kv = 2 * layers * kv_heads * head_dim
+    activations = 4 * hidden + 2 * intermediate
+    return max(1, (kv + activations) * dtype_bytes)
+
+
+def next_batch(order: Sequence[int], lengths: Sequence[int], *, rows: int, tokens: int | None, new_tokens: int) -> int:
+    """How many requests from the front of ``order`` (sorted longest first) make the next batch:
+    at most ``rows``, and rows x (the first's length + ``new_tokens``) within ``tokens`` (None: no
+    token limit). Always at least one: a request too long for the budget is tried alone."""
+    if not order:
+        return 0
+    width = lengths[order[0]] + new_tokens
+    fit = rows if tokens is None else min(rows, tokens // width)
+    return max(1, min(len(order), fit))
+
+
+def plan_batches(lengths: Sequence[int], *, rows: int, tokens: int | None, new_tokens: int) -> list[list[int]]:
+    """The request indices of every batch, longest prompts first (ties in the order asked)."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches = []
+    while order:
+        n = next_batch(order, lengths, rows=rows, tokens=tokens, new_tokens=new_tokens)
+        batches.append(order[:n])
+        order = order[n:]
+    return batches
+
+
+def completion_lengths(rows: Sequence[Sequence[int]], eos_ids: set[int]) -> list[int]:
+    """Generated tokens per row up to and including its first end-of-sequence token; what
+    follows is padding of a batch whose other rows went on."""
+    out = []
+    for row in rows:
+        n = len(row)
+        for pos, token in enumerate(row):
+            if token in eos_ids:
+                n = pos + 1
+                break
+        out.append(n)
+    return out
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    torch = _torch()
+    oom = getattr(torch, "OutOfMemoryError", None)
+    text = str(exc).lower()
+    return (oom is not None and isinstance(exc, oom)) or "out of memory" in text or "can't allocate memory" in text
 
 
 class TransformersBackend(GenerativeBackend):
@@ -86,12 +177,35 @@ class TransformersBackend(GenerativeBackend):
         if self.kind not in ("causal", "image-text"):
             raise BackendUnavailable(f"params.kind must be causal or image-text, not {self.kind!r}")
         self.device, self.dtype = resolve_device(p)
-        self.batch_size = max(1, int(p.get("batch_size", 8)))
+        self.batch_size = max(1, int(p.get("batch_size", 64 if self.device.startswith("cuda") else 8)))
         self.max_new_tokens = int(p.get("max_new_tokens", 64))
         self.min_new_tokens = int(p["min_new_tokens"]) if p.get("min_new_tokens") else None
         self.do_sample = bool(p.get("do_sample", False))
         self.temperature = float(p.get("temperature", 1.0))
         self.model, self.processor = load_model(spec.model_id, self.kind, self.device, self.dtype)
+        self.key = (spec.model_id, self.kind, self.device, self.dtype)
+        self.max_batch_tokens = self._token_budget(p)
+
+    def _token_budget(self, p) -> int | None:
+        """Tokens one batch may hold (rows x (longest prompt + new tokens)); None: no limit but
+        the rows (CPU without ``params.max_batch_tokens``)."""
+        learnt = _LEARNT_BUDGET.get(self.key)
+        if p.get("max_batch_tokens") is not None:
+            given = p["max_batch_tokens"]
+            if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+                raise BackendUnavailable("params.max_batch_tokens must be a whole number of tokens >= 1")
+            return min(given, learnt) if learnt else given
+        if not self.device.startswith("cuda"):
+            return learnt
+        fraction = float(p.get("memory_fraction", 0.6))
+        if not 0 < fraction <= 1:
+            raise BackendUnavailable("params.memory_fraction must be above 0 and at most 1")
+        torch = _torch()
+        free, _total = torch.cuda.mem_get_info(self.device)
+        # memory the caching allocator holds but no tensor uses is free for this process too
+        free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        budget = max(1, int(free * fraction) // bytes_per_token(self.model.config, DTYPE_BYTES.get(self.dtype, 4)))
+        return min(budget, learnt) if learnt else budget
 
     @property
     def tokenizer(self):
@@ -112,10 +226,8 @@ class TransformersBackend(GenerativeBackend):
 
             conversations = []
             for req in batch:
-                content = [{"type": "image", "image": Image.open(p).convert("RGB")} for p in req.images]
-                content.append({"type": "text", "text": req.user})
                 msgs = [{"role": "system", "content": [{"type": "text", "text": req.system}]}] if req.system else []
-                conversations.append([*msgs, {"role": "user", "content": content}])
+                conversations.append([*msgs, {"role": "user", "content": user_content(req, Image.open)}])
             return self.processor.apply_chat_template(
                 conversations,
                 add_generation_prompt=True,
@@ -128,7 +240,31 @@ class TransformersBackend(GenerativeBackend):
             raise BackendUnavailable("a text-only (causal) model cannot see the item images; use kind image-text")
         return self.tokenizer([self._text(r) for r in batch], return_tensors="pt", padding=True)
 
-    def generate_batch(self, batch: Sequence[ChatRequest]) -> list[str]:
+    def prompt_lengths(self, requests: Sequence[ChatRequest]) -> list[int]:
+        """Prompt tokens per request, to sort and size batches: the text as the tokenizer reads
+        it, plus the processor's tokens per image where it says how many."""
+        if self.kind == "image-text":
+            per_image = int(getattr(self.processor, "image_seq_length", 0) or 0)
+            texts = [f"{r.system}\n{r.user}" if r.system else r.user for r in requests]
+            extra = [per_image * len(r.images) for r in requests]
+        else:
+            texts = [self._text(r) for r in requests]
+            extra = [0] * len(requests)
+        ids = self.tokenizer(texts)["input_ids"]
+        return [len(t) + e for t, e in zip(ids, extra, strict=True)]
+
+    @property
+    def eos_ids(self) -> set[int]:
+        ids: set[int] = set()
+        for source in (getattr(self.model.generation_config, "eos_token_id", None), self.tokenizer.eos_token_id):
+            if isinstance(source, int):
+                ids.add(source)
+            elif isinstance(source, (list, tuple)):
+                ids.update(int(x) for x in source)
+        return ids
+
+    def generate_batch(self, batch: Sequence[ChatRequest]) -> list[ChatReply]:
+        """One ``model.generate`` over the batch: the replies with their token counts."""
         torch = _torch()
         inputs = self._inputs(batch).to(self.device)
         kwargs: dict[str, Any] = {
@@ -145,20 +281,59 @@ class TransformersBackend(GenerativeBackend):
         with _GENERATE_LOCK, torch.inference_mode():
             out = self.model.generate(**inputs, **kwargs)
         new_tokens = out[:, inputs["input_ids"].shape[1] :]
-        return self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        prompt = inputs["attention_mask"].sum(dim=1).tolist()  # left padding is not the prompt's
+        completion = completion_lengths(new_tokens.tolist(), self.eos_ids)
+        return [
+            ChatReply(t, "", None, Usage(int(p), int(c))) for t, p, c in zip(texts, prompt, completion, strict=True)
+        ]
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[ChatReply]:
-        replies: list[ChatReply] = []
-        for start in range(0, len(requests), self.batch_size):
-            batch = requests[start : start + self.batch_size]
-            t0 = time.perf_counter()
-            try:
-                texts = self.generate_batch(batch)
-            except BackendUnavailable:
-                raise
-            except RuntimeError as exc:  # e.g. CUDA out of memory: these items fail, the run goes on
-                replies.extend(ChatReply(None, f"generation failed: {exc}") for _ in batch)
-                continue
-            ms = int((time.perf_counter() - t0) * 1000 / len(batch))
-            replies.extend(ChatReply(t, "", ms) for t in texts)
-        return replies
+        """Replies in the order asked; generated longest prompts first, in batches sized to memory."""
+        lengths = self.prompt_lengths(requests) if requests else []
+        replies: list[ChatReply | None] = [None] * len(requests)
+        order = sorted(range(len(requests)), key=lambda i: (-lengths[i], i))
+        while order:
+            # planned one batch at a time: an out-of-memory split lowers the budget of the rest
+            n = next_batch(
+                order, lengths, rows=self.batch_size, tokens=self.max_batch_tokens, new_tokens=self.max_new_tokens
+            )
+            self._generate_into(order[:n], requests, lengths, replies)
+            order = order[n:]
+        return [r if r is not None else ChatReply(None, "generation failed: no reply") for r in replies]
+
+    def _generate_into(
+        self,
+        idx: list[int],
+        requests: Sequence[ChatRequest],
+        lengths: Sequence[int],
+        replies: list[ChatReply | None],
+    ) -> None:
+        t0 = time.perf_counter()
+        try:
+            out = self.generate_batch([requests[i] for i in idx])
+        except BackendUnavailable:
+            raise
+        except RuntimeError as exc:
+            if len(idx) > 1 and is_out_of_memory(exc):
+                self._shrink_budget(len(idx) * (lengths[idx[0]] + self.max_new_tokens))
+                half = len(idx) // 2
+                self._generate_into(idx[:half], requests, lengths, replies)
+                self._generate_into(idx[half:], requests, lengths, replies)
+                return
+            # one request that does not fit, or another failure: these items fail, the run goes on
+            for i in idx:
+                replies[i] = ChatReply(None, f"generation failed: {exc}")
+            return
+        ms = int((time.perf_counter() - t0) * 1000 / len(idx))
+        for i, reply in zip(idx, out, strict=True):
+            replies[i] = replace(reply, latency_ms=ms)
+
+    def _shrink_budget(self, failed_tokens: int) -> None:
+        """A batch of ``failed_tokens`` ran out of memory: half of it is this model's budget from
+        now on in this process (the memory it needed is not coming back by itself)."""
+        budget = max(1, failed_tokens // 2)
+        self.max_batch_tokens = min(self.max_batch_tokens or budget, budget)
+        _LEARNT_BUDGET[self.key] = self.max_batch_tokens
+        if self.device.startswith("cuda"):
+            _torch().cuda.empty_cache()

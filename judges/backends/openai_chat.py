@@ -1,6 +1,7 @@
 """OpenAI-compatible chat-completions backend (vLLM, TGI, llama.cpp server, Ollama, hosted APIs).
 
-- images go as base64 ``data:`` URLs in ``image_url`` content parts;
+- images go as base64 ``data:`` URLs in ``image_url`` content parts, each named image preceded
+  by a text part with its label ("Image A:"; ``ChatRequest.image_labels``);
 - JSON answers are constrained with ``response_format: json_schema`` where the server
   supports it (``params.response_format``: ``json_schema`` (default for the JSON parser),
   ``json_object`` or ``none``); a request the server refuses with HTTP 400 is asked again
@@ -12,7 +13,9 @@
 - the API key comes from the environment variable ``params.api_key_env`` names (default
   ``HV_JUDGE_API_KEY``), one the administrator allows (``judges.endpoints``), never from the
   database or a Django setting;
-- an endpoint's error answer is kept as its status code and standard reason only, never its body.
+- an endpoint's error answer is kept as its status code and standard reason only, never its body;
+- the reply's ``usage.prompt_tokens`` / ``completion_tokens`` are kept (vLLM, TGI, llama.cpp and
+  hosted APIs report them) to price the run; a reply without them has no count, never a guess.
 
 ``params.base_url`` (e.g. ``http://gpu-box:8000/v1``) defaults to ``HV_JUDGE_API_BASE``; any other
 host must be allowed by ``HV_JUDGE_ALLOWED_HOSTS`` (checked here again, at run time)."""
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import endpoints
-from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend
+from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _CLIENTS: dict[tuple[str, float], Any] = {}
@@ -98,9 +101,11 @@ class OpenAIChatBackend(GenerativeBackend):
     def payload(self, req: ChatRequest, *, constrained: bool = True) -> dict[str, Any]:
         content: Any = req.user
         if req.images:
-            content = [{"type": "text", "text": req.user}] + [
-                {"type": "image_url", "image_url": {"url": data_url(img)}} for img in req.images
-            ]
+            content = [{"type": "text", "text": req.user}]
+            for label, img in req.labelled_images():
+                if label:  # said right before its image, as the paper prompts do: "Image A: [IMAGE_A]"
+                    content.append({"type": "text", "text": f"{label}:"})
+                content.append({"type": "image_url", "image_url": {"url": data_url(img)}})
         messages = ([{"role": "system", "content": req.system}] if req.system else []) + [
             {"role": "user", "content": content}
         ]
@@ -155,9 +160,9 @@ class OpenAIChatBackend(GenerativeBackend):
                     # the status and its standard reason only: an endpoint's body is never kept
                     return ChatReply(None, http_error(resp.status_code), _ms(started))
                 else:
-                    text, problem = _content(resp)
+                    text, problem, usage = _content(resp)
                     if problem is None:
-                        return ChatReply(text, "", _ms(started))
+                        return ChatReply(text, "", _ms(started), usage)
                     last = problem  # a garbled body is treated as transient
             if attempt < self.max_retries:
                 time.sleep(self._delay(attempt, retry_after))
@@ -170,17 +175,29 @@ class OpenAIChatBackend(GenerativeBackend):
             return list(pool.map(self._one, requests))
 
 
-def _content(resp) -> tuple[str | None, str | None]:
+def _content(resp) -> tuple[str | None, str | None, Usage | None]:
     try:
         body = resp.json()
         content = body["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
-        return None, "malformed reply: not an OpenAI chat completion"
+        return None, "malformed reply: not an OpenAI chat completion", None
     if isinstance(content, list):  # content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     if not isinstance(content, str):
-        return None, "malformed reply: message content is not text"
-    return content, None
+        return None, "malformed reply: message content is not text", None
+    return content, None, reply_usage(body)
+
+
+def reply_usage(body: Any) -> Usage | None:
+    """``usage.prompt_tokens`` / ``completion_tokens`` of a chat completion; None when either is
+    missing or not a whole number >= 0 (a server that does not count is never guessed for)."""
+    usage = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**31 for n in counts):
+        return None
+    return Usage(counts[0], counts[1])
 
 
 def http_error(status: int) -> str:

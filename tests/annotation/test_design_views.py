@@ -145,7 +145,9 @@ def test_the_valueground_design_page_suggests_the_papers_design(demo):
     assert plan_form["k"].initial == 4
     assert plan_form["balance_attribute"].initial == "nationality"
     assert plan_form["balance_quota"].initial == "China:2, Germany:2"
-    assert b'value="China:2, Germany:2"' in page.content and b'name="k" value="4"' in page.content
+    # the quota is offered as rows of a value and a count (issue 14), pre-filled with the paper's
+    assert page.context["quota_rows"][:2] == [("China", "2"), ("Germany", "2")]
+    assert b'name="quota_value" value="China"' in page.content and b'name="k" value="4"' in page.content
     assert b"Suggested by ValueGround" in page.content and b"k = 4" in page.content
     assert not AssignmentPlan.objects.exists()
     project.refresh_from_db()
@@ -215,16 +217,21 @@ def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
     assert (
         c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code == 302
     )
-    r = c.post(
-        f"/projects/{project.id}/samples/{sample.id}/",
-        {
-            "mode": "preassigned",
-            "k": "2",
-            "eligibility_attribute": "nationality",
-            "eligibility_item_key": "country",
-            "take_over": "on",
-        },
-    )
+    form = {
+        "mode": "preassigned",
+        "k": "2",
+        "eligibility_attribute": "nationality",
+        "eligibility_item_key": "country",
+        "take_over": "on",
+    }
+    # issue 14: places nobody can fill are refused until confirmed, and nothing changes meanwhile
+    # (this test used to expect the plan at once, with 16 places left empty)
+    default_rows = Assignment.objects.filter(project=project, plan__isnull=True).count()
+    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", form)
+    assert r.status_code == 400 and b"no annotator of the project matches" in r.content
+    assert not AssignmentPlan.objects.exists()
+    assert Assignment.objects.filter(project=project, plan__isnull=True).count() == default_rows
+    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {**form, "confirm_unfilled": "on"})
     assert r.status_code == 302, r.content[:2000]
     plan = AssignmentPlan.objects.get()
     rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__user__username"))
@@ -283,11 +290,14 @@ def _urls(project, sample, plan, rater_id=1):
         ("post", f"/projects/{project.id}/samples/new/"),
         ("get", f"/projects/{project.id}/samples/{sample.id}/"),
         ("post", f"/projects/{project.id}/samples/{sample.id}/"),
+        ("post", f"/projects/{project.id}/samples/{sample.id}/plan-preview/"),
         ("get", f"/projects/{project.id}/plans/{plan.id}/"),
         ("post", f"/projects/{project.id}/plans/{plan.id}/hand/"),
         ("post", f"/projects/{project.id}/plans/{plan.id}/reassign/"),
         ("post", f"/projects/{project.id}/plans/{plan.id}/close/"),
         ("post", f"/projects/{project.id}/plans/{plan.id}/expire/"),
+        ("get", f"/projects/{project.id}/plans/{plan.id}/delete/"),
+        ("post", f"/projects/{project.id}/plans/{plan.id}/delete/"),
         ("get", f"/projects/{project.id}/dashboard/"),
         ("get", f"/projects/{project.id}/dashboard/annotators.csv"),
         ("get", f"/projects/{project.id}/dashboard/strata.csv"),

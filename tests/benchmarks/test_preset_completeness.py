@@ -38,7 +38,12 @@ from studies.rules import format_balance_text, parse_balance_text, parse_rules
 ROOT = Path(__file__).resolve().parent.parent.parent
 APP_DIRS = ("annotation", "studies", "judges", "curation", "agreement", "core", "config")
 PARSERS = ("json", "score_is", "choice")
-DIRECT_BACKENDS = (JudgeConfig.Backend.EMBEDDING, JudgeConfig.Backend.IMAGE_SIMILARITY)
+DIRECT_BACKENDS = (
+    JudgeConfig.Backend.EMBEDDING,
+    JudgeConfig.Backend.IMAGE_SIMILARITY,
+    JudgeConfig.Backend.CLIP_SIMILARITY,
+    JudgeConfig.Backend.AHEAD,
+)
 # what a rubric prompt template may name besides the item's fields (judges/prompts.py)
 PROMPT_NAMES = {"item", "rubric", "schema", "instructions", "question", "anchors", *COMMON_KEYS}
 
@@ -104,7 +109,12 @@ def test_judge_prompt(preset, tmp_path):
         judged, _ = prompts.check_classifier_template(template, rubric, prompts.classifier_bank(preset.key))
         assert judged == list(paper.questions)
         return
-    assert kind == "rubric"
+    if kind == "format":  # a paper's own output contract (judges/formats.py), stored as the choice parser
+        from judges.formats import check_format_template
+
+        assert check_format_template(template, rubric) == list(paper.questions) and paper.parser == "choice"
+    else:
+        assert kind == "rubric"
     parts = list(template["per_question"].values()) if "per_question" in template else [template]
     if "per_question" in template:
         assert set(template["per_question"]) == set(paper.questions)
@@ -114,6 +124,12 @@ def test_judge_prompt(preset, tmp_path):
         names = prompts.template_placeholders(part["system"] + part["user"])
         assert set(names) <= fillable, f"placeholders nothing fills: {set(names) - fillable}"
     item = next(iter(demo_records(preset, tmp_path).values()))
+    if kind == "format":
+        from judges.formats import format_messages
+
+        system, user = format_messages(template, rubric, item, preset.item_fields)
+        assert user and not prompts.template_placeholders(system + user), "placeholders left unfilled"
+        return
     assert prompts.build_messages(template, rubric, list(paper.questions), item, preset.item_fields)
 
 
@@ -180,6 +196,10 @@ def test_named_templates_and_classifier_bank(preset):
         elif kind == "label":
             assert named.template["label"] and len(named.template["labels"]) >= 2
             assert named.template.get("user")
+        elif kind == "format":  # the question it answers fits the paper's output format
+            from judges.formats import check_format_template
+
+            assert check_format_template(named.template, rubric) == [named.template["question"]]
         else:
             assert "per_question" in named.template or named.template.get("user")
 

@@ -28,6 +28,7 @@ KEYS = [
     "blendvis.template",
     "cqbench.story",
     "cqbench.turing",
+    "cqbench.value_extraction",
 ]
 
 
@@ -201,7 +202,11 @@ def test_valueground_wording():
 def test_cultivate_wording():
     text = all_text("cultivate.faithfulness")
     r = rubric("cultivate.faithfulness")
-    assert r.question("faith").prompt == "How well does this image show {activity} in your country?"
+    # the paper's question with the item's country in place of "your country" (issue 14)
+    assert r.question("faith").prompt == "How well does this image show {activity} in {country}?"
+    assert "How well does this image show {activity} in your country?" in r.instructions  # the paper's text
+    assert r.question("exag").reversed and r.question("hal").reversed
+    assert not r.question("faith").reversed and not r.question("realism").reversed
     assert r.question("exag").prompt == "How exaggerated is the image?"
     assert r.question("hal").prompt == "How incorrect is the image? (activity/culture)"
     assert r.question("realism").prompt == "How realistic does this image look?"

@@ -149,3 +149,78 @@ def test_researcher_runs_the_embedding_judge_and_sees_it_next_to_the_humans(
         f"Judge judge: {JUDGE} vs humans" in page.locator('section[data-field="rewrite_improvement[*]"]').inner_text()
     )
     assert not js_errors, js_errors
+
+
+def test_researcher_makes_judges_with_the_parameter_fields(demo, page, live_server):
+    """The judge form without JSON: picking a backend shows its fields and what it can answer;
+    the fields filled make the judge; a bad value comes back on its field, and nothing is made."""
+    project = demo
+    js_errors: list[str] = []
+    page.on("pageerror", lambda exc: js_errors.append(str(exc)))
+    base = live_server.url
+    page.goto(base + "/login/")
+    page.fill("input[name=username]", "researcher")
+    page.fill("input[name=password]", "researcher")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    page.goto(f"{base}/projects/{project.id}/judges/")
+    form = page.locator("form[data-testid=judge-form]")
+    embedding = form.locator("[data-testid=backend-embedding]")
+    openai = form.locator("[data-testid=backend-openai_chat]")
+
+    # the chosen backend's section only; the prompt fields belong to the LLM backends
+    assert openai.is_visible() and not embedding.is_visible()
+    form.locator("select[name=backend]").select_option("embedding")
+    assert embedding.is_visible() and not openai.is_visible()
+    assert not form.locator("[data-testid=prompt-fields]").is_visible()
+    answers = embedding.locator("[data-testid=answers-embedding]").inner_text()
+    assert "mode cqbench" in answers and "answers rewrite_improvement, reflection." in answers, answers
+    assert "naturalness" in embedding.locator("[data-testid=missing]").inner_text()
+
+    # fill the fields (one folded under "More settings") and create the judge
+    form.locator("input[name=name]").fill("MiniLM strict")
+    embedding.locator("input[name=p-embedding-reflect_tau]").fill("0.5")
+    embedding.get_by_text("More settings").click()
+    embedding.locator("input[name=p-embedding-chunk_size]").fill("4")
+    with page.expect_navigation():
+        form.get_by_role("button", name="Create judge").click()
+    assert "Judge 'MiniLM strict' created." in page.inner_text("main")
+    config = JudgeConfig.objects.get(project=project, name="MiniLM strict")
+    assert config.backend == "embedding" and config.params == {"reflect_tau": 0.5, "chunk_size": 4}
+    assert config.questions == ["reflection", "rewrite_improvement"]  # the preset's, for this judge
+
+    # its page shows the parameters as a table and what it decides
+    with page.expect_navigation():
+        page.locator('tr[data-testid="judge-MiniLM strict"] a').click()
+    table = page.locator("table[data-testid=judge-params]")
+    assert table.locator('tr[data-param="reflect_tau"]').inner_text().split("\t")[1].strip() == "0.5"
+    assert "0.05" in table.locator('tr[data-param="rewrite_step"]').inner_text()  # the default, said
+    assert "reflection" in page.inner_text("[data-testid=judge-decides]")
+
+    # an OpenAI-compatible judge: an offered endpoint and key name, a bad temperature first
+    page.goto(f"{base}/projects/{project.id}/judges/")
+    form.locator("select[name=backend]").select_option("openai_chat")
+    assert openai.is_visible() and form.locator("[data-testid=prompt-fields]").is_visible()
+    offered = page.locator("#p-list-endpoint option").evaluate_all("els => els.map(e => e.value)")
+    assert "http://127.0.0.1:8000/v1" in offered
+    form.locator("input[name=name]").fill("local vLLM")
+    form.locator("input[name=model_id]").fill("Qwen/Qwen2.5-7B-Instruct")
+    form.locator("input[name=questions]").fill("naturalness")
+    openai.locator("input[name=p-openai_chat-base_url]").fill(offered[0])
+    openai.locator("input[name=p-openai_chat-api_key_env]").fill("HV_JUDGE_API_KEY")
+    openai.locator("input[name=p-openai_chat-temperature]").fill("-1")
+    form.evaluate("f => f.noValidate = true")  # the server's message, not the browser's
+    with page.expect_navigation():
+        form.get_by_role("button", name="Create judge").click()
+    field = page.locator("[data-testid=param-temperature]").filter(has=page.locator("[name=p-openai_chat-temperature]"))
+    assert "params.temperature must be a number at least 0, not -1" in field.inner_text()
+    assert not JudgeConfig.objects.filter(project=project, name="local vLLM").exists()
+    # the values typed are kept; correct the one and create
+    assert page.locator("input[name=p-openai_chat-base_url]").input_value() == offered[0]
+    page.locator("input[name=p-openai_chat-temperature]").fill("0")
+    with page.expect_navigation():
+        page.locator("form[data-testid=judge-form]").get_by_role("button", name="Create judge").click()
+    made = JudgeConfig.objects.get(project=project, name="local vLLM")
+    assert made.params == {"base_url": offered[0], "api_key_env": "HV_JUDGE_API_KEY", "temperature": 0}
+    assert made.questions == ["naturalness"]
+    assert not js_errors, js_errors

@@ -90,7 +90,10 @@ def test_the_export_carries_the_exact_value_and_agrees_with_the_report(project, 
     df = read(project, researcher, fmt)
     names = list(df.columns)
     assert names[:7] == ["item", "item_version", "rater", "rater_kind", "field", "value", "value_num"]
-    assert names[-2:] == ["judge_name", "value_exact"]  # added at the end: earlier columns unchanged
+    # added at the end (then duration_ms and rater.<attribute> columns): earlier columns unchanged
+    tail = names[names.index("judge_name") :]
+    assert tail[:3] == ["judge_name", "value_exact", "duration_ms"]
+    assert all(c.startswith("rater.") for c in tail[3:])
     humans = df[df["rater_kind"] == "human"]
     assert humans["value_exact"].isna().all() and humans["judge_name"].isna().all() | (humans["judge_name"] == "").all()
     judge = df[df["rater_kind"] == "model"]

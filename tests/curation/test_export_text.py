@@ -12,12 +12,13 @@ from datetime import datetime
 
 import pytest
 
-from annotation.models import Item
+from annotation.models import Item, Rater
 from curation import services
 from curation.exports import annotations as annotation_exports
 from curation.exports import export_root, run_export_job
-from curation.exports.annotations import ANNOTATION_SCHEMA
+from curation.exports.annotations import annotation_schema
 from curation.exports.common import Pseudonyms
+from curation.exports.provenance import attribute_keys
 from curation.models import Export
 
 from .helpers import PASS, REJECT, judge_rates, submit_all, valueground_project
@@ -34,6 +35,12 @@ def project(researcher, annotators, tmp_path, monkeypatch):
     fail = {"q1": 2, "q2": 2, "q3": 2, "q4": 0, "feedback": AWKWARD}
     plan = {items[0].id: PASS, items[1].id: fail, items[2].id: REJECT, items[3].id: {**PASS, "feedback": "ok, fine"}}
     submit_all(project, lambda item, rater: plan[item.id])
+    # profile attributes become rater.<key> columns: awkward text, a non-text value, one left blank
+    raters = list(Rater.objects.filter(kind="human", assignments__project=project).distinct().order_by("id"))
+    raters[0].attributes = {"nationality": AWKWARD, "crowd": True}
+    raters[1].attributes = {"nationality": "China", "languages": ["zh", "en"]}
+    for r in raters[:2]:
+        r.save(update_fields=["attributes"])
     judge = judge_rates(project, lambda item: PASS, name="judge-\u00e9")
     judge.parameters = {"temperature": 0.7, "note": 'caf\u00e9 "x"', "stop": ["\n"]}
     judge.save()
@@ -46,7 +53,7 @@ def project(researcher, annotators, tmp_path, monkeypatch):
 def reference(export, fmt: str) -> bytes:
     """The straightforward writer: one dict per row, json.dumps; or csv.writer per row."""
     out = io.StringIO(newline="")
-    names = ANNOTATION_SCHEMA.names
+    names = annotation_schema(attribute_keys(export.project)).names
     w = csv.writer(out, lineterminator="\n")
     if fmt == "csv":
         w.writerow(names)
@@ -99,3 +106,6 @@ def test_fast_annotation_text_is_byte_identical_to_plain_serialisation(project, 
         assert entry["rows"] == len(rows) - 1
         assert any(AWKWARD in r for r in rows) or scope == "accepted"
         assert len({len(r) for r in rows}) == 1
+    first = want.decode().splitlines()[0]  # the CSV header, or the first JSONL object
+    for column in ("duration_ms", "rater.nationality", "rater.crowd", "rater.languages"):
+        assert column in first

@@ -174,7 +174,9 @@ def test_hugging_face_folder(project, researcher):
     item = Item.objects.get(project=project, external_id=row["id"])
     asset = Asset.objects.get(sha256=item.data["image_a"])
     stored = (Path(settings.MEDIA_ROOT) / asset.relative_path()).read_bytes()
-    assert row["image_a"]["bytes"] == stored and row["image_a"]["path"] == f"images/{asset.sha256}.png"
+    # the image under the name it was imported under (a0.png ...), not its hash
+    assert row["image_a"]["bytes"] == stored and row["image_a"]["path"] == f"images/{item.image_names['image_a']}"
+    assert item.image_names["image_a"].startswith("a") and row["image_a__filename"] == item.image_names["image_a"]
     assert (root / row["image_a"]["path"]).read_bytes() == stored
     features = json.loads(table.schema.metadata[b"huggingface"])["info"]["features"]
     assert features["image_a"] == {"_type": "Image"} and features["question"]["dtype"] == "string"

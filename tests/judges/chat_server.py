@@ -40,9 +40,15 @@ def _first(prop: dict[str, Any]) -> Any:
 
 class ChatServer:
     def __init__(
-        self, *, score: int = 4, delay_s: float = 0.0, responder: Callable[[dict[str, Any]], str | None] | None = None
+        self,
+        *,
+        score: int = 4,
+        delay_s: float = 0.0,
+        responder: Callable[[dict[str, Any]], str | None] | None = None,
+        usage: bool = True,
     ) -> None:
         self.responder = responder
+        self.usage = usage  # report token counts as real servers do (words of the request and reply)
         self.script: deque = deque()
         self.requests: list[dict[str, Any]] = []
         self.score = score
@@ -64,11 +70,11 @@ class ChatServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     step = server.script.popleft() if server.script else None
+                self.counted = True
                 try:
                     server._handle(self, body, step)
                 finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                    server._done(self)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -87,7 +93,16 @@ class ChatServer:
         self.httpd.server_close()
 
     # ------------------------------------------------------------------ replies
+    def _done(self, h) -> None:
+        # A request stops counting as in flight before its answer is written: once the client
+        # has read it, it may send its next request, and that one must not meet a stale count.
+        with self.lock:
+            if getattr(h, "counted", False):
+                self.in_flight -= 1
+                h.counted = False
+
     def _send(self, h, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        self._done(h)
         try:
             h.send_response(status)
             h.send_header("content-type", "application/json")
@@ -139,4 +154,16 @@ class ChatServer:
             "model": body.get("model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         }
+        if self.usage:
+            reply["usage"] = usage_of(body, content)
         self._send(h, 200, json.dumps(reply).encode())
+
+
+def usage_of(body: dict[str, Any], content: str) -> dict[str, int]:
+    """The token counts this server reports: whitespace words of the messages' text, and of the reply."""
+    prompt = 0
+    for m in body.get("messages", []):
+        parts = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        prompt += sum(len(str(p.get("text", "")).split()) for p in parts if p.get("type") == "text")
+    completion = len(content.split())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

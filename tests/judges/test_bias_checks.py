@@ -186,8 +186,10 @@ def test_valueground_pairs_swap_images_and_options_and_map_q1_q2_back(
     seen: dict[str, list[tuple[str, ...]]] = {"original": [], "swapped": []}
     for content in sent:
         text = content[0]["text"]
-        images = tuple(p["image_url"]["url"] for p in content[1:])
+        images = tuple(p["image_url"]["url"] for p in content if p["type"] == "image_url")
         assert len(images) == 2
+        # in either order the first image shown is named Image A (judges/prompts.image_labels)
+        assert [p["text"] for p in content[1:] if p["type"] == "text"] == ["Image A:", "Image B:"]
         shown = re.search(r"Option A: (.*?) / Option B: (.*?)$", text, re.M).groups()
         kind = "original" if shown in options else "swapped"
         assert kind == "original" or shown[::-1] in options

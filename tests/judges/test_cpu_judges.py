@@ -6,8 +6,8 @@ import pytest
 
 from agreement.selectors import ratings_frame
 from annotation.models import Annotation
-from judges import services
-from judges.backends.embedding import load_encoder, match_descriptors, story_lines
+from judges import ahead_metrics, services
+from judges.backends.embedding import embed, load_encoder, story_lines
 from judges.backends.image_similarity import ssim
 from judges.models import JudgeOutput
 
@@ -20,10 +20,16 @@ def test_ahead_descriptor_matching_with_the_shipped_minilm():
     assert load_encoder("all-MiniLM-L6-v2") is enc  # loaded once per process
     ref = ["a woman wearing a sari", "oil lamps on the floor", "colourful rangoli pattern"]
     pred = ["woman in a colourful sari", "small clay oil lamps", "a christmas tree"]
-    m = match_descriptors(enc, ref, pred, tau=0.52)
-    assert m["align"] == pytest.approx(2 / 3) and m["hal"] == pytest.approx(1 / 3)
-    strict = match_descriptors(enc, ref, pred, tau=0.99)
-    assert strict == {"align": 0.0, "hal": 1.0}
+    sim = embed(enc, pred) @ embed(enc, ref).T  # (predicted x reference) cosines, Eq. 1-2's s_ij
+
+    def align_hal(tau: float) -> tuple[float | None, float | None]:
+        best_ref = ahead_metrics.reference_best(sim, len(pred), len(ref))
+        best_pred = ahead_metrics.predicted_best(sim, len(pred), len(ref))
+        return ahead_metrics.align(best_ref, tau), ahead_metrics.hal(best_pred, tau)
+
+    align, hal = align_hal(0.52)
+    assert align == pytest.approx(2 / 3) and hal == pytest.approx(1 / 3)
+    assert align_hal(0.99) == (0.0, 1.0)
 
 
 def test_story_lines_drop_speakers_and_stage_directions():

@@ -104,7 +104,10 @@ def test_json_schema_output_and_fallback_when_the_server_refuses_it(tmp_path):
         rf = server.requests[0]["body"]["response_format"]
         assert rf["type"] == "json_schema"
         assert set(rf["json_schema"]["schema"]["properties"]) == {"q1", "q2", "q3", "q4"}
-        assert len(server.requests[0]["body"]["messages"][1]["content"]) == 3  # text + 2 images
+        content = server.requests[0]["body"]["messages"][1]["content"]
+        # text, then each image after its label as the rubric names it ("Image A:", "Image B:")
+        assert [p["type"] for p in content] == ["text", "text", "image_url", "text", "image_url"]
+        assert (content[1]["text"], content[3]["text"]) == ("Image A:", "Image B:")
     assert v.answers == {"q1": 2, "q2": 2, "q3": 2, "q4": 1}
     with ChatServer() as server:
         server.script.append(("refuse_rf", None))

@@ -1,0 +1,688 @@
+"""The parameters of every judge backend, declared once: name, type, default, help, choices and
+range, per backend and, where a backend has modes (or AHEaD's extractors), the modes that read
+each one.
+
+One declaration serves three readers, so they cannot drift apart:
+
+- the judge form (``judges/forms.py``) builds one field per parameter of the chosen backend;
+- :func:`check` refuses a value a backend cannot use with a message per parameter, when a judge
+  is created (form and API alike, ``services.create_judge_config``) and, for the CLIP and AHEaD
+  judges, again when their backend is built on the worker (their ``check_params``);
+- the judge page shows a judge's parameters as a table (:func:`describe`).
+
+The backends keep reading their own parameters (``p.get("timeout_s", 60)`` ...); the defaults
+written here are what those reads fall back to, and ``tests/judges/test_judge_params.py`` checks
+that every parameter a backend reads is declared here and that the declared defaults are the ones
+the backends use. A parameter that is not declared is kept as given (the API has always accepted
+any object) and listed as "not read by this backend" on the judge page.
+
+Pure: no model is loaded and no database is read; the endpoint and key-name checks are the
+administrator's allow-lists (``judges.endpoints``)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.utils.text import format_lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
+
+from . import endpoints
+from .ahead_metrics import TAU_INTERNVL3
+from .backends.base import DIRECT_MODES
+
+# parameter types (how a value is checked, and which form field shows it)
+INT = "int"
+NUMBER = "number"
+BOOL = "bool"
+CHOICE = "choice"
+TEXT = "text"
+ENDPOINT = "endpoint"  # an OpenAI-compatible base URL the administrator allows
+KEY_ENV = "key_env"  # the name of an allowed environment variable holding the API key
+DEVICE = "device"  # cpu, cuda or cuda:<n>
+NUMBER_PAIR = "number_pair"  # [low, high], low <= high
+IMAGE_FIELDS = "image_fields"  # image fields of the preset's items
+TEXT_OR_LIST = "text_or_list"  # one text or a list of texts (stop sequences)
+
+DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
+# what services.start_judge_run uses (DEFAULT_CHUNK, MAX_CHUNK there; a test keeps them equal)
+DEFAULT_CHUNK = 16
+MAX_CHUNK = 1000
+# set by ``services.spec_for`` for the AHEaD judge (the project's real images), never by a researcher
+INTERNAL = {"ahead": ("_real_images",)}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a backend.
+
+    ``default``: what the backend uses when the parameter is not given (``None`` with
+    ``default_text`` where it depends on something else, e.g. the device); ``nullable``: null
+    is a value of its own (a filter threshold: leave its flag undecided, ``null_help``);
+    ``modes`` / ``extractors``: only read in these modes (AHEaD: with these extractors), empty
+    for all; ``advanced``: folded under "more settings" in the form."""
+
+    name: str
+    type: str
+    help: str
+    default: Any = None
+    default_text: str = ""
+    choices: tuple[str, ...] = ()
+    min: float | None = None
+    max: float | None = None
+    min_exclusive: bool = False
+    nullable: bool = False
+    null_help: str = ""
+    modes: tuple[str, ...] = ()
+    extractors: tuple[str, ...] = ()
+    advanced: bool = False
+
+    def applies(self, *, mode: str = "", extractor: str = "") -> bool:
+        """Read by the backend in this mode / with this extractor ("" = not known: read)."""
+        return (not mode or not self.modes or mode in self.modes) and (
+            not extractor or not self.extractors or extractor in self.extractors
+        )
+
+    def default_shown(self) -> str:
+        """The default in words, as the form and the judge page show it."""
+        if self.default_text:
+            return str(self.default_text)
+        if self.default is None:
+            return str(self.null_help) if self.nullable and self.null_help else _("none")
+        return show_value(self.default)
+
+    def range_text(self) -> str:
+        """The allowed values in words ("" when any value of the type is allowed)."""
+        whole = self.type == INT
+        if self.choices:
+            return _("one of %(choices)s") % {"choices": ", ".join(self.choices)}
+        lo, hi = _num(self.min), _num(self.max)
+        if self.min is not None and self.max is not None:
+            if self.min_exclusive:
+                return _("above %(min)s and at most %(max)s") % {"min": lo, "max": hi}
+            return _("between %(min)s and %(max)s") % {"min": lo, "max": hi}
+        if self.min is not None:
+            if self.min_exclusive:
+                return _("above %(min)s") % {"min": lo}
+            return (_(">= %(min)s") if whole else _("at least %(min)s")) % {"min": lo}
+        if self.max is not None:
+            return _("at most %(max)s") % {"max": hi}
+        return ""
+
+
+def _num(v: float | None) -> str:
+    return "" if v is None else (str(int(v)) if float(v).is_integer() else str(v))
+
+
+def show_value(value: Any) -> str:
+    """A parameter value as a page shows it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return _("yes") if value else _("no")
+    if isinstance(value, (list, tuple)):
+        return ", ".join(show_value(v) for v in value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}: {show_value(v)}" for k, v in value.items())
+    return str(value)
+
+
+# ------------------------------------------------------------------------------ declarations
+def _mode(backend: str) -> Param:
+    return Param(
+        "mode",
+        CHOICE,
+        _lazy("What the judge computes, which decides the questions it answers (see 'What it can answer')."),
+        default_text=_lazy("the mode the project's preset declares"),
+        choices=tuple(DIRECT_MODES[backend]),
+    )
+
+
+def _thresholds(context_min: float | None, person_min: float | None, source: Any) -> tuple[Param, ...]:
+    null = _lazy("null: the flag is not decided")
+    return (
+        Param(
+            "context_min",
+            NUMBER,
+            format_lazy(
+                "{} {}", _lazy("Flag 6 context_missing when the similarity to the context image is below this."), source
+            ),
+            default=context_min,
+            min=-1,
+            max=1,
+            nullable=True,
+            null_help=null,
+            modes=("counterfactual_filter",),
+        ),
+        Param(
+            "person_min",
+            NUMBER,
+            format_lazy(
+                "{} {}", _lazy("Flag 4 person_missing when the similarity to the person image is below this."), source
+            ),
+            default=person_min,
+            min=-1,
+            max=1,
+            nullable=True,
+            null_help=null,
+            modes=("counterfactual_filter",),
+        ),
+    )
+
+
+# read by the services for every backend (runs) and by the judge spec (which images are sent)
+COMMON: tuple[Param, ...] = (
+    Param(
+        "chunk_size",
+        INT,
+        _lazy("Items per worker task of a run."),
+        default=DEFAULT_CHUNK,
+        min=1,
+        max=MAX_CHUNK,
+        advanced=True,
+    ),
+    Param(
+        "batch_size",
+        INT,
+        _lazy("Items judged per step of a task (a cancelled run stops between steps)."),
+        default_text=_lazy("the chunk size"),
+        min=1,
+        advanced=True,
+    ),
+    Param(
+        "image_fields",
+        IMAGE_FIELDS,
+        _lazy("The item images the judge is given."),
+        default_text=_lazy("every image field of the preset"),
+        advanced=True,
+    ),
+)
+
+OPENAI_CHAT: tuple[Param, ...] = (
+    Param(
+        "base_url",
+        ENDPOINT,
+        _lazy("The OpenAI-compatible endpoint (vLLM, TGI, llama.cpp, Ollama, a hosted API), e.g. http://host:8000/v1."),
+        default_text=_lazy("the administrator's default endpoint (HV_JUDGE_API_BASE)"),
+    ),
+    Param(
+        "api_key_env",
+        KEY_ENV,
+        _lazy("The environment variable holding the API key, one the administrator allows. Never the key itself."),
+        default=endpoints.DEFAULT_KEY_ENV,
+    ),
+    Param("temperature", NUMBER, _lazy("Sampling temperature."), default_text=_lazy("the endpoint's default"), min=0),
+    Param("max_tokens", INT, _lazy("Most tokens per reply."), default_text=_lazy("the endpoint's default"), min=1),
+    Param("seed", INT, _lazy("Seed of the first pass; pass n asks with seed + n."), default_text=_lazy("none")),
+    Param("concurrency", INT, _lazy("Requests in flight at once."), default=4, min=1),
+    Param(
+        "response_format",
+        CHOICE,
+        _lazy("Constrained output: a request the server refuses with HTTP 400 is asked again without it."),
+        default_text=_lazy("json_schema for the JSON parser and label templates, else none"),
+        choices=("json_schema", "json_object", "none"),
+        advanced=True,
+    ),
+    Param(
+        "top_p",
+        NUMBER,
+        _lazy("Nucleus sampling."),
+        default_text=_lazy("the endpoint's default"),
+        min=0,
+        max=1,
+        min_exclusive=True,
+        advanced=True,
+    ),
+    Param("stop", TEXT_OR_LIST, _lazy("Stop sequence(s)."), default_text=_lazy("none"), advanced=True),
+    Param(
+        "frequency_penalty",
+        NUMBER,
+        _lazy("Frequency penalty."),
+        default_text=_lazy("the endpoint's default"),
+        min=-2,
+        max=2,
+        advanced=True,
+    ),
+    Param(
+        "presence_penalty",
+        NUMBER,
+        _lazy("Presence penalty."),
+        default_text=_lazy("the endpoint's default"),
+        min=-2,
+        max=2,
+        advanced=True,
+    ),
+    Param("timeout_s", NUMBER, _lazy("Seconds per request."), default=60, min=0, min_exclusive=True, advanced=True),
+    Param(
+        "max_retries",
+        INT,
+        _lazy("Retries of a 429, 5xx, timeout or dropped connection."),
+        default=5,
+        min=0,
+        advanced=True,
+    ),
+    Param(
+        "backoff_s",
+        NUMBER,
+        _lazy("First retry delay (doubles each retry, with jitter)."),
+        default=1.0,
+        min=0,
+        advanced=True,
+    ),
+    Param(
+        "max_backoff_s",
+        NUMBER,
+        _lazy("Longest retry delay (Retry-After honoured up to it)."),
+        default=30.0,
+        min=0,
+        advanced=True,
+    ),
+)
+
+TRANSFORMERS: tuple[Param, ...] = (
+    Param(
+        "kind",
+        CHOICE,
+        _lazy("causal: a text-only model; image-text: a vision-language model."),
+        default_text=_lazy("image-text when the items have images, else causal"),
+        choices=("causal", "image-text"),
+    ),
+    Param("device", DEVICE, _lazy("Where the model runs."), default_text=_lazy("cuda when available, else cpu")),
+    Param(
+        "dtype",
+        CHOICE,
+        _lazy("Weights' precision."),
+        default_text=_lazy("bfloat16 on CUDA, float32 on CPU"),
+        choices=("bfloat16", "float16", "float32", "float64"),
+    ),
+    Param("max_new_tokens", INT, _lazy("Most tokens generated per reply."), default=64, min=1),
+    Param("do_sample", BOOL, _lazy("Sample instead of greedy decoding."), default=False),
+    Param(
+        "temperature",
+        NUMBER,
+        _lazy("Sampling temperature (with sampling only)."),
+        default=1.0,
+        min=0,
+        min_exclusive=True,
+    ),
+    Param(
+        "seed", INT, _lazy("Seed of the first pass when sampling; pass n uses seed + n."), default_text=_lazy("none")
+    ),
+    Param(
+        "batch_size",
+        INT,
+        _lazy("Most prompts per generate batch (and items per step of a task)."),
+        default_text=_lazy("64 on CUDA, 8 on CPU"),
+        min=1,
+    ),
+    Param(
+        "max_batch_tokens",
+        INT,
+        _lazy("Token budget of one batch: rows x (longest prompt + new tokens)."),
+        default_text=_lazy("on CUDA what memory_fraction of the free memory holds; on CPU no limit"),
+        min=1,
+        advanced=True,
+    ),
+    Param(
+        "memory_fraction",
+        NUMBER,
+        _lazy("Share of the free GPU memory the token budget may use."),
+        default=0.6,
+        min=0,
+        max=1,
+        min_exclusive=True,
+        advanced=True,
+    ),
+    Param(
+        "min_new_tokens",
+        INT,
+        _lazy("Fewest tokens generated per reply."),
+        default_text=_lazy("none"),
+        min=0,
+        advanced=True,
+    ),
+    Param(
+        "ignore_images",
+        BOOL,
+        _lazy("A text-only model judges without the item images instead of failing."),
+        default=False,
+        advanced=True,
+    ),
+)
+
+EMBEDDING: tuple[Param, ...] = (
+    _mode("embedding"),
+    Param(
+        "reflect_tau",
+        NUMBER,
+        _lazy("A value is reflected when some line of the story has at least this cosine similarity with it."),
+        default=0.35,
+        min=-1,
+        max=1,
+        modes=("cqbench",),
+    ),
+    Param(
+        "rewrite_step",
+        NUMBER,
+        _lazy("Rewrite improvement = the drop in similarity to the values / this step, capped at 5."),
+        default=0.05,
+        min=0,
+        min_exclusive=True,
+        modes=("cqbench",),
+    ),
+    Param("device", DEVICE, _lazy("Where the encoder runs."), default="cpu", advanced=True),
+)
+
+IMAGE_SIMILARITY: tuple[Param, ...] = (
+    _mode("image_similarity"),
+    Param(
+        "q3_thresholds",
+        NUMBER_PAIR,
+        _lazy("SSIM of Image A vs Image B: below the first Q3 = 0, below the second 1, else 2 (our default)."),
+        default=[0.35, 0.6],
+        min=-1,
+        max=1,
+        modes=("valueground_q3",),
+    ),
+    *_thresholds(
+        0.3,
+        None,
+        _lazy("SSIM is a proxy on its own scale; calibrate on images people have flagged."),
+    ),
+)
+
+CLIP_SIMILARITY: tuple[Param, ...] = (
+    _mode("clip_similarity"),
+    *_thresholds(0.75, 0.85, _lazy("The paper's thresholds by default (Sec. 3.2).")),
+    Param("batch_size", INT, _lazy("Images per forward pass (and items per step of a task)."), default=16, min=1),
+    Param("device", DEVICE, _lazy("Where CLIP runs."), default_text=_lazy("cuda when available, else cpu")),
+    Param(
+        "dtype",
+        CHOICE,
+        _lazy("Precision; half precision can move a score across a threshold."),
+        default="float32",
+        choices=("float32", "float16", "bfloat16"),
+        advanced=True,
+    ),
+)
+
+_AHEAD_OWN: tuple[Param, ...] = (
+    _mode("ahead"),
+    Param(
+        "extractor",
+        CHOICE,
+        _lazy("The vision-language model extracting descriptors: an OpenAI-compatible endpoint or in-process."),
+        default_text=_lazy("openai_chat when base_url is given, else transformers"),
+        choices=("openai_chat", "transformers"),
+    ),
+    Param(
+        "tau",
+        NUMBER,
+        _lazy(
+            "Descriptors match above this cosine similarity (0.52 InternVL3, 0.67 Qwen2.5-VL; manage.py ahead "
+            "calibrate)."
+        ),
+        default=TAU_INTERNVL3,
+        min=-1,
+        max=1,
+    ),
+    Param(
+        "ita_model",
+        TEXT,
+        _lazy("A local CLIP or SigLIP folder scoring images against text: needed for EXAG, so for faith and exag."),
+        default_text=_lazy("none (the judge then answers hal only)"),
+    ),
+    Param(
+        "real_generator", TEXT, _lazy("The generator of the project's real images (EXAG's baseline)."), default="real"
+    ),
+    Param("seed", INT, _lazy("Seed of the first pass; pass n uses seed + n."), default_text=_lazy("none")),
+    Param(
+        "exag_candidates",
+        INT,
+        _lazy("Stereotype candidates asked of the extractor (Table 28)."),
+        default=10,
+        min=1,
+        max=100,
+        advanced=True,
+    ),
+    Param(
+        "encoder",
+        TEXT,
+        _lazy("The sentence encoder matching descriptors."),
+        default_text=_lazy("all-MiniLM-L6-v2 (shipped offline)"),
+        advanced=True,
+    ),
+    Param("encoder_device", DEVICE, _lazy("Where the sentence encoder runs."), default="cpu", advanced=True),
+    Param(
+        "ita_device",
+        DEVICE,
+        _lazy("Where the image-text model runs."),
+        default_text=_lazy("cuda when available, else cpu"),
+        advanced=True,
+    ),
+    Param("image_field", TEXT, _lazy("The item's image field."), default="image", advanced=True),
+)
+# the extractor's defaults the AHEaD judge sets (backends/ahead.py, App. A.4: temperature 0)
+_AHEAD_EXTRACTOR_DEFAULTS: dict[tuple[str, str], Any] = {
+    ("openai_chat", "temperature"): 0,
+    ("openai_chat", "max_tokens"): 512,
+    ("transformers", "max_new_tokens"): 512,
+}
+
+
+def _ahead() -> tuple[Param, ...]:
+    """The AHEaD judge's own parameters, then its extractor's: every parameter it does not read
+    itself goes to the extractor's backend (``backends/ahead.py``, ``OWN_PARAMS``)."""
+    own = {p.name for p in _AHEAD_OWN} | {p.name for p in COMMON}
+    extra: dict[str, Param] = {}
+    for extractor, declared in (("openai_chat", OPENAI_CHAT), ("transformers", TRANSFORMERS)):
+        for p in declared:
+            if p.name in own:
+                continue
+            if p.name in extra:  # read by both extractors: one field, for both
+                extra[p.name] = replace(extra[p.name], extractors=(*extra[p.name].extractors, extractor))
+                continue
+            default = _AHEAD_EXTRACTOR_DEFAULTS.get((extractor, p.name), p.default)
+            extra[p.name] = replace(
+                p,
+                extractors=(extractor,),
+                default=default,
+                default_text="" if (extractor, p.name) in _AHEAD_EXTRACTOR_DEFAULTS else p.default_text,
+                advanced=p.advanced or p.name not in ("base_url", "api_key_env", "device"),
+            )
+    return (*_AHEAD_OWN, *extra.values())
+
+
+AHEAD = _ahead()
+
+BACKENDS: dict[str, tuple[Param, ...]] = {
+    "openai_chat": OPENAI_CHAT,
+    "transformers": TRANSFORMERS,
+    "embedding": EMBEDDING,
+    "image_similarity": IMAGE_SIMILARITY,
+    "clip_similarity": CLIP_SIMILARITY,
+    "ahead": AHEAD,
+}
+
+
+def schema(backend: str) -> tuple[Param, ...]:
+    """Every parameter of ``backend`` (its own, then the common ones it does not redeclare);
+    ``()`` for an ensemble, which has none."""
+    own = BACKENDS.get(backend)
+    if own is None:
+        return ()
+    names = {p.name for p in own}
+    return (*own, *(p for p in COMMON if p.name not in names))
+
+
+def declared(backend: str, name: str) -> Param | None:
+    return next((p for p in schema(backend) if p.name == name), None)
+
+
+def undeclared(backend: str, params: Mapping[str, Any]) -> list[str]:
+    """The keys of ``params`` this backend does not read."""
+    names = {p.name for p in schema(backend)} | set(INTERNAL.get(backend, ()))
+    return [k for k in params if k not in names]
+
+
+# ------------------------------------------------------------------------------ checks
+class ParamError(ValueError):
+    """Parameters a backend cannot use: ``errors`` maps each parameter to what is wrong."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(self.errors.values()))
+
+
+def _is_number(v: Any) -> bool:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # a whole number too large for a float (JSON allows any)
+        return False
+
+
+def _in_range(p: Param, v: float) -> bool:
+    if p.min is not None and (v <= p.min if p.min_exclusive else v < p.min):
+        return False
+    return p.max is None or v <= p.max
+
+
+def problem(p: Param, value: Any, *, image_fields: Sequence[str] | None = None) -> str | None:
+    """What is wrong with ``value`` for ``p``, or None."""
+    if value is None and p.nullable:
+        return None
+    t = p.type
+    ok: bool
+    what: str
+    if t == INT:
+        ok = isinstance(value, int) and not isinstance(value, bool) and _in_range(p, value)
+        what = " ".join([_("a whole number"), p.range_text()]).strip()
+    elif t == NUMBER:
+        ok = _is_number(value) and _in_range(p, float(value))
+        what = " ".join([_("a number"), p.range_text()]).strip()
+    elif t == BOOL:
+        ok, what = isinstance(value, bool), _("true or false")
+    elif t == CHOICE:
+        ok, what = value in p.choices, p.range_text()
+    elif t == NUMBER_PAIR:
+        ok = (
+            isinstance(value, (list, tuple))
+            and len(value) == 2
+            and all(_is_number(v) and _in_range(p, float(v)) for v in value)
+            and float(value[0]) <= float(value[1])
+        )
+        what = _("two numbers %(range)s, the first at most the second") % {"range": p.range_text()}
+    elif t == TEXT_OR_LIST:
+        ok = isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        what = _("a text or a list of texts")
+    elif t == IMAGE_FIELDS:
+        ok = isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        what = _("a list of image field names")
+        if ok and image_fields is not None:
+            unknown = [v for v in value if v not in image_fields]
+            if unknown:
+                return _(
+                    "params.%(name)s names no image field of this preset: %(unknown)s (its image fields: %(fields)s)"
+                ) % {
+                    "name": p.name,
+                    "unknown": ", ".join(unknown),
+                    "fields": ", ".join(image_fields) or _("none"),
+                }
+    elif t == DEVICE:
+        ok, what = isinstance(value, str) and bool(DEVICE_PATTERN.match(value)), _("cpu, cuda or cuda:<n>")
+    elif t in (ENDPOINT, KEY_ENV):
+        if not isinstance(value, str):
+            ok, what = False, _("a URL") if t == ENDPOINT else _("the name of an environment variable")
+        else:
+            try:  # the administrator's allow-lists (judges/endpoints.py) give the reason
+                if t == ENDPOINT and value:
+                    endpoints.check_base_url(value)
+                elif t == KEY_ENV:
+                    endpoints.check_key_name(value)
+            except ValueError as exc:
+                return str(exc)
+            return None
+    else:  # TEXT
+        ok, what = isinstance(value, str), _("text")
+    if ok:
+        return None
+    if p.nullable and p.null_help:
+        what = f"{what}, {_('or null')} ({p.null_help})"
+    return _("params.%(name)s must be %(what)s, not %(value)r") % {"name": p.name, "what": what, "value": value}
+
+
+def check(backend: str, params: Mapping[str, Any], *, image_fields: Sequence[str] | None = None) -> None:
+    """:class:`ParamError` listing every declared parameter of ``params`` whose value ``backend``
+    cannot use (``image_fields``: the preset's, when known). Parameters it does not declare are
+    left as given; cross-parameter rules (a filter deciding no flag, EXAG without an image-text
+    model) are the backend's own checks."""
+    errors: dict[str, str] = {}
+    for name in INTERNAL.get(backend, ()):
+        if name in params:
+            errors[name] = _("params.%(name)s is set by the platform, not in a judge's parameters") % {"name": name}
+    for p in schema(backend):
+        if p.name in params:
+            found = problem(p, params[p.name], image_fields=image_fields)
+            if found:
+                errors[p.name] = found
+    if errors:
+        raise ParamError(errors)
+
+
+# ------------------------------------------------------------------------------ shown
+@dataclass(frozen=True)
+class Row:
+    """One parameter of a judge as its page shows it."""
+
+    name: str
+    value: str  # the value set, "" when the default applies
+    default: str
+    help: str
+    read: bool  # False: set, but this backend (in this mode) does not read it
+
+
+def describe(backend: str, params: Mapping[str, Any], *, mode: str = "", extractor: str = "") -> list[Row]:
+    """The judge's parameters as rows: every parameter its backend reads in this mode (set or
+    default), then those set that it does not read. Secret-named values are hidden
+    (``endpoints.public_params``); the key is never shown, only the name of its variable."""
+    shown = endpoints.public_params(dict(params))
+    rows = []
+    for p in schema(backend):
+        if p.name in shown or p.applies(mode=mode, extractor=extractor):
+            rows.append(
+                Row(
+                    name=p.name,
+                    value=show_value(shown[p.name]) if p.name in shown else "",
+                    default=p.default_shown(),
+                    help=str(p.help),
+                    read=p.applies(mode=mode, extractor=extractor),
+                )
+            )
+    for name in undeclared(backend, shown):
+        if name in INTERNAL.get(backend, ()):
+            continue
+        rows.append(Row(name=name, value=show_value(shown[name]), default="", help="", read=False))
+    return rows
+
+
+__all__ = [
+    "BACKENDS",
+    "COMMON",
+    "INTERNAL",
+    "Param",
+    "ParamError",
+    "Row",
+    "check",
+    "declared",
+    "describe",
+    "problem",
+    "schema",
+    "show_value",
+    "undeclared",
+]
