@@ -288,8 +288,19 @@ def to_json(tables: Iterable[Table]) -> list[dict[str, Any]]:
     return [t.to_dict() for t in tables]
 
 
+#: what an empty table list renders to (CSV keeps its header row: still a valid, empty table)
+NO_TABLES = {
+    "markdown": "_No validation tables yet: the project has no ratings to tabulate._\n",
+    "latex": "% No validation tables yet: the project has no ratings to tabulate.\n",
+}
+
+
 def render(tables: Sequence[Table], fmt: str, csv_cell: Callable[[Any], Any] | None = None) -> str:
-    """``markdown``, ``latex`` or ``csv`` text of the tables (``csv_cell``: see :func:`to_csv`)."""
+    """``markdown``, ``latex`` or ``csv`` text of the tables (``csv_cell``: see :func:`to_csv`).
+    No tables (a project with no ratings yet) is said in the format's own words, never an empty
+    file: an empty download reads as a failure, and an empty HTTP body loses its Content-Type."""
+    if not tables and fmt in NO_TABLES:
+        return NO_TABLES[fmt]
     if fmt == "markdown":
         return to_markdown(tables)
     if fmt == "latex":

@@ -375,6 +375,16 @@ def test_project_without_protocol_tables(client, settings, monkeypatch):
     client.force_login(owner)
     r = client.get(reverse("api_validation_report", args=[project.id]) + "?format=json")
     assert r.status_code == 200 and r.json()["tables"] == []
+    # as text it still says so, with its media type: never an empty body (an empty DRF body
+    # loses its Content-Type, which the schemathesis pass caught for LaTeX)
+    for fmt, media, said in (
+        ("markdown", "text/markdown", "_No validation tables yet"),
+        ("latex", "application/x-latex", "% No validation tables yet"),
+        ("csv", "text/csv", "table,row,column,value"),
+    ):
+        r = client.get(reverse("api_validation_report", args=[project.id]) + f"?format={fmt}")
+        assert r.status_code == 200 and r["Content-Type"].startswith(media), fmt
+        assert r.content.decode().startswith(said), fmt
 
 
 # ------------------------------------------------------------------------------ CQ-Bench
