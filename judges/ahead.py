@@ -37,13 +37,16 @@ def real_generator(params: Mapping[str, Any]) -> str:
 
 def real_images_param(project: Project, params: Mapping[str, Any]) -> dict[str, dict[str, list[str]]]:
     """``{REAL_IMAGES_PARAM: {"<country>\\t<activity>": [image file, ...]}}``: the image files of the
-    project's real-image items per prompt, for the backend's EXAG baseline."""
+    project's real-image items per prompt, for the backend's EXAG baseline. The image is the
+    field the judge reads (``params.image_field``, as the backend), so the baseline and the
+    generated images it is compared with come from the same field."""
+    field = str(params.get("image_field") or "image")
     items = list(Item.objects.filter(project=project, generator=real_generator(params)).values_list("country", "data"))
-    shas = {data.get("image") for _, data in items if isinstance(data.get("image"), str)}
+    shas = {data.get(field) for _, data in items if isinstance(data.get(field), str)}
     assets = {a.sha256: a for a in Asset.objects.filter(sha256__in=shas)}
     out: dict[str, list[str]] = {}
     for country, data in items:
-        asset = assets.get(data.get("image"))
+        asset = assets.get(data.get(field))
         if asset is None or not data.get("activity"):
             continue
         path = str(media_path(asset.relative_path()))

@@ -142,35 +142,28 @@ def _mode(backend: str) -> Param:
     )
 
 
+#: what each filter threshold decides (``backends.base.FILTER_FLAGS``), in the form's order
+_THRESHOLD_HELP = {
+    "context_min": _lazy("Flag 6 context_missing when the similarity to the context image is below this."),
+    "person_min": _lazy("Flag 4 person_missing when the similarity to the person image is below this."),
+}
+
+
 def _thresholds(context_min: float | None, person_min: float | None, source: Any) -> tuple[Param, ...]:
-    null = _lazy("null: the flag is not decided")
-    return (
+    defaults = {"context_min": context_min, "person_min": person_min}
+    return tuple(
         Param(
-            "context_min",
+            key,
             NUMBER,
-            format_lazy(
-                "{} {}", _lazy("Flag 6 context_missing when the similarity to the context image is below this."), source
-            ),
-            default=context_min,
+            format_lazy("{} {}", help_text, source),
+            default=defaults[key],
             min=-1,
             max=1,
             nullable=True,
-            null_help=null,
+            null_help=_lazy("null: the flag is not decided"),
             modes=("counterfactual_filter",),
-        ),
-        Param(
-            "person_min",
-            NUMBER,
-            format_lazy(
-                "{} {}", _lazy("Flag 4 person_missing when the similarity to the person image is below this."), source
-            ),
-            default=person_min,
-            min=-1,
-            max=1,
-            nullable=True,
-            null_help=null,
-            modes=("counterfactual_filter",),
-        ),
+        )
+        for key, help_text in _THRESHOLD_HELP.items()
     )
 
 

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from .. import ahead_metrics, ahead_prompts
-from .base import DIRECT_MODES, BackendUnavailable, ChatReply, ChatRequest, JudgeBackend, JudgeItem, JudgeSpec, Verdict
+from .base import BackendUnavailable, ChatReply, ChatRequest, JudgeBackend, JudgeItem, JudgeSpec, Verdict
 
 MODE = "cultivate"
 EXTRACTORS = ("openai_chat", "transformers")
@@ -195,17 +195,7 @@ class AheadBackend(JudgeBackend):
     def __init__(self, spec: JudgeSpec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = str(p.get("mode") or spec.preset_mode())
-        allowed = DIRECT_MODES["ahead"].get(self.mode)
-        if allowed is None:
-            raise BackendUnavailable(
-                f"the AHEaD judge has no mode for preset {spec.preset_key!r} (params.mode: {MODE})"
-            )
-        if not set(spec.questions) <= set(allowed):
-            raise BackendUnavailable(
-                f"the AHEaD judge answers only {', '.join(allowed)}, not "
-                f"{', '.join(sorted(set(spec.questions) - set(allowed)))}"
-            )
+        self.mode = spec.direct_mode("AHEaD")
         try:  # what needs a model (ita_model for EXAG) is checked on first use, and when created
             check_params(p)
         except ValueError as exc:

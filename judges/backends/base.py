@@ -96,6 +96,25 @@ class JudgeSpec:
         direct = preset.direct_judges.get(self.backend) if preset is not None else None
         return direct.mode if direct is not None else ""
 
+    def direct_mode(self, judge: str, *, whole: bool = False) -> str:
+        """The mode a prompt-less backend runs in (``params.mode``, else the preset's), checked
+        against ``DIRECT_MODES``: BackendUnavailable when the mode is unknown or the judge asks
+        questions the mode does not answer (``whole``: the mode's questions exactly, as a
+        checklist judge answers its one checklist). ``judge`` names it in the messages."""
+        mode = str(self.params.get("mode") or self.preset_mode())
+        modes = DIRECT_MODES[self.backend]
+        if mode not in modes:
+            raise BackendUnavailable(
+                f"the {judge} judge has no mode for preset {self.preset_key!r} (params.mode: {', '.join(modes)})"
+            )
+        answers = modes[mode]
+        if whole and tuple(self.questions) != answers:
+            raise BackendUnavailable(f"the {judge} judge in mode {mode} answers {list(answers)}")
+        extra = sorted(set(self.questions) - set(answers))
+        if extra:
+            raise BackendUnavailable(f"the {judge} judge answers only {', '.join(answers)}, not {', '.join(extra)}")
+        return mode
+
     def image_fields(self) -> list[str]:
         wanted = self.params.get("image_fields")
         if wanted:

@@ -151,12 +151,7 @@ class ClipSimilarityBackend(JudgeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = str(p.get("mode") or spec.preset_mode())
-        wanted = DIRECT_MODES["clip_similarity"].get(self.mode)
-        if wanted is None:
-            raise BackendUnavailable(f"the CLIP judge has no mode for preset {spec.preset_key!r} (params.mode: {MODE})")
-        if tuple(spec.questions) != wanted:
-            raise BackendUnavailable(f"the CLIP judge in mode {self.mode} answers {list(wanted)}")
+        self.mode = spec.direct_mode("CLIP", whole=True)
         try:
             check_params(p)
         except ValueError as exc:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import DIRECT_MODES, BackendUnavailable, JudgeBackend, JudgeItem, Verdict
+from .base import BackendUnavailable, JudgeBackend, JudgeItem, Verdict
 
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -89,17 +89,7 @@ class EmbeddingBackend(JudgeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = str(p.get("mode") or spec.preset_mode())
-        if self.mode not in DIRECT_MODES["embedding"]:
-            raise BackendUnavailable(
-                f"the embedding judge has no mode for preset {spec.preset_key!r} (params.mode: cqbench)"
-            )
-        allowed = set(DIRECT_MODES["embedding"][self.mode])
-        if not set(spec.questions) <= allowed:
-            raise BackendUnavailable(
-                f"the embedding judge answers only {', '.join(sorted(allowed))}, not "
-                f"{', '.join(sorted(set(spec.questions) - allowed))}"
-            )
+        self.mode = spec.direct_mode("embedding")
         self.reflect_tau = float(p.get("reflect_tau", 0.35))
         self.rewrite_step = float(p.get("rewrite_step", 0.05))
         self.encoder = load_encoder(spec.model_id, p.get("device"))

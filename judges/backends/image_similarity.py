@@ -83,15 +83,7 @@ class ImageSimilarityBackend(JudgeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = str(p.get("mode") or spec.preset_mode())
-        wanted = DIRECT_MODES["image_similarity"].get(self.mode)
-        if wanted is None:
-            raise BackendUnavailable(
-                f"the image-similarity judge has no mode for preset {spec.preset_key!r} "
-                "(params.mode: valueground_q3 or counterfactual_filter)"
-            )
-        if tuple(spec.questions) != wanted:
-            raise BackendUnavailable(f"the image-similarity judge in mode {self.mode} answers {list(wanted)}")
+        self.mode = spec.direct_mode("image-similarity", whole=True)
         self.q3_thresholds = [float(x) for x in p.get("q3_thresholds", [0.35, 0.6])]
         self.thresholds: dict[str, float | None] = {}
         if self.mode == "counterfactual_filter":

@@ -35,7 +35,7 @@ from benchmarks.registry import get_preset
 from core.errors import DomainError
 from judges import ahead, ahead_metrics, ahead_prompts, services
 from judges.backends import JudgeItem, JudgeSpec, backend_for
-from judges.backends.ahead import AheadBackend
+from judges.backends.ahead import REAL_IMAGES_PARAM, AheadBackend
 from judges.backends.embedding import embed, load_encoder
 from judges.combine import combine
 from judges.models import JudgeConfig, JudgeItemResult, JudgeOutput
@@ -540,6 +540,25 @@ def ahead_project(researcher, tmp_path):
             answers = {"faith": v, "exag": 2, "hal": 2, "realism": 4, "rationale": "the attire looks a bit off"}
             annotating.submit_annotation(assignment_id=a.id, rater=rater, answers=answers)
     return project
+
+
+@pytest.mark.django_db
+def test_the_real_images_come_from_the_field_the_judge_reads(ahead_project):
+    """EXAG's baseline (Eq. 3) and the images judged come from one field: ``params.image_field``."""
+    project = ahead_project
+    real = list(Item.objects.filter(project=project, generator=ahead.real_generator({})).order_by("id"))
+    assert real
+    by_default = ahead.real_images_param(project, {})[REAL_IMAGES_PARAM]
+    files = {media_path(Asset.objects.get(sha256=it.data["image"]).relative_path()) for it in real}
+    assert {Path(f) for group in by_default.values() for f in group} == files
+    assert ahead.real_images_param(project, {"image_field": "photo"})[REAL_IMAGES_PARAM] == {}
+    moved = real[0]
+    moved.data = {**moved.data, "photo": moved.data.pop("image")}
+    moved.save(update_fields=["data"])
+    photo = ahead.real_images_param(project, {"image_field": "photo"})[REAL_IMAGES_PARAM]
+    assert [Path(f) for group in photo.values() for f in group] == [
+        media_path(Asset.objects.get(sha256=moved.data["photo"]).relative_path())
+    ]
 
 
 @pytest.mark.django_db

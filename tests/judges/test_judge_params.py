@@ -54,6 +54,7 @@ FUNCTION_BACKENDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("judges/backends/base.py", "image_fields"): ALL,  # JudgeSpec.image_fields: the images sent
     ("judges/backends/base.py", "judge"): GENERATIVE,  # GenerativeBackend.judge: the seed
     ("judges/backends/base.py", "filter_thresholds"): ("image_similarity", "clip_similarity"),
+    ("judges/backends/base.py", "direct_mode"): tuple(DIRECT_MODES),  # JudgeSpec.direct_mode: params.mode
     ("judges/services.py", "start_judge_run"): ALL,
     ("judges/services.py", "_execute_chunk"): ALL,
     ("judges/services.py", "direct_mode"): tuple(DIRECT_MODES),
