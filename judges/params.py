@@ -97,7 +97,6 @@ class Param:
 
     def range_text(self) -> str:
         """The allowed values in words ("" when any value of the type is allowed)."""
-        whole = self.type == INT
         if self.choices:
             return _("one of %(choices)s") % {"choices": ", ".join(self.choices)}
         lo, hi = _num(self.min), _num(self.max)
@@ -108,7 +107,7 @@ class Param:
         if self.min is not None:
             if self.min_exclusive:
                 return _("above %(min)s") % {"min": lo}
-            return (_(">= %(min)s") if whole else _("at least %(min)s")) % {"min": lo}
+            return _("at least %(min)s") % {"min": lo}
         if self.max is not None:
             return _("at most %(max)s") % {"max": hi}
         return ""

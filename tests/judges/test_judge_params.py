@@ -232,7 +232,7 @@ def test_declared_constants_match_the_backends():
     ("backend", "params", "field", "message"),
     [
         ("openai_chat", {"temperature": "hot"}, "temperature", "params.temperature must be a number at least 0"),
-        ("openai_chat", {"concurrency": 0}, "concurrency", "must be a whole number >= 1"),
+        ("openai_chat", {"concurrency": 0}, "concurrency", "must be a whole number at least 1"),
         ("openai_chat", {"temperature": 10**400}, "temperature", "must be a number"),  # no float holds it
         ("openai_chat", {"response_format": "xml"}, "response_format", "one of json_schema, json_object, none"),
         ("openai_chat", {"base_url": "http://evil.example.com/v1"}, "base_url", "not allowed"),
@@ -485,7 +485,7 @@ def test_the_api_still_takes_json_params_with_clearer_messages(client, researche
     assert resp.status_code == 201 and resp.json()["params"] == {"context_min": 0.7, "person_min": None}
     resp = client.post(url, {**body, "name": "x", "params": {"batch_size": "big"}}, content_type="application/json")
     assert (
-        resp.status_code == 400 and "params.batch_size must be a whole number >= 1, not 'big'" in resp.content.decode()
+        resp.status_code == 400 and "params.batch_size must be a whole number at least 1, not 'big'" in resp.content.decode()
     )
     with pytest.raises(DomainError) as exc:
         services.create_judge_config(project=project, name="x", backend="image_similarity", params={"person_min": 5})
