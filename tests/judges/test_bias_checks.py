@@ -5,6 +5,7 @@ page and in the API, against independent computations (scipy, the krippendorff p
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -210,7 +211,9 @@ def test_valueground_pairs_swap_images_and_options_and_map_q1_q2_back(
 
 
 # ------------------------------------------------------------------------------ verbosity
-def test_verbosity_of_a_story_judge_beside_the_humans(client, researcher, tmp_path, django_capture_on_commit_callbacks):
+def test_verbosity_of_a_story_judge_beside_the_humans(
+    client, researcher, tmp_path, django_capture_on_commit_callbacks, monkeypatch
+):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
     preset = get_preset("cqbench.story")
     items = list(project.items.order_by("id"))
@@ -262,6 +265,33 @@ def test_verbosity_of_a_story_judge_beside_the_humans(client, researcher, tmp_pa
     assert nat["difference"]["value"] == pytest.approx(nat["judge"]["value"] - nat["humans"]["value"], abs=TOL)
     page = client.get(reverse("judge_run", args=[project.id, run.id])).content.decode()
     assert 'data-testid="bias-verbosity"' in page and "Position (both orders)" not in page
+
+    # the bootstrap is computed once per set of inputs: visits are served from the cache, and a
+    # new human answer (new inputs) is computed afresh, never served stale
+    from agreement.stats import bias as bias_stats
+
+    computed = []
+    real = bias_stats.verbosity
+
+    @functools.wraps(real)  # the same statistic, counted
+    def counted(*a, **k):
+        computed.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(bias_stats, "verbosity", counted)
+    again = client.get(reverse("api_judge_run", args=[run.id])).json()["bias"]
+    assert again == data and computed == []
+    third = rater_for_user(make_user("h2"))
+    first = rated[0]
+    a = Assignment.objects.create(project=project, item=first, rater=third, presentation={})
+    low = {**preset.demo_answers[first.external_id][0], "naturalness": 1}
+    annotating.submit_annotation(assignment_id=a.id, rater=third, answers=low)
+    human_scores[first.id].append(1)
+    fresh = client.get(reverse("api_judge_run", args=[run.id])).json()["bias"]
+    [nat2] = [q for q in fresh["verbosity"]["questions"] if q["question"] == "naturalness"]
+    assert computed  # new inputs: computed afresh
+    human_mean = [np.mean(human_scores[it.id]) for it in rated]
+    assert nat2["humans"]["value"] == pytest.approx(stats.spearmanr(lengths, human_mean).statistic, abs=TOL)
 
 
 # ------------------------------------------------------------------------------ configuration

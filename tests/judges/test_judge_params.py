@@ -485,7 +485,8 @@ def test_the_api_still_takes_json_params_with_clearer_messages(client, researche
     assert resp.status_code == 201 and resp.json()["params"] == {"context_min": 0.7, "person_min": None}
     resp = client.post(url, {**body, "name": "x", "params": {"batch_size": "big"}}, content_type="application/json")
     assert (
-        resp.status_code == 400 and "params.batch_size must be a whole number at least 1, not 'big'" in resp.content.decode()
+        resp.status_code == 400
+        and "params.batch_size must be a whole number at least 1, not 'big'" in resp.content.decode()
     )
     with pytest.raises(DomainError) as exc:
         services.create_judge_config(project=project, name="x", backend="image_similarity", params={"person_min": 5})
