@@ -30,7 +30,8 @@ PostgreSQL: a throwaway server on loopback (initdb in a temp folder, as ``script
   .venv/bin/python perf/loadgen_bench.py --pg-server gthread:2x16 --path both
 
 Server models (``--pg-server`` / ``--sqlite-server``): ``sync:N`` (N sync workers, no
-keep-alive) or ``gthread:NxT`` (N processes x T threads, keep-alive). Defaults: what
+keep-alive), ``gthread:NxT`` (N processes x T threads, keep-alive) or ``granian:NxT`` (Granian's
+WSGI server, N processes x T blocking threads; not a dependency: ``pip install granian``). Defaults: what
 ``scripts/run`` starts for SQLite (1 x 4), and 2 x 8 for PostgreSQL (docs/benchmarks.md compares
 the models; TARGETS' runs used ``sync:4``).
 """
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import random
@@ -157,10 +159,10 @@ def parse_server(spec: str) -> tuple[str, int, int]:
     kind, _, size = spec.partition(":")
     if kind == "sync":
         return kind, int(size or 4), 1
-    if kind == "gthread":
+    if kind in ("gthread", "granian"):
         n, _, t = (size or "1x4").partition("x")
         return kind, int(n), int(t or 4)
-    raise SystemExit(f"server model {spec!r}: sync:N or gthread:NxT")
+    raise SystemExit(f"server model {spec!r}: sync:N, gthread:NxT or granian:NxT")
 
 
 # --profile-server: each worker runs under cProfile (CPU time, its main thread: use sync
@@ -188,6 +190,17 @@ def start_gunicorn(
     access_log: bool = False,
 ) -> subprocess.Popen:
     kind, workers, threads = parse_server(spec)
+    if kind == "granian":  # Granian (Rust HTTP server, WSGI): N processes x T blocking threads
+        if importlib.util.find_spec("granian") is None:
+            raise SystemExit("--pg-server/--sqlite-server granian:NxT needs granian: .venv/bin/pip install granian")
+        argv = [PY, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port)]
+        argv += ["--workers", str(workers), "--blocking-threads", str(threads), "--backlog", "2048"]
+        argv += ["--log-level", "warning", "config.wsgi:application"]
+        if access_log:
+            argv += ["--access-log"]
+        proc = subprocess.Popen(argv, cwd=code_dir, env=env, start_new_session=True)
+        wait_port(port, proc)
+        return proc
     argv = [PY, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", str(workers)]
     argv += ["--log-level", "warning", "--backlog", "2048"]
     if profile_dir is not None:
