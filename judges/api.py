@@ -196,6 +196,24 @@ class VerbositySerializer(serializers.Serializer):
     questions = VerbosityQuestionSerializer(many=True)
 
 
+class LongerChoiceSerializer(MetricSerializer):
+    n_longer = serializers.IntegerField(help_text="decisive choices of the longer text")
+    n_shorter = serializers.IntegerField(help_text="decisive choices of the shorter text")
+    n_left_out = serializers.IntegerField(help_text="ties, missing answers and pairs of equal length")
+
+
+class LengthChoiceQuestionSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    pair = serializers.ListField(child=serializers.CharField(), help_text="the two text fields compared")
+    judge = LongerChoiceSerializer(help_text="share of the judge's decisive choices that picked the longer text")
+    humans = LongerChoiceSerializer(help_text="the same share of the humans' answers on the same items")
+
+
+class LengthChoiceSerializer(serializers.Serializer):
+    length = serializers.CharField()
+    questions = LengthChoiceQuestionSerializer(many=True)
+
+
 class BiasChecksSerializer(serializers.Serializer):
     """The run's bias checks (``judges/bias.py``); a check that does not apply is null."""
 
@@ -204,6 +222,7 @@ class BiasChecksSerializer(serializers.Serializer):
     position = PositionChecksSerializer(allow_null=True)
     stability = StabilitySerializer(many=True, allow_null=True)
     verbosity = VerbositySerializer(allow_null=True)
+    length_choice = LengthChoiceSerializer(allow_null=True, help_text="pairwise questions over two texts")
 
 
 class RunUsageSerializer(serializers.Serializer):

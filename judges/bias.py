@@ -9,7 +9,11 @@
   scale questions, nominal otherwise);
 - **verbosity** (text judges: items with no image field): per numeric judged question,
   Spearman's rho of the judge's rating with the item's length in characters (its displayed text
-  fields) beside the same for the humans' mean answer on the same items.
+  fields) beside the same for the humans' mean answer on the same items;
+- **length choice** (pairwise questions over two text fields, e.g. CQ-Bench's Turing pairs): the
+  share of the judge's decisive choices (first pass, original order) that picked the longer
+  text, beside the same share of the humans' answers on the same items (their choice resolved
+  through the order each was shown).
 
 Every check is ``None`` where it does not apply; a statistic that is undefined for the data says
 why (``reason``).
@@ -34,6 +38,7 @@ from django.core.cache import cache
 from agreement.stats import bias
 from agreement.stats.result import to_jsonable
 from annotation.models import Annotation, Assignment, Rater
+from annotation.rubric import PAIR_SIDES, Question, resolve_pair_choice
 
 from . import orders
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
@@ -74,6 +79,7 @@ def run_bias_checks(run: JudgeRun, *, n_boot: int = 1000, seed: int = 0) -> dict
     out["position"] = _position(run, items, answers, n_boot, seed)
     out["stability"] = _stability(config, rubric, items, answers, n_boot, seed)
     out["verbosity"] = _verbosity(run, rubric, n_boot, seed)
+    out["length_choice"] = _length_choice(run, rubric, items, answers)
     return to_jsonable(out)
 
 
@@ -165,3 +171,52 @@ def _number(v: Any) -> float | None:
 
 
 __all__ = ["item_length", "run_bias_checks"]
+
+
+def _length_choice(run: JudgeRun, rubric: Any, items: list[int], answers: dict) -> dict[str, Any] | None:
+    texts = {f["name"] for f in run.project.preset.item_fields if f["type"] in ("text", "longtext")}
+    questions = [
+        q
+        for q in (rubric.question(qid) for qid in run.config.questions)
+        if q.type == "pairwise" and q.pair is not None and set(q.pair) <= texts
+    ]
+    if not questions:
+        return None
+    data = dict(run.project.items.filter(pk__in=items).values_list("id", "data"))
+    human = list(
+        Annotation.objects.filter(
+            item_id__in=items,
+            rater__kind=Rater.Kind.HUMAN,
+            assignment__purpose=Assignment.Purpose.REGULAR,
+            assignment__status=Assignment.Status.SUBMITTED,
+        ).values_list("item_id", "answers", "assignment__presentation")
+    )
+    out = []
+    for q in questions:
+        judge = [
+            _chose_longer(q, (answers.get((i, 0, orders.ORIGINAL)) or {}).get(q.id), None, data.get(i) or {})
+            for i in items
+        ]
+        humans = [_chose_longer(q, (a or {}).get(q.id), shown, data.get(i) or {}) for i, a, shown in human]
+        out.append(
+            {
+                "question": q.id,
+                "pair": list(q.pair or ()),
+                "judge": _memo(bias.longer_choice_rate, judge),
+                "humans": _memo(bias.longer_choice_rate, humans),
+            }
+        )
+    return {"length": "characters of each text of the pair", "questions": out}
+
+
+def _chose_longer(q: Question, side: Any, presentation: dict | None, data: dict[str, Any]) -> bool | None:
+    """Whether an answer to pairwise ``q`` chose the longer text of the item's pair; None for a
+    tie, no answer or texts of equal length."""
+    if side not in PAIR_SIDES:
+        return None
+    field = resolve_pair_choice(q, side, presentation)
+    first, second = q.pair or ("", "")
+    la, lb = len(str(data.get(first) or "")), len(str(data.get(second) or ""))
+    if la == lb:
+        return None
+    return field == (first if la > lb else second)

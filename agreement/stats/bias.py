@@ -222,11 +222,32 @@ def verbosity(
     return {"judge": judge, "humans": humans, "difference": diff, "n_items": int(both.sum())}
 
 
+def longer_choice_rate(chose_longer: Sequence[bool | None], *, level: float = 0.95) -> MetricResult:
+    """Share of decisive pair judgements that chose the longer member of a pair of texts: the
+    length (verbosity) bias of pairwise judges (Zheng et al. 2023, Sec. 3.3; Saito et al. 2023).
+    One entry per judgement: True = chose the longer, False = the shorter, None = left out (a
+    tie, no answer, or two members of equal length). ``p_value``: two-sided exact binomial test
+    against 0.5; ``ci``: Clopper-Pearson. Whether 0.5 is the unbiased rate depends on the data
+    (in a Turing test where humans write longer, a perfect judge chooses the longer more often),
+    so read it beside the humans' rate on the same pairs."""
+    decided = [bool(v) for v in chose_longer if v is not None]
+    k, n = sum(decided), len(decided)
+    extra = {"n_longer": k, "n_shorter": n - k, "n_left_out": len(chose_longer) - n}
+    if n == 0:
+        return undefined("longer_choice_rate", "no decisive judgement of a pair of unequal length", 0, 1, **extra)
+    test = binomtest(k, n, 0.5)
+    ci = test.proportion_ci(confidence_level=level, method="exact")
+    return MetricResult(
+        "longer_choice_rate", k / n, (float(ci.low), float(ci.high)), float(test.pvalue), n, 1, None, extra
+    )
+
+
 __all__ = [
     "TIE",
     "A",
     "B",
     "first_position_rate",
+    "longer_choice_rate",
     "pass_stability",
     "position_consistency",
     "verbosity",

@@ -197,3 +197,31 @@ def test_verbosity_constant_judge_is_undefined_not_zero():
     assert out["difference"].value is None
     with pytest.raises(ValueError):
         bias.verbosity([1, 2], [1], [1, 2])
+
+
+# ------------------------------------------------------------------------------ length choice
+def test_longer_choice_rate_against_scipy_and_statsmodels():
+    from statsmodels.stats.proportion import proportion_confint
+
+    chose = [True] * 7 + [False] * 3 + [None] * 4  # None: a tie, no answer or equal lengths
+    r = bias.longer_choice_rate(chose)
+    assert r.value == pytest.approx(0.7, abs=1e-12) and r.n_items == 10
+    assert r.extra == {"n_longer": 7, "n_shorter": 3, "n_left_out": 4}
+    assert r.p_value == pytest.approx(stats.binomtest(7, 10, 0.5).pvalue, abs=1e-12)
+    lo, hi = proportion_confint(7, 10, alpha=0.05, method="beta")  # Clopper-Pearson
+    assert r.ci == (pytest.approx(lo, abs=1e-10), pytest.approx(hi, abs=1e-10))
+
+
+def test_longer_choice_rate_edge_cases():
+    from statsmodels.stats.proportion import proportion_confint
+
+    always = bias.longer_choice_rate([True] * 5)
+    lo, hi = proportion_confint(5, 5, alpha=0.05, method="beta")
+    assert always.value == 1.0 and always.ci == (pytest.approx(lo, abs=1e-10), pytest.approx(hi, abs=1e-10))
+    assert always.p_value == pytest.approx(2 * 0.5**5, abs=1e-12)
+    never = bias.longer_choice_rate([False])  # one judgement
+    assert never.value == 0.0 and never.p_value == pytest.approx(1.0) and never.ci[0] == 0.0
+    for empty in ([], [None, None]):
+        r = bias.longer_choice_rate(empty)
+        assert r.value is None and r.ci is None and r.reason.startswith("undefined: no decisive")
+        assert r.extra["n_left_out"] == len(empty)

@@ -210,6 +210,74 @@ def test_valueground_pairs_swap_images_and_options_and_map_q1_q2_back(
     assert data["stability"] is None and data["verbosity"] is None
 
 
+def test_a_judge_that_calls_the_longer_text_human_is_shown_beside_the_humans(
+    client, researcher, tmp_path, django_capture_on_commit_callbacks
+):
+    from statsmodels.stats.proportion import proportion_confint
+
+    project = project_with_demo("cqbench.turing", researcher, tmp_path)
+    items = list(project.items.order_by("id"))
+    pairs = turing_texts(project)
+    assert all(len(h) != len(m) for h, m in pairs)
+
+    def longer_is_human(body):  # names whichever utterance is longer, wherever it is shown
+        text = user_text(body)
+        h, m = next((h, m) for h, m in pairs if escaped(h) in text)
+        longer = h if len(h) > len(m) else m
+        shorter = m if longer is h else h
+        return json.dumps(
+            {"human_written": "left" if text.index(escaped(longer)) < text.index(escaped(shorter)) else "right"}
+        )
+
+    # two humans: one always picks the side shown left, which alternates between the items
+    human_choice = {}
+    for k, rater in enumerate(rater_for_user(make_user(f"t{k}")) for k in range(2)):
+        for j, it in enumerate(items):
+            order = ["human_utterance", "model_utterance"] if (j + k) % 2 else ["model_utterance", "human_utterance"]
+            shown = {"pair_order": {"human_written": order}}
+            a = Assignment.objects.create(project=project, item=it, rater=rater, presentation=shown)
+            side = "left" if k == 0 else ("right" if j % 3 else "tie")
+            annotating.submit_annotation(assignment_id=a.id, rater=rater, answers={"human_written": side})
+            human_choice[(k, it.id)] = None if side == "tie" else order[0 if side == "left" else 1]
+
+    with ChatServer(responder=longer_is_human) as server:
+        config = services.create_judge_config(
+            project=project,
+            name="longer",
+            backend="openai_chat",
+            model_id="m",
+            params={"base_url": server.base_url, **FAST},
+        )
+        run = run_all(start(config, django_capture_on_commit_callbacks))
+    assert run.status == "done"
+    client.force_login(researcher)
+    data = client.get(reverse("api_judge_run", args=[run.id])).json()["bias"]
+    [row] = data["length_choice"]["questions"]
+    assert row["question"] == "human_written" and row["pair"] == ["human_utterance", "model_utterance"]
+    judge = row["judge"]
+    assert judge["value"] == 1.0 and judge["n_longer"] == judge["n_items"] == len(items)
+    assert judge["p_value"] == pytest.approx(stats.binomtest(len(items), len(items), 0.5).pvalue, abs=TOL)
+
+    def longer(it) -> str:
+        return (
+            "human_utterance"
+            if len(it.data["human_utterance"]) > len(it.data["model_utterance"])
+            else "model_utterance"
+        )
+
+    picks = [human_choice[(k, it.id)] == longer(it) for k in range(2) for it in items if human_choice[(k, it.id)]]
+    humans = row["humans"]
+    assert humans["n_items"] == len(picks) and humans["n_longer"] == sum(picks)
+    assert humans["n_left_out"] == 2 * len(items) - len(picks)  # the ties
+    assert humans["value"] == pytest.approx(sum(picks) / len(picks), abs=TOL)
+    lo, hi = proportion_confint(sum(picks), len(picks), alpha=0.05, method="beta")
+    assert humans["ci"] == [pytest.approx(lo, abs=1e-10), pytest.approx(hi, abs=1e-10)]
+    assert humans["p_value"] == pytest.approx(stats.binomtest(sum(picks), len(picks), 0.5).pvalue, abs=TOL)
+    page = client.get(reverse("judge_run", args=[project.id, run.id])).content.decode()
+    assert 'data-testid="bias-length-choice"' in page
+    assert 'data-testid="length-choice-judge">1.000' in page
+
+
 # ------------------------------------------------------------------------------ verbosity
 def test_verbosity_of_a_story_judge_beside_the_humans(
     client, researcher, tmp_path, django_capture_on_commit_callbacks, monkeypatch
