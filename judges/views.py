@@ -423,6 +423,9 @@ def judge_delete(request: HttpRequest, project_id: int, config_id: int) -> HttpR
     )
 
 
+FAILURES_SHOWN = 200
+
+
 @login_required
 def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
     run = _run_or_403(request, project_id, run_id)
@@ -431,6 +434,7 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
     if request.GET.get("part") == "outputs":  # the answers part, polled while the run is pending
         context = {"project": run.project, "run": run, "outputs": page, "errors_only": errors_only}
         return render(request, "judges/_outputs.html", context)
+    failures = selectors.run_failures(run)
     return render(
         request,
         "judges/run.html",
@@ -439,7 +443,10 @@ def run_detail(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
             "run": run,
             "progress": selectors.run_progress(run),
             "outputs": page,
-            "failures": selectors.run_failures(run)[:200],
+            # the first FAILURES_SHOWN with their raw outputs; the page says when there are more
+            # (every failed answer: the paginated answers list, failures only)
+            "failures": failures[:FAILURES_SHOWN],
+            "failures_total": failures.count(),
             "usage": selectors.run_usage(run),
             "errors_only": errors_only,
             "label_counts": selectors.run_label_counts(run),

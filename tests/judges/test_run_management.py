@@ -19,6 +19,7 @@ from annotation.models import Annotation, Assignment, Item, Rater
 from core.errors import DomainError
 from curation.selectors import ratings_for
 from judges import selectors, services
+from judges import views as judge_views
 from judges.models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 from studies.sampling import draw_sample
 from tests.annotation.factories import make_project, make_user
@@ -133,7 +134,9 @@ def test_bad_prices_are_refused_and_change_nothing(project, prompt, completion, 
 
 
 # ------------------------------------------------------------------------------ parse failures
-def test_parse_failures_are_listed_with_the_raw_output(project, client, researcher, django_capture_on_commit_callbacks):
+def test_parse_failures_are_listed_with_the_raw_output(
+    project, client, researcher, django_capture_on_commit_callbacks, monkeypatch
+):
     with ChatServer(responder=lambda body: "I would rather not grade this") as server:
         config = judge(project, server)
         run = run_all(start(config, django_capture_on_commit_callbacks))
@@ -148,6 +151,12 @@ def test_parse_failures_are_listed_with_the_raw_output(project, client, research
     page = client.get(reverse("judge_run", args=[project.id, run.id]))
     assert page.status_code == 200 and page.content.count(b'data-testid="failure-raw"') == len(failures)
     assert b"I would rather not grade this" in page.content
+    assert b'data-testid="failures-more"' not in page.content  # all shown: nothing to say
+    # more failures than the page lists: it says how many and where the rest are
+    monkeypatch.setattr(judge_views, "FAILURES_SHOWN", 2)
+    page = client.get(reverse("judge_run", args=[project.id, run.id])).content.decode()
+    assert page.count('data-testid="failure-raw"') == 2
+    assert f"The first 2 of {len(failures)} failed items" in page and 'href="?failures=1#answers"' in page
     api = client.get(reverse("api_judge_run_failures", args=[run.id]), {"limit": 2}).json()
     assert api["count"] == len(failures) and len(api["results"]) == 2
     first = api["results"][0]
