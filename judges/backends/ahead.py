@@ -52,6 +52,7 @@ import numpy as np
 
 from .. import ahead_metrics, ahead_prompts
 from .base import BackendUnavailable, ChatReply, ChatRequest, JudgeBackend, JudgeItem, JudgeSpec, Verdict
+from .model_cache import ModelCache
 
 MODE = "cultivate"
 EXTRACTORS = ("openai_chat", "transformers")
@@ -78,8 +79,7 @@ EXAG_QUESTIONS = ("faith", "exag")
 METRIC_ALIGN = "ahead_align"
 METRIC_ALIGN_HAL = "ahead_align_hal"
 
-_ITA: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
-_ITA_LOCK = threading.Lock()
+_ITA: ModelCache[tuple[str, str], tuple[Any, Any, Any]] = ModelCache()
 _ITA_RUN_LOCK = threading.Lock()  # one forward pass at a time per process (one GPU per worker)
 
 
@@ -120,9 +120,8 @@ def load_ita(model_id: str, device: str) -> tuple[Any, Any, Any]:
     """(model, tokenizer, image processor) of a dual encoder (CLIP, SigLIP) from a local folder
     or hub id, loaded once per process."""
     key = (model_id, device)
-    with _ITA_LOCK:
-        if key in _ITA:
-            return _ITA[key]
+
+    def load() -> tuple[Any, Any, Any]:
         try:
             import transformers
         except ImportError as exc:
@@ -138,8 +137,9 @@ def load_ita(model_id: str, device: str) -> tuple[Any, Any, Any]:
                 f"{model_id!r} is not a dual image-text encoder (CLIP, SigLIP): EXAG needs image-text scores"
             )
         model.to(device).eval()
-        _ITA[key] = (model, tokenizer, image_processor)
-        return _ITA[key]
+        return (model, tokenizer, image_processor)
+
+    return _ITA.get(key, load)
 
 
 def ita_scores(ita: tuple[Any, Any, Any], images: Sequence[Path], texts: Sequence[str], batch: int = 16) -> np.ndarray:

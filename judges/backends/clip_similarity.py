@@ -50,6 +50,7 @@ from .base import (
     filter_flags,
     filter_thresholds,
 )
+from .model_cache import ModelCache
 
 DEFAULT_MODEL = "openai/clip-vit-large-patch14"
 MODE = "counterfactual_filter"
@@ -57,8 +58,7 @@ MODE = "counterfactual_filter"
 FILTER_DEFAULTS: dict[str, float | None] = {"context_min": 0.75, "person_min": 0.85}
 DTYPES = ("float32", "float16", "bfloat16")
 
-_LOADED: dict[tuple[str, str, str], tuple[Any, Any]] = {}
-_LOAD_LOCK = threading.Lock()
+_MODELS: ModelCache[tuple[str, str, str], tuple[Any, Any]] = ModelCache()
 _EMBED_LOCK = threading.Lock()  # one forward pass at a time per process (one GPU per worker)
 
 
@@ -92,9 +92,8 @@ def resolve_device(params: Mapping[str, Any]) -> tuple[str, str]:
 def load_clip(model_id: str, device: str, dtype: str) -> tuple[Any, Any]:
     """(CLIPModel, image processor) from a local folder or hub id, loaded once per process."""
     key = (model_id, device, dtype)
-    with _LOAD_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
+
+    def load() -> tuple[Any, Any]:
         torch = _torch()
         try:
             import transformers
@@ -113,12 +112,13 @@ def load_clip(model_id: str, device: str, dtype: str) -> tuple[Any, Any]:
                 f"cannot load CLIP model {model_id!r} (a local folder or a hub id; offline: a folder): {exc}"
             ) from None
         model.to(device).eval()
-        _LOADED[key] = (model, processor)
-        return model, processor
+        return (model, processor)
+
+    return _MODELS.get(key, load)
 
 
 def loaded_models() -> list[tuple[str, str, str]]:
-    return list(_LOADED)
+    return _MODELS.keys()
 
 
 def image_embeddings(model: Any, processor: Any, images: Sequence[Any], batch_size: int = 16) -> np.ndarray:

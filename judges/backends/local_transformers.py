@@ -33,9 +33,9 @@ from dataclasses import replace
 from typing import Any
 
 from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
+from .model_cache import ModelCache
 
-_LOADED: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
-_LOAD_LOCK = threading.Lock()
+_MODELS: ModelCache[tuple[str, str, str, str], tuple[Any, Any]] = ModelCache()
 _GENERATE_LOCK = threading.Lock()  # one generate() at a time per process (one GPU per worker)
 # token budgets learnt from out-of-memory errors, per loaded model: a backend is built per chunk,
 # and the next chunk should not run out of memory the same way again
@@ -61,9 +61,8 @@ def resolve_device(params) -> tuple[str, str]:
 def load_model(model_id: str, kind: str, device: str, dtype: str) -> tuple[Any, Any]:
     """(model, tokenizer or processor), loaded once per process."""
     key = (model_id, kind, device, dtype)
-    with _LOAD_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
+
+    def load() -> tuple[Any, Any]:
         torch = _torch()
         try:
             import transformers
@@ -85,8 +84,9 @@ def load_model(model_id: str, kind: str, device: str, dtype: str) -> tuple[Any, 
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
         model.to(device).eval()
-        _LOADED[key] = (model, processor)
-        return model, processor
+        return (model, processor)
+
+    return _MODELS.get(key, load)
 
 
 def user_content(req: ChatRequest, open_image: Any) -> list[dict[str, Any]]:
@@ -102,7 +102,7 @@ def user_content(req: ChatRequest, open_image: Any) -> list[dict[str, Any]]:
 
 
 def loaded_models() -> list[tuple[str, str, str, str]]:
-    return list(_LOADED)
+    return _MODELS.keys()
 
 
 # ------------------------------------------------------------------------------ batch sizing
