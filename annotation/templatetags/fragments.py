@@ -1,9 +1,7 @@
 """``{% fragment "name" value ... %}...{% endfragment %}``: a part of a page rendered once per
 distinct input and then reused, for the parts of the annotate page that are the same from item
-to item (issue 15: the web form path. Rendering the page was 2.3 ms of the 3.6 ms a web
-submit-and-next cost in ``perf/submit_next.py``, most of it Django templates; with the questions
-and dialogs as fragments it is 1.95 ms, and the web path under the load generator went from 175
-to 208 annotations/s, ``docs/benchmarks.md``).
+to item (issue 15: the web form path, where the annotate page's templates are most of the
+server's work; the fragments save about 8% of its CPU per annotation, ``docs/benchmarks.md``).
 
 The key is a digest of the fragment's name, the active language and the given values as JSON
 (lazy translations as their text), so a fragment is reused only for equal inputs: whatever the
