@@ -11,6 +11,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,7 +20,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.access import as_id, managed_project_or_403
-from annotation.models import Membership, Project, Rater
+from annotation.models import Project
 from core.errors import HTTP_STATUS, DomainError
 from core.pages import form_error
 
@@ -103,6 +104,9 @@ class AcceptForm(forms.Form):
 
 
 # --------------------------------------------------------------------------- researchers
+INVITATIONS_PER_PAGE = 100
+
+
 def _page(
     request: HttpRequest,
     project: Project,
@@ -112,13 +116,9 @@ def _page(
     new_link: str | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    annotators = (
-        Rater.objects.filter(user__memberships__project=project, user__memberships__role=Membership.Role.ANNOTATOR)
-        .select_related("user")
-        .distinct()
-        .order_by("user__username")
-    )
-    rows = [(i, invitations.state(i)) for i in Invitation.objects.filter(project=project)[:200]]
+    annotators = invitations.project_annotators(project)
+    page = Paginator(invitations.project_invitations(project), INVITATIONS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [(i, invitations.state(i)) for i in page]
     response = render(
         request,
         "accounts/annotators.html",
@@ -126,6 +126,7 @@ def _page(
             "project": project,
             "annotators": annotators,
             "invitations": rows,
+            "invitations_page": page,
             "account_form": account_form or AccountForm(),
             "invitation_form": invitation_form or InvitationForm(),
             "new_link": new_link,

@@ -21,10 +21,11 @@ from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import Membership, Project
+from annotation.models import Membership, Project, Rater
 from annotation.projects import add_member, rater_for_user
 from core.errors import DomainError
 
@@ -200,6 +201,21 @@ def create_invitation(
         expires_at=now + timedelta(days=int(days)),
     )
     return NewInvitation(invitation=invitation, token=token)
+
+
+def project_annotators(project: Project) -> QuerySet[Rater]:
+    """The project's annotators as raters (their profile attributes), by username."""
+    return (
+        Rater.objects.filter(user__memberships__project=project, user__memberships__role=Membership.Role.ANNOTATOR)
+        .select_related("user")
+        .distinct()
+        .order_by("user__username")
+    )
+
+
+def project_invitations(project: Project) -> QuerySet[Invitation]:
+    """The project's invitations, newest first (``state`` says whether each can still be used)."""
+    return Invitation.objects.filter(project=project).order_by("-created_at", "-id")
 
 
 def state(invitation: Invitation) -> str:

@@ -312,3 +312,19 @@ def test_an_invitee_of_an_automatic_project_gets_items_at_once(researcher):
     )
     assert Assignment.objects.filter(project=project, rater__user=user).count() == 4
     assert Rater.objects.get(user=user).attributes == {"nationality": "Japan"}
+
+
+def test_the_invitations_list_is_paged_not_cut(team, researcher, monkeypatch):
+    from accounts import invitation_views
+
+    project = team["project"]
+    monkeypatch.setattr(invitation_views, "INVITATIONS_PER_PAGE", 2)
+    for label in ("invitee-one", "invitee-two", "invitee-three"):
+        invitations.create_invitation(project=project, created_by=researcher, label=label)
+    c = client_for(researcher)
+    url = f"/projects/{project.id}/annotators/"
+    one = c.get(url).content.decode()
+    two = c.get(url + "?page=2").content.decode()
+    assert 'data-testid="pager"' in one and "page 1 of 2" in one
+    assert "invitee-three" in one and "invitee-two" in one and "invitee-one" not in one  # newest first
+    assert "invitee-one" in two and "invitee-three" not in two

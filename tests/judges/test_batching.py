@@ -5,12 +5,11 @@ generation, and token counts from the tokenizer."""
 
 import pytest
 
-from annotation.rubric import Rubric
-from benchmarks.registry import get_preset
 from judges.backends import ChatRequest, JudgeSpec, backend_for
 from judges.backends import local_transformers as lt
 from judges.backends.base import BackendUnavailable, ChatReply, Usage, pass_usage
 
+from .test_transformers_backend import spec as story_spec
 from .tiny_model import make_tiny_causal_lm
 
 WORDS = ["the", "story", "value", "is", "consistent", "natural", "score", "a"]
@@ -29,18 +28,8 @@ def forget_learnt_budgets():
 
 
 def spec(model: str, **params) -> JudgeSpec:
-    p = get_preset("cqbench.story")
-    return JudgeSpec(
-        backend="transformers",
-        model_id=model,
-        prompt_template={"system": "", "user": "{story}"},
-        parser="json",
-        questions=("naturalness",),
-        params={"max_new_tokens": 5, **params},
-        rubric=Rubric.from_schema(p.rubric),
-        item_fields=p.item_fields,
-        preset_key=p.key,
-    )
+    """The CQ-Bench story judge spec of the transformers backend tests, five new tokens."""
+    return story_spec(model, **{"max_new_tokens": 5, **params})
 
 
 def requests(n: int) -> list[ChatRequest]:
