@@ -18,11 +18,11 @@ from rest_framework.views import APIView
 
 from annotation.access import managed_project_or_403
 from core.csvsafe import defuse
+from stats import tables
 
 from . import services
 from .models import AgreementReport
 from .services import ReportParams
-from .stats import tables
 
 
 class CSVRenderer(BaseRenderer):

@@ -1,6 +1,6 @@
 """Agreement reports of a project: compute inline (small projects) or on a worker (large ones).
 
-The numbers come only from :func:`agreement.stats.agreement_report`, called once per field on
+The numbers come only from :func:`stats.agreement_report`, called once per field on
 :func:`agreement.selectors.ratings_frame` with the field's level from the rubric; this module
 adds what a report page needs around them (the judge-vs-mean-human scatter / confusion data
 and the items where judge and humans disagree most) and the stored-job workflow.
@@ -23,15 +23,15 @@ from django.db import transaction
 from annotation.models import Project
 from core import csvsafe, jobs
 from core.errors import DomainError
+from stats import agreement_report
+from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
+from stats.data import infer_level
+from stats.report import joint_alt_tests
+from stats.tables import Table
+from stats.validation import judge_label
 
 from . import selectors, validation
 from .models import AgreementReport
-from .stats import agreement_report
-from .stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
-from .stats.data import infer_level
-from .stats.report import joint_alt_tests
-from .stats.tables import Table
-from .stats.validation import judge_label
 
 MAX_BOOTSTRAP = 10_000
 DRILLDOWN_ROWS = 25

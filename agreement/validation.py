@@ -4,7 +4,7 @@ computed from the stored ratings by the preset's ``validation_report`` function.
 :func:`validation_input` gathers what the preset's function reads (the ratings frame, who each
 rater is, the field levels, the bootstrap settings, the order each item's raters were assigned
 in, from which the rater *slots* are derived) into the pure
-:class:`agreement.stats.validation.ValidationInput`; :func:`compute_tables` calls the preset.
+:class:`stats.validation.ValidationInput`; :func:`compute_tables` calls the preset.
 A preset without a ``validation_report`` has no protocol tables (the generic report still
 shows). The page, the API, the ``validation_report`` command and the dataset card all call
 :func:`compute_tables` (directly or through a stored report), so their numbers are the same.
@@ -16,13 +16,13 @@ import pandas as pd
 
 from annotation.models import Project
 from core.errors import DomainError
+from stats.alt_test import DEFAULT_EPSILON
+from stats.report import judge_verdicts
+from stats.tables import Table
+from stats.validation import RaterInfo, ValidationInput
+from stats.verdicts import verdicts_table
 
 from . import selectors
-from .stats.alt_test import DEFAULT_EPSILON
-from .stats.report import judge_verdicts
-from .stats.tables import Table
-from .stats.validation import RaterInfo, ValidationInput
-from .stats.verdicts import verdicts_table
 
 FORMATS = ("json", "markdown", "latex", "csv")
 
@@ -62,7 +62,7 @@ def compute_tables(
 ) -> list[Table]:
     """The preset's validation tables of the project's submitted ratings ([] without a report),
     then, when the project has judges, their verdicts table (alt-test at ``epsilon`` and the
-    PPI mean per field, :mod:`agreement.stats.verdicts`)."""
+    PPI mean per field, :mod:`stats.verdicts`)."""
     fn = project.preset.validation_report
     if fn is None:
         return []

@@ -17,12 +17,12 @@ from django.utils.safestring import mark_safe
 from annotation.access import managed_project_or_403
 from core import reaper
 from core.errors import DomainError
+from stats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 
 from . import services
 from .models import AgreementReport
 from .selectors import base_field
 from .services import ReportParams
-from .stats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 
 HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
 LABELS = {
@@ -128,7 +128,7 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
 
 def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The protocol's tables as the template shows them: the cells' ``display`` is the text the
-    exports write (``agreement.stats.tables.format_cell``), so page and exports agree."""
+    exports write (``stats.tables.format_cell``), so page and exports agree."""
     return [{**t, "first": k == 0} for k, t in enumerate(tables)]
 
 

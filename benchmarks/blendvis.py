@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from agreement.stats import majority_vote
-from agreement.stats.tables import Cell, Row, Table
-from agreement.stats.validation import ValidationInput, share
+from stats import majority_vote
+from stats.tables import Cell, Row, Table
+from stats.validation import ValidationInput, share
 
 from .base import Preset, StudyDesign
 from .demo_images import draw_image

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from agreement.stats import cohen_kappa, majority_vote
-from agreement.stats.tables import Cell, Row, Table
-from agreement.stats.validation import ValidationInput, share, statistic_ci
+from stats import cohen_kappa, majority_vote
+from stats.tables import Cell, Row, Table
+from stats.validation import ValidationInput, share, statistic_ci
 
 from .base import (
     ClassifierBank,

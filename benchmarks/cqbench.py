@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from agreement.stats import cohen_kappa, restricted_agreement, turing_accuracy
-from agreement.stats.slots import slot_agreement
-from agreement.stats.tables import Cell, Row, Table
-from agreement.stats.validation import ValidationInput, mean, share, statistic_ci
+from stats import cohen_kappa, restricted_agreement, turing_accuracy
+from stats.slots import slot_agreement
+from stats.tables import Cell, Row, Table
+from stats.validation import ValidationInput, mean, share, statistic_ci
 
 from .base import (
     DemoJudge,

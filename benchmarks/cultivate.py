@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from agreement.stats.slots import slot_bootstrap
-from agreement.stats.tables import Cell, Row, Table
-from agreement.stats.validation import ValidationInput, alpha_bootstrap, mean, over_strata, share
+from stats.slots import slot_bootstrap
+from stats.tables import Cell, Row, Table
+from stats.validation import ValidationInput, alpha_bootstrap, mean, over_strata, share
 
 from .base import DirectJudge, JudgePrompt, Preset, StudyDesign
 from .demo_images import draw_image

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from agreement.stats.pair_groups import WHOLE
-from agreement.stats.tables import Cell, Row, Table
-from agreement.stats.validation import HumanAgreement, ValidationInput, judge_and_ceiling
+from stats.pair_groups import WHOLE
+from stats.tables import Cell, Row, Table
+from stats.validation import HumanAgreement, ValidationInput, judge_and_ceiling
 
 from .base import DemoJudge, DirectJudge, JudgePrompt, PairOrder, Preset, StudyDesign
 from .demo_images import draw_image

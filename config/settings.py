@@ -209,7 +209,7 @@ def api_rate(name: str, default: str) -> str | None:
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "core.security.SessionAuthentication",
-        "core.security.TokenAuthentication",
+        "accounts.authentication.TokenAuthentication",
         "core.security.BasicAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [

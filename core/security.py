@@ -21,7 +21,6 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from drf_spectacular.authentication import BasicScheme, SessionScheme
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, throttling
 
 REALM = "api"
@@ -93,6 +92,22 @@ def login_succeeded(request, username: str) -> None:
 
 
 THROTTLED_MESSAGE = "Too many failed log-ins. Please wait a few minutes and try again."
+
+#: the ``Authorization`` schemes of a personal API token (``accounts.authentication``)
+TOKEN_KEYWORDS = ("token", "bearer")
+
+
+def token_blocked(request) -> bool:
+    """Whether this address has used up its failed attempts (a token names no user, so only the
+    address's count applies)."""
+    key, limit = _keys(request, "")[0]
+    return bool(limit and cache.get(key, 0) >= limit)
+
+
+def token_failed(request) -> None:
+    """Count a wrong token like a failed log-in from its address, so tokens cannot be guessed at
+    speed."""
+    _count_failure(_keys(request, "")[0][0])
 
 
 class _Throttled:
@@ -173,34 +188,6 @@ class BasicAuthentication(authentication.BasicAuthentication):
         return result
 
 
-class TokenAuthentication(authentication.BaseAuthentication):
-    """Personal API tokens (``accounts``): ``Authorization: Token <key>`` or ``Bearer <key>``.
-    A wrong token is a 401, counted like a failed log-in from its address (so tokens cannot be
-    guessed at speed); no password hashing on the way."""
-
-    keywords = ("token", "bearer")
-
-    def authenticate(self, request):
-        parts = authentication.get_authorization_header(request).split()
-        if not parts or parts[0].lower().decode(errors="replace") not in self.keywords:
-            return None
-        if len(parts) != 2:
-            raise exceptions.AuthenticationFailed("Token header must be 'Token <key>' with no spaces in the key.")
-        key, limit = _keys(request, "")[0]  # the address's count only: a token names no user
-        if limit and cache.get(key, 0) >= limit:
-            raise exceptions.Throttled(wait=settings.HV_LOGIN_WINDOW_SECONDS, detail=THROTTLED_MESSAGE)
-        from accounts.services import user_for_key  # accounts imports core: import at call time
-
-        user = user_for_key(parts[1].decode(errors="replace"))
-        if user is None:
-            _count_failure(key)
-            raise exceptions.AuthenticationFailed("Invalid or revoked token.")
-        return user, None
-
-    def authenticate_header(self, request) -> str:
-        return "Token"
-
-
 class SessionAuthentication(authentication.SessionAuthentication):
     """DRF's session authentication. DRF takes the WWW-Authenticate header from the first
     class and answers 403 when it has none: a request that came with Basic credentials gets
@@ -211,7 +198,7 @@ class SessionAuthentication(authentication.SessionAuthentication):
         scheme = request.META.get("HTTP_AUTHORIZATION", "").split(" ", 1)[0].lower()
         if scheme == "basic":
             return f'Basic realm="{REALM}"'
-        if scheme in TokenAuthentication.keywords:
+        if scheme in TOKEN_KEYWORDS:
             return "Token"
         return None
 
@@ -220,19 +207,6 @@ class SessionSchemeExtension(SessionScheme):
     """The OpenAPI security scheme of :class:`SessionAuthentication` (drf-spectacular)."""
 
     target_class = "core.security.SessionAuthentication"
-
-
-class TokenSchemeExtension(OpenApiAuthenticationExtension):
-    target_class = "core.security.TokenAuthentication"
-    name = "tokenAuth"
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "apiKey",
-            "in": "header",
-            "name": "Authorization",
-            "description": "A personal API token (Tokens page): 'Token <key>' or 'Bearer <key>'.",
-        }
 
 
 class BasicSchemeExtension(BasicScheme):

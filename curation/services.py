@@ -18,8 +18,6 @@ from django.db.models import Max
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from agreement.stats.ppi import ppi_mean
-from agreement.stats.result import to_jsonable
 from annotation.browse import meta_keys
 from annotation.importing import ImportReport, import_items, stage_upload
 from annotation.models import Item, Project
@@ -27,6 +25,8 @@ from annotation.rubric import Rubric
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
+from stats.ppi import ppi_mean
+from stats.result import to_jsonable
 
 from . import selectors
 from .models import AcceptancePolicy, DecisionEvent, Export, ItemDecision
@@ -181,7 +181,7 @@ def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: s
 
 
 def acceptance_ppi(labels: list[tuple[str | None, int | None, dict[str, int | None]]]) -> dict[str, Any]:
-    """The acceptance rate over every item with each judge (PPI++, ``agreement.stats.ppi``):
+    """The acceptance rate over every item with each judge (PPI++, ``stats.ppi``):
     an item the people decided is labelled by their decision (1 accepted), one they have not
     (pending) is unlabelled; the judge's own verdict under the rule covers both. Beside it the
     rate among the decided items alone. Per judge: ``whole`` and, with a stratum, ``strata``."""

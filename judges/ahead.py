@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from agreement.stats.tables import Cell, Row, Table
 from annotation.assets import media_path
 from annotation.models import Asset, Item, Project
 from core.errors import DomainError
+from stats.tables import Cell, Row, Table
 
 from . import ahead_metrics
 from .backends.ahead import DEFAULT_REAL_GENERATOR, DEFAULT_TAU, REAL_IMAGES_PARAM, group_key

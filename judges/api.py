@@ -141,7 +141,7 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
 
 
 class MetricSerializer(serializers.Serializer):
-    """One statistic (``agreement.stats.MetricResult``): ``value`` null when undefined (``reason``
+    """One statistic (``stats.MetricResult``): ``value`` null when undefined (``reason``
     says why), ``ci`` a 95% interval [low, high] or null."""
 
     metric = serializers.CharField()

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from agreement.stats.bias import TIE, A, B
 from annotation.rubric import Rubric
 from benchmarks.base import PairOrder
+from stats.bias import TIE, A, B
 
 from .backends import JudgeItem
 

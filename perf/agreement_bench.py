@@ -3,8 +3,8 @@
 Prints (1) the wall time of the full agreement report for 100,000 items x 5 raters
 (4 humans + 1 model judge; Likert 1-5 with 10% missing; all metrics, pairwise matrix,
 leave-one-rater-out, 20 strata, 1,000-resample bootstrap), with Krippendorff's alpha of
-agreement.stats vs the ``krippendorff`` package on its 4 human columns, and (2) Krippendorff's
-alpha alone on 1,000,000 ratings: agreement.stats vs the ``krippendorff`` package vs NLTK's
+stats vs the ``krippendorff`` package on its 4 human columns, and (2) Krippendorff's
+alpha alone on 1,000,000 ratings: stats vs the ``krippendorff`` package vs NLTK's
 ``AnnotationTask`` (nltk from requirements-dev.txt) on the same data in one run, as ratios.
 
     python perf/agreement_bench.py [--items 100000] [--bootstrap 1000] [--repeat 1]
@@ -25,7 +25,7 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from agreement.stats import agreement_report, krippendorff_alpha
+from stats import agreement_report, krippendorff_alpha
 
 
 def make_table(n_items: int, n_humans: int = 4, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
@@ -49,7 +49,7 @@ def make_table(n_items: int, n_humans: int = 4, seed: int = 0) -> tuple[pd.DataF
 
 def alpha_million(n_ratings: int, repeat: int) -> None:
     """Krippendorff's alpha alone on ``n_ratings`` ratings (4 raters, Likert 1-5, 10% missing):
-    agreement.stats vs the ``krippendorff`` package vs NLTK's ``AnnotationTask`` on the same data.
+    stats vs the ``krippendorff`` package vs NLTK's ``AnnotationTask`` on the same data.
 
     Each implementation gets the data in its own input format (ours: items x raters matrix
     with NaN; ``krippendorff``: raters x items; NLTK: (coder, item, label) triples; building

@@ -29,9 +29,9 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from agreement.stats.tables import to_csv, to_latex, to_markdown
-from agreement.stats.validation import RaterInfo, ValidationInput
 from benchmarks import valueground
+from stats.tables import to_csv, to_latex, to_markdown
+from stats.validation import RaterInfo, ValidationInput
 
 
 def make_input(n_items: int, n_humans: int, n_judges: int, bootstrap: int, seed: int = 0) -> ValidationInput:

@@ -1,12 +1,11 @@
-"""The house rules of the code layout (issue 9), checked on the source so they cannot drift:
+"""The house rules of the code layout (issues 9 and 21), checked on the source so they cannot drift:
 
 - no import cycles between app modules, counting imports made inside functions too, except
   a Celery task module and the services it wraps (``tasks`` <-> the module whose work it queues);
 - no underscore (private) name is imported from, or reached into, another module;
-- the shared pieces sit below the services: ``core`` imports no app, the statistics core
-  (``agreement.stats``) imports no Django and no app, and ``benchmarks`` (the protocols) imports
-  neither the judges, curation, studies nor agreement, except the pure ``agreement.stats``
-  (a preset computes its paper's validation tables with it).
+- the rooms (apps and packages) import only downwards, in the order of ``ROOMS`` (the map,
+  ``docs/architecture.md``, states the same line), counting imports inside functions;
+- the statistics core (``stats``) imports no Django and no app.
 
 The checks parse the files (``ast``); nothing is imported or executed."""
 
@@ -19,9 +18,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the one package of an upper app that ``benchmarks`` may import: the pure statistics core
-ALLOWED_IN_BENCHMARKS = "agreement.stats"
-APPS = ("annotation", "studies", "judges", "curation", "agreement", "benchmarks", "core", "config")
+#: The order of the rooms, lowest first (docs/architecture.md, "The order"): a room imports only
+#: rooms of lower layers; the rooms of one layer do not import each other.
+ROOMS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("stats",),
+    ("benchmarks",),
+    ("annotation",),
+    ("accounts", "studies"),
+    ("judges",),
+    ("agreement",),
+    ("curation",),
+    ("annotate",),
+    ("demo",),
+    ("config",),
+)
+#: top-level packages that are not rooms of the application
+NOT_ROOMS = {"tests", "perf", "scripts", "locale", "static", "templates", "docs"}
+#: what the pure statistics core never imports
+FRAMEWORKS = {"django", "rest_framework", "celery", *(room for layer in ROOMS for room in layer if room != "stats")}
+APPS = tuple(room for layer in ROOMS for room in layer)
 
 
 def module_name(path: Path) -> str:
@@ -199,19 +215,55 @@ def test_no_private_name_crosses_a_module():
     assert not private, "make these names public or move them:\n" + "\n".join(private)
 
 
-@pytest.mark.parametrize(
-    "layer, forbidden",
-    [
-        ("core", APPS),
-        ("agreement.stats", (*APPS, "django", "rest_framework", "celery")),
-        # the protocols compute their validation tables with the pure statistics core only
-        ("benchmarks", ("judges", "curation", "agreement", "studies")),
-    ],
-)
-def test_lower_layers_do_not_import_upper_ones(layer, forbidden):
+def room_of(module: str) -> str:
+    return module.split(".", 1)[0]
+
+
+def layer_of(room: str) -> int:
+    for n, layer in enumerate(ROOMS):
+        if room in layer:
+            return n
+    raise AssertionError(f"{room} is in no layer of ROOMS: add it to the order (docs/architecture.md)")
+
+
+def test_every_room_is_in_the_order():
+    """A new top-level package cannot escape the order: each one is listed in ``ROOMS``."""
+    packages = {
+        path.parent.name
+        for path in ROOT.glob("*/__init__.py")
+        if path.parent.name not in NOT_ROOMS and not path.parent.name.startswith(".")
+    }
+    listed = {room for layer in ROOMS for room in layer}
+    assert packages == listed, f"listed but missing: {sorted(listed - packages)}; unlisted: {sorted(packages - listed)}"
+
+
+def test_the_order_is_the_one_the_map_states():
+    """``docs/architecture.md`` writes the order as one line; it must be this test's."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    written = " < ".join("{" + ", ".join(layer) + "}" if len(layer) > 1 else layer[0] for layer in ROOMS)
+    assert f"`{written}`" in text, f"docs/architecture.md should state the order as `{written}`"
+
+
+def test_rooms_import_only_downwards():
+    """Every import between rooms (top level or inside a function) goes down the order; rooms of
+    one layer do not import each other. The one exception is a job's own Celery task: a lower
+    service may queue its work through its own room's ``tasks`` module, which is in its room."""
+    offenders = []
+    for module, found in SCANNED.items():
+        source = room_of(module)
+        for target, line in found.targets.items():
+            room = room_of(target)
+            if room == source:
+                continue
+            if layer_of(room) >= layer_of(source):
+                offenders.append(f"{module}:{line} imports {target} ({source} is not above {room})")
+    assert not offenders, "imports against the order of the rooms:\n" + "\n".join(sorted(offenders))
+
+
+def test_the_statistics_core_imports_no_django():
     offenders = []
     for module, path in FILES.items():
-        if module != layer and not module.startswith(layer + "."):
+        if room_of(module) != "stats":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             names = []
@@ -219,23 +271,14 @@ def test_lower_layers_do_not_import_upper_ones(layer, forbidden):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and not node.level:
                 names = [node.module or ""]
-            for name in names:
-                top = name.split(".")[0]
-                if layer == "benchmarks" and (
-                    name == ALLOWED_IN_BENCHMARKS or name.startswith(ALLOWED_IN_BENCHMARKS + ".")
-                ):
-                    continue
-                if top in forbidden and not name.startswith(layer):
-                    offenders.append(f"{module}:{node.lineno} imports {name}")
+            offenders += [f"{module}:{node.lineno} imports {n}" for n in names if n.split(".")[0] in FRAMEWORKS]
     assert not offenders, "\n".join(offenders)
 
 
-def test_benchmarks_may_import_the_statistics_core_only():
-    """``benchmarks`` imports ``agreement.stats`` (its validation tables), never agreement's
-    Django modules: the exemption is exactly the pure package."""
-    seen = set()
-    for module, found in SCANNED.items():
-        if module.startswith("benchmarks"):
-            seen |= {t for t in found.targets if t.startswith("agreement")}
-    assert seen, "benchmarks should use the statistics core for the validation tables"
-    assert all(t == ALLOWED_IN_BENCHMARKS or t.startswith(ALLOWED_IN_BENCHMARKS + ".") for t in seen), seen
+def test_the_order_check_sees_upward_imports():
+    """Guard against a check that can never fail: a made-up upward import is caught."""
+    assert layer_of("core") < layer_of("stats") < layer_of("benchmarks") < layer_of("annotation")
+    assert layer_of("curation") > layer_of("agreement") > layer_of("judges") > layer_of("studies")
+    visitor = Imports("core.errors")
+    visitor.visit(ast.parse("def f():\n    from curation.policy import compile_policy\n"))
+    assert "curation.policy" in visitor.targets

@@ -114,7 +114,7 @@ def test_the_validation_tables_csv_defuses_labels():
     import io
 
     from agreement.api import CSVTablesRenderer
-    from agreement.stats.tables import Cell, Row, Table, to_json
+    from stats.tables import Cell, Row, Table, to_json
 
     table = Table(
         key="t",

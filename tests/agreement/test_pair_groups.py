@@ -1,4 +1,4 @@
-"""Grouped pair statistics from one (stratified) item resample (agreement.stats.pair_groups):
+"""Grouped pair statistics from one (stratified) item resample (stats.pair_groups):
 point values against scipy on the whole and on each stratum, resamples that keep every
 stratum's item count, derived columns, missing data and determinism."""
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats as ss
 
-from agreement.stats.bootstrap import PatternSampler
-from agreement.stats.pair_groups import WHOLE, pair_group_bootstrap
-from agreement.stats.validation import judge_and_ceiling
+from stats.bootstrap import PatternSampler
+from stats.pair_groups import WHOLE, pair_group_bootstrap
+from stats.validation import judge_and_ceiling
 
 TOL = 1e-9
 

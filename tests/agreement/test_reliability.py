@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agreement.stats import bootstrap_statistic, krippendorff_alpha, reliability
-from agreement.stats.analysis import analyse_matrix
-from agreement.stats.reliability import alpha_features
+from stats import bootstrap_statistic, krippendorff_alpha, reliability
+from stats.analysis import analyse_matrix
+from stats.reliability import alpha_features
 from tests.agreement.kripp2011 import KRIPP, LEVELS, OBSERVERS, PUBLISHED
 
 nan = np.nan

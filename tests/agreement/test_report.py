@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import scipy.stats as ss
 
-from agreement.stats import (
+from stats import (
     agreement_report,
     binary_report,
     flag_rates,

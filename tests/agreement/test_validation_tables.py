@@ -17,9 +17,9 @@ from django.urls import resolve, reverse
 
 from agreement import validation
 from agreement.services import ReportParams, compute_report
-from agreement.stats.tables import Cell, Row, Table, format_cell, to_csv, to_latex, to_markdown
 from benchmarks import blendvis, counterfactuals, cqbench, cultivate
 from benchmarks import valueground as valueground_module
+from stats.tables import Cell, Row, Table, format_cell, to_csv, to_latex, to_markdown
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import (
     TOL,

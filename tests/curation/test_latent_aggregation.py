@@ -14,7 +14,6 @@ import pyarrow.parquet as pq
 import pytest
 from django.test import Client
 
-from agreement.stats.latent import latent_truth_long
 from annotation.models import Item
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
@@ -32,6 +31,7 @@ from curation.policy import (
     compile_policy,
     decide,
 )
+from stats.latent import latent_truth_long
 
 from .helpers import PASS, REJECT, judge_rates, submit_all, valueground_project
 

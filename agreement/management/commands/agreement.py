@@ -1,4 +1,4 @@
-"""``python manage.py agreement INPUT``: thin CLI over :func:`agreement.stats.agreement_report`.
+"""``python manage.py agreement INPUT``: thin CLI over :func:`stats.agreement_report`.
 
 Besides the agreement coefficients, every judge of every field (and stratum) gets the
 alt-test (``alt_test``: Calderon, Reichart and Dror, ACL 2025) and, for numeric or binary
@@ -12,11 +12,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.stats import agreement_report
-from agreement.stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE
-from agreement.stats.data import LEVELS, RatingTableError
-from agreement.stats.io import read_ratings
-from agreement.stats.report import VERDICTS
+from stats import agreement_report
+from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE
+from stats.data import LEVELS, RatingTableError
+from stats.io import read_ratings
+from stats.report import VERDICTS
 
 
 class Command(BaseCommand):

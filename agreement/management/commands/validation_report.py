@@ -10,11 +10,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agreement import validation
 from agreement.services import MAX_BOOTSTRAP
-from agreement.stats import tables
-from agreement.stats.alt_test import DEFAULT_EPSILON
 from annotation.models import Project
 from core.csvsafe import defuse
 from core.errors import DomainError
+from stats import tables
+from stats.alt_test import DEFAULT_EPSILON
 
 
 class Command(BaseCommand):

@@ -7,11 +7,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.stats.tables import to_csv, to_json, to_markdown
 from annotation.models import Project
 from core.csvsafe import defuse
 from core.errors import DomainError
 from judges import ahead
+from stats.tables import to_csv, to_json, to_markdown
 
 
 class Command(BaseCommand):

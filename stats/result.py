@@ -1,4 +1,4 @@
-"""Result type shared by every coefficient in :mod:`agreement.stats`."""
+"""Result type shared by every coefficient in :mod:`stats`."""
 
 from __future__ import annotations
 
