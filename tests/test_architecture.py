@@ -15,8 +15,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 #: The order of the rooms, lowest first (docs/architecture.md, "The order"): a room imports only
 #: rooms of lower layers; the rooms of one layer do not import each other.
