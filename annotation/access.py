@@ -13,9 +13,10 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 
 from .models import Project
-from .selectors import annotator_projects, can_manage
+from .selectors import annotator_projects, can_manage, visible_projects
 
 #: the largest id a bigint primary key can hold; anything larger names nothing
 MAX_ID = 2**63 - 1
@@ -50,3 +51,10 @@ def annotator_project_or_404(user: AbstractBaseUser, project_id: Any) -> Project
     if project is None:
         raise Http404("no such project in your queue")
     return project
+
+
+def managed_visible_project(user: AbstractBaseUser, project_id: object) -> Project:
+    """A project for the API's researcher routes: a 404 for one the caller cannot see at all
+    (it is not among the projects they manage or annotate), a 403 for one they only annotate."""
+    project = get_object_or_404(visible_projects(user), pk=as_id(project_id))
+    return managed_project_or_403(user, project.pk)

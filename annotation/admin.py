@@ -7,18 +7,12 @@ from .models import (
     AnnotationRevision,
     Asset,
     Assignment,
-    AssignmentPlan,
-    CrowdParticipant,
-    CrowdStudy,
     ImportJob,
     Item,
     Membership,
-    PoolSlot,
     Project,
     Rater,
     RubricVersion,
-    Sample,
-    SampleItem,
 )
 
 
@@ -74,53 +68,9 @@ class AssignmentAdmin(admin.ModelAdmin):
     search_fields = ("item__external_id", "rater__name")
 
 
-@admin.register(Sample)
-class SampleAdmin(admin.ModelAdmin):
-    list_display = ("name", "project", "strata_keys", "allocation", "total_size", "per_stratum", "seed", "created_at")
-    list_filter = ("project",)
-    readonly_fields = ("report",)
-
-
-@admin.register(SampleItem)
-class SampleItemAdmin(admin.ModelAdmin):
-    list_display = ("id", "sample", "item", "stratum")
-    list_filter = ("sample",)
-    raw_id_fields = ("item", "sample")
-
-
-@admin.register(AssignmentPlan)
-class AssignmentPlanAdmin(admin.ModelAdmin):
-    """Plans are created from a sample's page (Study design); reassignments by hand on the plan's page."""
-
-    list_display = ("name", "project", "mode", "status", "k", "cap_per_annotator", "lease_seconds", "created_at")
-    list_filter = ("mode", "status", "project")
-    raw_id_fields = ("sample",)
-    readonly_fields = ("report",)
-
-
-@admin.register(PoolSlot)
-class PoolSlotAdmin(admin.ModelAdmin):
-    list_display = ("id", "plan", "item", "requires", "state", "rater", "lease_expires_at")
-    list_filter = ("state", "plan")
-    raw_id_fields = ("item", "rater", "assignment", "plan")
-
-
-@admin.register(CrowdStudy)
-class CrowdStudyAdmin(admin.ModelAdmin):
-    list_display = ("name", "project", "items_per_participant", "completion_code", "active", "created_at")
-    readonly_fields = ("token",)
-
-
-@admin.register(CrowdParticipant)
-class CrowdParticipantAdmin(admin.ModelAdmin):
-    list_display = ("id", "study", "rater", "eligible", "completed_at", "created_at")
-    readonly_fields = ("pid_hash",)
-    raw_id_fields = ("rater",)
-
-
 class _ReadOnly:
     """Nothing added, changed or deleted from the admin: answers and their history are the
-    annotators' own (``annotation.annotating``, ``annotation.history``)."""
+    annotators' own (``annotate.annotating``, ``annotation.history``)."""
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -150,7 +100,7 @@ class AnnotationRevisionAdmin(_ReadOnly, admin.ModelAdmin):
 @admin.register(Annotation)
 class AnnotationAdmin(admin.ModelAdmin):
     """Read-only: an answer is the annotator's, validated against the rubric when submitted
-    (``annotation.annotating``) and kept with its revisions; the admin may look, not rewrite."""
+    (``annotate.annotating``) and kept with its revisions; the admin may look, not rewrite."""
 
     list_display = ("id", "item", "rater", "rubric_version", "revision", "updated_at")
     raw_id_fields = ("assignment", "item", "rater")

@@ -42,7 +42,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models.base import ModelState
 
-from .models import Annotation, Assignment, Item, Project, Rater, RubricVersion
+from .models import QUEUE_ORDER, QUEUE_STATUSES, Annotation, Assignment, Item, Project, Rater, RubricVersion
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -443,10 +443,7 @@ def _store_statements() -> dict[str, Any]:
         f'UPDATE {asg} SET "status" = %s, "submitted_at" = %s, "skip_reason" = \'\', '
         f'"lease_expires_at" = NULL WHERE "id" = %s'
     )
-    probe = (
-        f'SELECT "id" FROM {asg} WHERE "rater_id" = %s AND "project_id" = %s AND "status" = %s '
-        f'AND "id" <> %s ORDER BY "position", "id" LIMIT 1'
-    )
+    probe = queue_probe(asg, but_not=True)
     built["fields"] = fields
     # PostgreSQL: one round trip stores, marks submitted and probes the queue (each probe is an
     # index range scan on (rater, project, status, position) stopping at the first row; the
@@ -507,19 +504,12 @@ def insert_first_answer(
     ]
     submitted_at = Assignment._meta.get_field("submitted_at").get_db_prep_save(now, conn)
     update = [Assignment.Status.SUBMITTED, submitted_at, assignment.pk]
-    probe = [rater.pk, assignment.project_id]
+    # the queue's head after this one: a probe per status, in the queue's order (queue_probe)
+    probes = [v for status in QUEUE_STATUSES for v in (rater.pk, assignment.project_id, status, assignment.pk)]
     next_id = None
     if conn.vendor == "postgresql":
         if probe_next:
-            params = [*values, *update]
-            params += [
-                *probe,
-                Assignment.Status.IN_PROGRESS,
-                assignment.pk,
-                *probe,
-                Assignment.Status.ASSIGNED,
-                assignment.pk,
-            ]
+            params = [*values, *update, *probes]
             ann_id, next_id = _execute((w["pg_store"], ""), params).fetchone()
         else:
             (ann_id,) = _execute((w["pg_store_only"], ""), [*values, *update]).fetchone()
@@ -527,15 +517,7 @@ def insert_first_answer(
         ann_id = _execute(("", w["lite_insert"]), values).lastrowid
         _execute(("", w["lite_update"]), update)
         if probe_next:
-            params = [
-                *probe,
-                Assignment.Status.IN_PROGRESS,
-                assignment.pk,
-                *probe,
-                Assignment.Status.ASSIGNED,
-                assignment.pk,
-            ]
-            (next_id,) = _execute(("", w["lite_probe"]), params).fetchone()
+            (next_id,) = _execute(("", w["lite_probe"]), probes).fetchone()
     concrete = Annotation._meta.concrete_fields
     annotation = Annotation.from_db(
         conn.alias,
@@ -555,10 +537,7 @@ def _small(name: str) -> tuple[str, str]:
     if found is not None:
         return found
     asg = _table(Assignment)
-    probe = (
-        f'SELECT "id" FROM {asg} WHERE "rater_id" = %s AND "project_id" = %s AND "status" = %s '
-        f'ORDER BY "position", "id" LIMIT 1'
-    )
+    probe = queue_probe(asg)
     texts = {
         "queue_head": f"SELECT COALESCE(({probe}), ({probe}))",
         "lock_status": f'SELECT "status", "rater_id" FROM {asg} WHERE "id" = %s FOR UPDATE',
@@ -573,11 +552,24 @@ def _small(name: str) -> tuple[str, str]:
     return _SMALL[name]
 
 
+def queue_probe(table: str, *, but_not: bool = False) -> str:
+    """The first assignment of one status in a rater's queue (parameters: rater, project,
+    status[, an id to pass over]), in :data:`~annotation.models.QUEUE_ORDER`: an index range
+    scan on (rater, project, status, position) that stops at its first row. Two of these, one
+    per status of :data:`~annotation.models.QUEUE_STATUSES`, make the queue's head."""
+    order = ", ".join(f'"{column}"' for column in QUEUE_ORDER)
+    other = ' AND "id" <> %s' if but_not else ""
+    return (
+        f'SELECT "id" FROM {table} WHERE "rater_id" = %s AND "project_id" = %s AND "status" = %s{other} '
+        f"ORDER BY {order} LIMIT 1"
+    )
+
+
 def queue_head(rater_id: int, project_id: int) -> int | None:
     """The id of the rater's next open assignment in the project, in queue order: one already
     opened first, then the next assigned one by position (two index range scans on (rater,
     project, status, position), each stopping at its first row, in one statement)."""
-    params = [rater_id, project_id, Assignment.Status.IN_PROGRESS, rater_id, project_id, Assignment.Status.ASSIGNED]
+    params = [value for status in QUEUE_STATUSES for value in (rater_id, project_id, status)]
     return _execute(_small("queue_head"), params).fetchone()[0]
 
 

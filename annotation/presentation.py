@@ -8,14 +8,17 @@ import json
 import re
 from typing import Any
 
+from django.conf import settings
+from django.http import HttpRequest
 from django.urls import get_script_prefix, reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
 from benchmarks.base import STRATA_KEYS
 
 from .models import Assignment, Item, Project
-from .rubric import Question, Rubric, fill_prompt, pair_order
+from .rubric import CANONICAL_LOCALE, Question, Rubric, fill_prompt, pair_order
 
 _HASH = re.compile(r"[0-9a-f]{64}")
 #: a pairwise question's sides and options are the form's words, not rubric text: the UI's language
@@ -275,3 +278,31 @@ def item_render_context(item: Item) -> dict[str, Any]:
     ctx = {k: getattr(item, k) for k in STRATA_KEYS if getattr(item, k)}
     ctx.update(item.data)
     return ctx
+
+
+def rubric_wording(request: HttpRequest, rubric: Rubric) -> dict:
+    """Which wording of the rubric the annotate page shows: the translation into the UI's language
+    when the rubric has one (unless ``?wording=original`` asks for the paper's), else the paper's
+    canonical wording. ``locale`` is what the form posts back, to be stored with the answer;
+    ``note`` says what the annotator sees, when it is not simply the UI's language."""
+    language = translation.get_language() or settings.LANGUAGE_CODE
+    available = rubric.pick_locale(language)
+    original = request.GET.get("wording") == "original"
+    locale = None if original else available
+    if locale:
+        note = _("This rubric is translated from the paper's original English wording, which is the reference.")
+    elif available:
+        note = _("Shown in the paper's original English wording.")
+    elif language.split("-")[0] != CANONICAL_LOCALE:
+        note = _(
+            "This rubric has no translation into %(language)s; it is shown in the paper's original English wording."
+        ) % {"language": translation.get_language_info(language)["name_local"]}
+    else:
+        note = ""
+    return {
+        "rubric": rubric.localized(locale),
+        "locale": locale or CANONICAL_LOCALE,
+        "translated": bool(locale),
+        "switchable": bool(available),
+        "note": note,
+    }

@@ -8,9 +8,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
 from . import hotpath
-from .models import Annotation, Asset, Assignment, Item, Membership, Project, Rater
+from .models import QUEUE_ORDER, QUEUE_STATUSES, Annotation, Asset, Assignment, Item, Membership, Project, Rater
 
-OPEN_STATUSES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ASSIGNED)
+OPEN_STATUSES = QUEUE_STATUSES
 
 
 def can_create_projects(user: AbstractBaseUser) -> bool:
@@ -22,6 +22,13 @@ def managed_projects(user: AbstractBaseUser) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.RESEARCHER).distinct()
+
+
+def visible_projects(user: AbstractBaseUser) -> QuerySet[Project]:
+    """The projects a user manages or annotates: the API lists these, and any other is a 404."""
+    managed = managed_projects(user).values("pk")
+    annotated = annotator_projects(user).values("pk")
+    return Project.objects.filter(Q(pk__in=managed) | Q(pk__in=annotated))
 
 
 def can_manage(user: AbstractBaseUser, project: Project) -> bool:
@@ -78,7 +85,7 @@ def my_assignments(user: AbstractBaseUser, project: Project | None = None) -> Qu
     qs = (
         Assignment.objects.filter(rater__user=user)
         .select_related("item", "project")
-        .order_by("project_id", "position", "id")
+        .order_by("project_id", *QUEUE_ORDER)
     )
     return qs.filter(project=project) if project is not None else qs
 

@@ -116,6 +116,8 @@ INSTALLED_APPS = [
     "judges",
     "curation",
     "accounts",
+    "annotate",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -131,8 +133,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.security.ContentSecurityPolicyMiddleware",
-    # innermost: the annotate loop's two API requests on the lean path (annotation/hot_api.py)
-    "annotation.hot_api.HotPathMiddleware",
+    # innermost: the annotate loop's two API requests on the lean path (annotate/hot_api.py)
+    "annotate.hot_api.HotPathMiddleware",
 ]
 # Off: the annotate loop's API requests go through the DRF views and the annotate page the
 # ordinary way (the reference: same answers, slower).

@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     path("", include("annotation.urls")),
+    path("", include("annotate.urls")),
     path("", include("studies.urls")),
     path("", include("agreement.urls")),
     path("", include("judges.urls")),

@@ -18,13 +18,13 @@ from django.db.models import Max
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from annotation.browse import meta_keys
 from annotation.importing import ImportReport, import_items, stage_upload
 from annotation.models import Item, Project
 from annotation.rubric import Rubric
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
+from curation.browse import meta_keys
 from stats.ppi import ppi_mean
 from stats.result import to_jsonable
 

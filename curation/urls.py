@@ -3,11 +3,14 @@ Pages under ``projects/<id>/curation/``; API under ``api/projects/<id>/{acceptan
 decisions,revisions,exports,accepted-items}/`` and ``api/exports/<id>/`` (none of which the
 annotation app's router claims)."""
 
-from django.urls import path
+from django.urls import path, re_path
 
-from . import api, views
+from . import api, item_api, item_views, views
 
 urlpatterns = [
+    path("projects/<int:project_id>/items/", item_views.item_browser, name="item_browser"),
+    path("projects/<int:project_id>/items/<int:item_id>/preview/", item_views.item_preview, name="item_preview"),
+    re_path(r"^api/projects/(?P<pk>[^/.]+)/items/$", item_api.ProjectItemsView.as_view(), name="api-project-items"),
     path("projects/<int:project_id>/curation/", views.curation_page, name="curation"),
     path("projects/<int:project_id>/curation/preview/", views.preview, name="curation_preview"),
     path("projects/<int:project_id>/curation/policy/", views.save_policy, name="curation_policy"),

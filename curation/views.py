@@ -19,11 +19,11 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from annotation.access import managed_project_or_403
-from annotation.browse import stratum_keys
 from annotation.models import Item, Project
 from annotation.selectors import managed_projects
 from core import reaper
 from core.errors import DomainError
+from curation.browse import stratum_keys
 
 from . import element_form, selectors, services
 from .exports import file_path, main_file

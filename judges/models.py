@@ -97,7 +97,7 @@ class JudgeRun(Job):
     # What the run was limited to: a design sample and / or a stratum ({key: value} over item
     # strata or meta keys), and in words (kept when the sample is deleted later)
     sample = models.ForeignKey(
-        "annotation.Sample", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_runs"
+        "studies.Sample", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_runs"
     )
     stratum = models.JSONField(default=dict, blank=True)
     scope = models.CharField(max_length=500, blank=True)

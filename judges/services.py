@@ -32,7 +32,7 @@ from django.utils import timezone
 from annotation.answers import METRICS_KEY
 from annotation.assets import media_path
 from annotation.expressions import Expression
-from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater, Sample, SampleItem
+from annotation.models import Annotation, Asset, Assignment, Item, Project, Rater
 from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Rubric, RubricError
 from benchmarks.base import Preset
@@ -40,6 +40,7 @@ from core import jobs
 from core.errors import DomainError
 from core.heartbeat import Heartbeat
 from core.values import value_problem
+from studies.models import Sample, SampleItem
 from studies.sampling import metadata_columns
 
 from . import endpoints, formats, orders, prompts

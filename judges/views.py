@@ -16,10 +16,11 @@ from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from annotation.access import managed_project_or_403
-from annotation.models import Project, Sample
+from annotation.models import Project
 from benchmarks.registry import named_templates
 from core.errors import DomainError
 from core.pages import form_error
+from studies.models import Sample
 
 from . import bias, capabilities, endpoints, imported, selectors, services
 from . import forms as param_forms

@@ -175,7 +175,7 @@ def sample_and_assign(args, built) -> dict:
 
 
 def measure_next(args, built) -> dict:
-    from annotation import annotating
+    from annotate import annotating
     from studies import next_item
 
     project, raters = built["project"], built["raters"]

@@ -23,17 +23,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import (
-    Assignment,
-    AssignmentPlan,
-    CrowdParticipant,
-    CrowdStudy,
-    Membership,
-    Project,
-    Rater,
-)
+from annotation.models import Assignment, Membership, Project, Rater
 from annotation.projects import add_member
 from core.errors import DomainError
+from studies.models import AssignmentPlan, CrowdParticipant, CrowdStudy
 
 from .rules import rater_requirement_keys
 

@@ -15,8 +15,8 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 
-from annotation.models import CrowdParticipant, CrowdStudy
 from core.errors import DomainError
+from studies.models import CrowdParticipant, CrowdStudy
 
 from . import crowd
 from .next_item import next_assignment

@@ -10,7 +10,8 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentPlan, Membership, PoolSlot, Project, SampleItem
+from annotation.models import Assignment, Membership, Project
+from studies.models import AssignmentPlan, PoolSlot, SampleItem
 
 from .quality import consistency_scores, qc_settings
 

@@ -38,6 +38,29 @@ def next_assignment(*, rater: Rater, project: Project) -> Assignment | None:
     return pool.claim_from_pool(rater=rater, project=project)
 
 
+def queue_alone_decides(rater: Rater, project: Project) -> bool:
+    """Whether the annotator's own queue (step 3) decides their next item, with no crowd quota
+    (step 1) or quality control (step 2) to consult first. The lean submit then probes the queue
+    in the statement that stores the answer."""
+    return not rater.attributes.get("crowd") and not project.options.get("qc")
+
+
+def next_after_submit(*, rater: Rater, project: Project, queue_next: int | Literal[False] | None) -> int | None:
+    """The id of the annotator's next assignment after a submit, for both annotate paths.
+
+    ``queue_next`` is what the queue probe found when the lean path stored the answer and
+    :func:`queue_alone_decides` held (an id, or None for an empty queue); ``False`` when nothing
+    was probed (the ordinary path, an edit, or a crowd / QC project). Then steps 1-4 run as
+    :func:`next_assignment`; otherwise only what follows the queue is left: the pool (step 4)."""
+    if queue_next is False:
+        found = next_assignment(rater=rater, project=project)
+    elif queue_next is None and project.options.get("pooled_plans") and project.is_open:
+        found = pool.claim_from_pool(rater=rater, project=project)
+    else:
+        return queue_next
+    return found.id if found is not None else None
+
+
 def next_in_queue(rater: Rater, project: Project) -> Assignment | None:
     """The rater's next open assignment in queue order (one already opened comes first), with
     only its id read.

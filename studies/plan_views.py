@@ -14,9 +14,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.access import as_id, managed_project_or_403
-from annotation.models import Sample
 from core.errors import DomainError
 from core.pages import form_problems
+from studies.models import Sample
 
 from . import plan_forms, plans
 from .views import PlanForm, managed_plan

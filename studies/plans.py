@@ -25,18 +25,10 @@ from django.utils.translation import ngettext
 
 from annotation.assigning import draw_presentation
 from annotation.bulk import insert_rows
-from annotation.models import (
-    Assignment,
-    AssignmentPlan,
-    Item,
-    Membership,
-    PoolSlot,
-    Project,
-    Rater,
-    Sample,
-)
+from annotation.models import Assignment, Item, Membership, Project, Rater
 from annotation.projects import UNOPENED_DEFAULT_ROWS
 from core.errors import DomainError
+from studies.models import AssignmentPlan, PoolSlot, Sample
 
 from .pool import OPEN_STATUSES, lease_seconds_for, lock_slot_for
 from .rules import (

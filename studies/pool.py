@@ -20,7 +20,8 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.assigning import draw_presentation
-from annotation.models import Assignment, AssignmentPlan, PoolSlot, Project, Rater
+from annotation.models import Assignment, Project, Rater
+from studies.models import AssignmentPlan, PoolSlot
 
 from .rules import rater_requirement_keys
 

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.models import AssignmentPlan, Item, Rater
+from annotation.models import Item, Rater
 from core.errors import DomainError
+from studies.models import AssignmentPlan
 
 from .sampling import metadata_columns
 

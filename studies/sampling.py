@@ -26,9 +26,10 @@ from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from annotation.bulk import insert_rows
-from annotation.models import Item, Project, Sample, SampleItem
+from annotation.models import Item, Project
 from benchmarks.base import STRATA_KEYS
 from core.errors import DomainError
+from studies.models import Sample, SampleItem
 
 BLANK = "(blank)"
 QC_META_KEY = "qc"  # items with meta.qc = attention | gold are quality-control items, never sampled

@@ -21,13 +21,14 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import as_id, managed_project_or_403
-from annotation.models import Assignment, AssignmentPlan, CrowdStudy, Item, Project, Rater, Sample
+from annotation.models import Assignment, Item, Project, Rater
 from annotation.projects import rater_for_user
 from annotation.selectors import project_progress
 from benchmarks.base import STRATA_KEYS, StudyDesign
 from core import csvsafe
 from core.errors import DomainError
 from core.pages import form_error, form_problems, refused
+from studies.models import AssignmentPlan, CrowdStudy, Sample
 
 from . import crowd, dashboard, plan_forms, plans, pool, quality, sampling
 from .rules import format_balance_text

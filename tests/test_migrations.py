@@ -112,3 +112,83 @@ def test_a_released_database_migrates_forward_with_its_data():
     # today's code works on the migrated rows: the annotator's next item is the open one
     rater = NewRater.objects.get(name="ann")
     assert next_assignment(rater=rater, project=project).item.external_id == "t1"
+
+
+#: the leaf migrations of every app at the release before issue 21 (the study tables were
+#: declared in annotation.models)
+BEFORE_STUDY_TABLES_MOVED = [
+    ("annotation", "0007_annotation_history_image_names"),
+    ("curation", "0005_export_lease"),
+    ("judges", "0007_run_management"),
+    ("agreement", "0003_agreementreport_lease"),
+    ("accounts", "0002_invitation"),
+]
+
+
+def test_the_study_tables_move_to_studies_with_their_rows():
+    """Issue 21 moved six tables' declarations from ``annotation`` to ``studies`` in Django's
+    state only: a database made by the previous release keeps every row and every key."""
+    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # whatever an earlier test left
+    old = migrate(BEFORE_STUDY_TABLES_MOVED)
+    get = old.get_model
+    User = get("auth", "User")
+    owner = User.objects.create(username="owner", is_staff=True)
+    annotator = User.objects.create(username="ann")
+    from benchmarks.registry import get_preset
+
+    preset = get_preset("cqbench.turing")
+    rubric = get("annotation", "RubricVersion").objects.create(
+        rubric_key=preset.key, version=1, schema=preset.rubric, schema_hash="h" * 64
+    )
+    project = get("annotation", "Project").objects.create(
+        name="designed", preset_key=preset.key, rubric_version=rubric, k_per_item=1, created_by=owner
+    )
+    get("annotation", "Membership").objects.create(project=project, user=annotator, role="annotator")
+    human = get("annotation", "Rater").objects.create(kind="human", user=annotator, name="ann")
+    items = [
+        get("annotation", "Item").objects.create(project=project, external_id=f"s{i}", data={}, country="China")
+        for i in range(2)
+    ]
+    sample = get("annotation", "Sample").objects.create(project=project, name="36 pairs", strata_keys=["country"])
+    for item in items:
+        get("annotation", "SampleItem").objects.create(sample=sample, item=item, stratum="country=China")
+    plan = get("annotation", "AssignmentPlan").objects.create(project=project, sample=sample, name="k=1", k=1)
+    assignment = get("annotation", "Assignment").objects.create(
+        project=project, item=items[0], rater=human, status="in_progress", plan=plan
+    )
+    get("annotation", "PoolSlot").objects.create(
+        plan=plan, item=items[0], state="leased", rater=human, assignment=assignment
+    )
+    get("annotation", "PoolSlot").objects.create(plan=plan, item=items[1], state="open")
+    study = get("annotation", "CrowdStudy").objects.create(
+        project=project, name="prolific", token="t" * 32, completion_code="C0DE"
+    )
+    get("annotation", "CrowdParticipant").objects.create(study=study, pid_hash="p" * 64, rater=human)
+    judge = get("annotation", "Rater").objects.create(kind="model", name="judge: j", backend="openai_chat")
+    config = get("judges", "JudgeConfig").objects.create(
+        project=project, name="j", backend="openai_chat", model_id="m", rater=judge
+    )
+    get("judges", "JudgeRun").objects.create(
+        config=config, project=project, status="done", item_ids=[], total=0, sample=sample
+    )
+
+    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+    from annotation.models import Assignment
+    from judges.models import JudgeRun
+    from studies.models import AssignmentPlan, CrowdParticipant, PoolSlot, Sample
+
+    new_sample = Sample.objects.get(name="36 pairs")
+    assert sorted(new_sample.items.values_list("external_id", flat=True)) == ["s0", "s1"]
+    assert list(new_sample.members.values_list("stratum", flat=True)) == ["country=China"] * 2
+    new_plan = AssignmentPlan.objects.get(name="k=1")
+    assert new_plan.sample == new_sample
+    assert Assignment.objects.get(item__external_id="s0").plan == new_plan
+    assert sorted(PoolSlot.objects.filter(plan=new_plan).values_list("state", flat=True)) == ["leased", "open"]
+    assert PoolSlot.objects.get(state="leased").assignment.item.external_id == "s0"
+    assert CrowdParticipant.objects.get().study.completion_code == "C0DE"
+    assert JudgeRun.objects.get(config__name="j").sample == new_sample
+    # the tables kept their names: the move ran no SQL
+    tables = set(connection.introspection.table_names())
+    assert {"annotation_sample", "annotation_assignmentplan", "annotation_poolslot"} <= tables
+    assert not {t for t in tables if t.startswith("studies_")}

@@ -22,9 +22,10 @@ from django.db.models import Count, QuerySet
 
 from agreement.selectors import submitted_annotations
 from annotation.answers import flatten_answers
-from annotation.models import Item, Project, Rater, SampleItem
+from annotation.models import Item, Project, Rater
 from annotation.rubric import Rubric
 from benchmarks.base import STRATA_KEYS
+from studies.models import SampleItem
 
 from .. import selectors
 from ..models import Export

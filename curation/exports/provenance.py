@@ -21,9 +21,10 @@ from typing import Any
 from django.db.models import Count
 
 from agreement.selectors import project_raters
-from annotation.models import AssignmentPlan, Project, Rater, Sample
+from annotation.models import Project, Rater
 from judges.endpoints import is_secret_name, public_params
 from judges.models import JudgeConfig
+from studies.models import AssignmentPlan, Sample
 
 #: attribute names that identify a person rather than describe them (compared as lowercase words)
 IDENTIFYING_WORDS = frozenset(

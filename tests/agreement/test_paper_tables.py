@@ -32,7 +32,8 @@ from scipy import stats as ss
 
 from agreement import selectors, services
 from agreement.services import ReportParams
-from annotation import annotating, importing, projects
+from annotate import annotating
+from annotation import importing, projects
 from annotation.models import Annotation, Assignment, Item, Rater
 from judges.combine import combine
 from judges.services import judge_derived

@@ -14,7 +14,8 @@ from django.urls import resolve, reverse
 from agreement import selectors, services
 from agreement.models import AgreementReport
 from agreement.services import ReportParams
-from annotation import annotating, importing, presentation
+from annotate import annotating
+from annotation import importing, presentation
 from annotation.models import Annotation, Assignment, Item, Rater
 from core.errors import DomainError
 from stats import agreement_report

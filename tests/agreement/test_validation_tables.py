@@ -509,7 +509,7 @@ def test_blendvis_image_majority_and_bad_reasons_every_cell(tmp_path):
 def test_counterfactuals_flag_rates_by_dimension_and_judge_vs_humans(tmp_path):
     from sklearn.metrics import cohen_kappa_score
 
-    from annotation import annotating
+    from annotate import annotating
     from annotation.models import Assignment, Item, Rater
     from tests.agreement.test_paper_tables import CC_DIMS, CC_FLAGS, import_ok, submit_humans, write_pngs
     from tests.annotation.factories import make_project

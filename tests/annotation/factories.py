@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from PIL import Image
 
 from annotation import projects
-from annotation.management.commands.seed_demo import researchers_group
 from annotation.models import Project
+from demo.management.commands.seed_demo import researchers_group
 
 
 def make_user(username: str, *, researcher: bool = False, superuser: bool = False):

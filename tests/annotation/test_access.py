@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import annotating, importing
+from annotate import annotating
+from annotation import importing
 from annotation.models import Annotation, Asset, Assignment, ImportJob, Item, Project
 
 from .factories import jsonl, make_project, make_user, turing_records, valueground_records

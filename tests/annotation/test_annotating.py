@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import annotating, importing, projects
+from annotate import annotating
+from annotation import importing, projects
 from annotation.models import Annotation, Assignment, Item
 
 from .factories import jsonl, make_project, turing_records

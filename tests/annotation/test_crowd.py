@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation.models import CrowdParticipant, Rater
+from annotation.models import Rater
 from studies import crowd, plans, sampling
+from studies.models import CrowdParticipant
 
 from .design_helpers import strata_project
 

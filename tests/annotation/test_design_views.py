@@ -14,8 +14,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Annotation, Assignment, AssignmentPlan, CrowdStudy, PoolSlot, Project, Sample
+from annotation.models import Annotation, Assignment, Project
 from studies import next_item, quality
+from studies.models import AssignmentPlan, CrowdStudy, PoolSlot, Sample
 
 from .design_helpers import annotator, strata_project
 from .factories import make_user

@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import annotating, importing, views
-from annotation.models import Assignment, Item, Sample, SampleItem
+from annotate import annotating
+from annotation import importing, views
+from annotation.models import Assignment, Item
 from curation import services as curation
+from studies.models import Sample, SampleItem
 
 from .factories import jsonl, make_project, make_user, turing_records
 

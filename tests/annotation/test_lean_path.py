@@ -1,4 +1,4 @@
-"""The lean annotate path (issue 15: ``annotation.hotpath``, ``annotation.hot_api``, the annotate
+"""The lean annotate path (issue 15: ``annotation.hotpath``, ``annotate.hot_api``, the annotate
 page) answers exactly as the ordinary path does (``HV_LEAN_API`` off: the DRF views, the page
 with its login check), refuses what that refuses, never outlives a session Django would no
 longer accept, counts API rates once, and holds under concurrent submits."""
@@ -18,8 +18,9 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation import importing, projects
-from annotation.models import Annotation, Assignment, PoolSlot
+from annotation.models import Annotation, Assignment
 from studies import plans, sampling
+from studies.models import PoolSlot
 from tests import services as test_services
 
 from .factories import jsonl, make_project, make_user, valueground_records

@@ -8,9 +8,11 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import annotating, projects
-from annotation.models import Annotation, Assignment, AssignmentPlan, PoolSlot, Project, Sample
+from annotate import annotating
+from annotation import projects
+from annotation.models import Annotation, Assignment, Project
 from studies import next_item, plans, sampling
+from studies.models import AssignmentPlan, PoolSlot, Sample
 
 from .design_helpers import annotator, strata_project
 from .factories import make_user

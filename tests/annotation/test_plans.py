@@ -9,10 +9,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation import annotating, projects
-from annotation.models import Assignment, Item, PoolSlot, Rater
+from annotate import annotating
+from annotation import projects
+from annotation.models import Assignment, Item, Rater
 from core.errors import DomainError
 from studies import next_item, plans, pool, rules, sampling
+from studies.models import PoolSlot
 
 from .design_helpers import annotator, strata_project
 

@@ -16,10 +16,12 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from annotation import annotating, projects
-from annotation.models import Annotation, Assignment, PoolSlot
+from annotate import annotating
+from annotation import projects
+from annotation.models import Annotation, Assignment
 from core.errors import DomainError
 from studies import next_item, plans, pool, sampling
+from studies.models import PoolSlot
 from tests import services as test_services
 
 from .design_helpers import strata_project

@@ -9,7 +9,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation import annotating, projects
+from annotate import annotating
+from annotation import projects
 from annotation.models import Assignment, Membership
 from core.errors import DomainError
 from studies import dashboard, next_item, plans, quality, sampling

@@ -6,9 +6,10 @@ from collections import Counter
 
 import pytest
 
-from annotation.models import Item, Sample, SampleItem
+from annotation.models import Item
 from core.errors import DomainError
 from studies import sampling
+from studies.models import Sample, SampleItem
 
 from .design_helpers import strata_project
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from annotation.item_schema import check_record
-from annotation.models import Sample
 from annotation.rubric import Rubric
 from benchmarks.base import (
     COMMON_KEYS,
@@ -33,6 +32,7 @@ from judges import prompts
 from judges.backends import JudgeSpec, backend_for
 from judges.models import JudgeConfig
 from studies import quality
+from studies.models import Sample
 from studies.rules import format_balance_text, parse_balance_text, parse_rules
 
 ROOT = Path(__file__).resolve().parent.parent.parent

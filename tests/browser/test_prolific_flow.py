@@ -8,8 +8,9 @@ import re
 import pytest
 
 from annotation import importing, projects
-from annotation.models import Annotation, CrowdParticipant
+from annotation.models import Annotation
 from studies import crowd, plans, sampling
+from studies.models import CrowdParticipant
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

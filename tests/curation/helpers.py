@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation import annotating, importing, presentation
+from annotate import annotating
+from annotation import importing, presentation
 from annotation.models import Annotation, Assignment, Item, Rater
 from tests.annotation.factories import jsonl, make_project, valueground_records
 

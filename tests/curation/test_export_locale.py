@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from annotation import annotating
+from annotate import annotating
 from annotation.models import Annotation, Assignment
 from curation.exports import export_root, run_export_job
 from curation.models import Export

@@ -16,7 +16,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from annotation import annotating, importing
+from annotate import annotating
+from annotation import importing
 from annotation.models import Annotation, AnnotationRevision, Assignment, Item, Rater
 from annotation.projects import rater_for_user
 from curation.exports import export_root, run_export_job

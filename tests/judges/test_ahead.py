@@ -27,7 +27,8 @@ from PIL import Image
 from scipy import stats as ss
 
 from agreement.validation import compute_tables
-from annotation import annotating, importing, projects
+from annotate import annotating
+from annotation import importing, projects
 from annotation.assets import media_path
 from annotation.models import Annotation, Asset, Assignment, Item
 from annotation.rubric import Rubric

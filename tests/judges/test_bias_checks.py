@@ -15,7 +15,7 @@ import pytest
 from django.urls import reverse
 from scipy import stats
 
-from annotation import annotating
+from annotate import annotating
 from annotation.models import Annotation, Assignment
 from annotation.projects import rater_for_user
 from benchmarks.registry import get_preset

@@ -19,7 +19,7 @@ from PIL import Image, ImageEnhance, ImageFilter
 
 from agreement import validation
 from agreement.selectors import ratings_frame
-from annotation import annotating
+from annotate import annotating
 from annotation.expressions import Expression
 from annotation.models import Assignment, Rater
 from annotation.rubric import Rubric

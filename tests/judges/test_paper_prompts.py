@@ -21,7 +21,8 @@ import pytest
 from PIL import Image
 
 from agreement.validation import compute_tables
-from annotation import annotating, importing
+from annotate import annotating
+from annotation import importing
 from annotation.models import Annotation, Assignment
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset

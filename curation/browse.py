@@ -27,11 +27,12 @@ from django.db.models.fields.json import KeyTextTransform
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotation.models import Assignment, Item, Project
 from benchmarks.base import STRATA_KEYS
 from core.errors import DomainError
-from curation.models import STATUS_CHOICES as DECISION_CHOICES
+from studies.models import AssignmentPlan, PoolSlot, Sample, SampleItem
 
-from .models import Assignment, AssignmentPlan, Item, PoolSlot, Project, Sample, SampleItem
+from .models import STATUS_CHOICES as DECISION_CHOICES
 
 ITEM_STATUSES: dict[str, Any] = {
     "unassigned": gettext_lazy("Unassigned"),

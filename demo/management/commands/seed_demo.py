@@ -5,7 +5,7 @@ judge and humans out of the box. Idempotent: running it again changes nothing.
 Everything protocol-specific comes from the preset (``benchmarks/<protocol>.py``): its demo
 items, its demo judges (``Preset.demo_judges``) and its demo answers (``Preset.demo_answers``).
 The judges are only configured here (a run is started from the project's judges page); the
-human annotations go through ``annotation.annotating.submit_annotation`` like a browser
+human annotations go through ``annotate.annotating.submit_annotation`` like a browser
 submission. They are fixed, illustrative demo ratings, not data from a paper, and are written
 only on assignments nobody has opened yet."""
 
@@ -20,7 +20,8 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation import annotating, importing, projects
+from annotate import annotating
+from annotation import importing, projects
 from annotation.models import Assignment, Project
 from benchmarks.registry import PRESETS
 from judges.models import JudgeConfig

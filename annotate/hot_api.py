@@ -25,12 +25,13 @@ from rest_framework.authentication import CSRFCheck
 from rest_framework.settings import api_settings
 from rest_framework.utils.encoders import JSONEncoder
 
+from annotation import hotpath
+from annotation.models import RubricVersion
+from annotation.presentation import annotator_item_payload, item_render_context
 from core.security import THROTTLE_COUNTED
 from studies import pool
 
-from . import annotating, hotpath
-from .models import RubricVersion
-from .presentation import annotator_item_payload, item_render_context
+from . import annotating
 
 _DETAIL = re.compile(r"^/api/assignments/([0-9]{1,18})/$")
 _SUBMIT = re.compile(r"^/api/assignments/([0-9]{1,18})/submit/$")

@@ -14,15 +14,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import history, hotpath
+from annotation.models import Annotation, Assignment, Rater
+from annotation.presentation import item_render_context
+from annotation.rubric import AnswerError
 from core.errors import DomainError
 from core.values import value_problem
 from studies import pool, quality
-from studies.next_item import next_assignment
-
-from . import history, hotpath
-from .models import Annotation, Assignment, Rater
-from .presentation import item_render_context
-from .rubric import AnswerError
+from studies.next_item import next_after_submit, queue_alone_decides
 
 
 def check_owner(assignment: Assignment, rater: Rater) -> None:
@@ -104,7 +103,7 @@ def store_locked(
 ) -> hotpath.Stored:
     """The checks and writes of a submission once its rows are locked (the pool slot, if any,
     then the assignment; ``status`` is the one read under the lock), inside the caller's
-    transaction. Shared by :func:`submit_annotation` and the lean path (``annotation.hot_api``,
+    transaction. Shared by :func:`submit_annotation` and the lean path (``annotate.hot_api``,
     the annotate page), so both refuse and store alike. ``probe_next``: also find the next
     assignment of the rater's own queue in the same statement (a first submission only)."""
     project = assignment.project
@@ -253,7 +252,7 @@ def submit_mine(
             out.loaded = loaded
             assignment = loaded.assignment
             given = answers(assignment) if callable(answers) else answers
-            simple = not assignment.rater.attributes.get("crowd") and not assignment.project.options.get("qc")
+            simple = queue_alone_decides(assignment.rater, assignment.project)
             out.stored = store_locked(
                 assignment=assignment,
                 status=assignment.status,
@@ -268,13 +267,9 @@ def submit_mine(
     except DomainError as exc:
         out.error = exc
         return out
-    rater, project = assignment.rater, assignment.project
-    if not out.stored.probed:
-        found = next_assignment(rater=rater, project=project)
-    elif out.stored.next_id is None and project.options.get("pooled_plans") and project.is_open:
-        found = pool.claim_from_pool(rater=rater, project=project)  # next_assignment's last step
-    else:
-        out.next_id = out.stored.next_id
-        return out
-    out.next_id = found.id if found is not None else None
+    out.next_id = next_after_submit(
+        rater=assignment.rater,
+        project=assignment.project,
+        queue_next=out.stored.next_id if out.stored.probed else False,
+    )
     return out
