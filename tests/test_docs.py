@@ -107,7 +107,7 @@ def anchors(path: Path) -> set[str]:
 
 
 def _rel(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def _without_code_spans(line: str) -> str:
@@ -201,3 +201,20 @@ def test_the_checks_catch_what_they_should():
     assert repository_path("https://download.pytorch.org/whl/cpu") is None
     assert repository_path("var/db.sqlite3") is None
     assert repository_path("benchmarks.base.Preset") is None
+
+
+def test_broken_links_and_paths_are_listed_with_file_and_line(tmp_path):
+    page = tmp_path / "page.md"
+    (tmp_path / "other.md").write_text("# Other page\n\n## A `code` heading: here\n")
+    page.write_text(
+        "# Page\n"
+        "[fine](other.md#a-code-heading-here) [fine too](#page) [web](https://example.org)\n"
+        "[gone](missing.md) [no anchor](other.md#nowhere)\n"
+        "`stats/` `stats/no_such_module.py`, `/api/projects/<id>/` `benchmarks/<paper>/`\n"
+        "```\n`stats/ignored_in_code_block.py` [x](ignored.md)\n```\n"
+    )
+    assert broken_links(page) == [
+        f"{page}:3: [gone](missing.md): missing.md does not exist",
+        f"{page}:3: [no anchor](other.md#nowhere): no heading #nowhere in {tmp_path / 'other.md'}",
+    ]
+    assert broken_paths(page) == [f"{page}:4: `stats/no_such_module.py` does not exist"]
