@@ -2,8 +2,9 @@
 #   make run                      # app + worker on http://127.0.0.1:8000 (PORT=... to change)
 #   make test                     # throwaway PostgreSQL + Redis, then pytest
 #   make test ARGS="-k foo -x"    # extra pytest arguments
+#   make test-fast                # the quick inner loop: parallel, slow tests left out
 #   make lint                     # ruff
-.PHONY: run test lint venv
+.PHONY: run test test-fast lint venv
 
 ARGS ?=
 
@@ -12,6 +13,10 @@ run:
 
 test:
 	scripts/test $(ARGS)
+
+# parallel over the machine's cores (pytest-xdist), without what `tests/conftest.py` marks slow
+test-fast:
+	scripts/test -n auto -m "not slow" -q $(ARGS)
 
 venv:
 	bash -c 'source scripts/_venv.sh && ensure_venv requirements-dev.txt'

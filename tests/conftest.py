@@ -79,6 +79,28 @@ def _need_service(reason: str) -> None:
     pytest.skip(f"{reason}; run `make test` to get PostgreSQL + Redis + Chromium")
 
 
+# ------------------------------------------------------------------------- slow tests
+#: modules whose tests are slow by nature (`make test-fast` leaves them out; `make test` and CI
+#: run everything): killed workers, the schemathesis pass, migrations replayed from old releases
+SLOW_MODULES = {"test_worker_faults.py", "test_api_fuzz.py", "test_migrations.py", "test_broker_unreachable.py"}
+#: fixtures that start a process or a browser: a test using one is slow
+SLOW_FIXTURES = {"celery_worker_process", "live_server", "browser", "page"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` what starts real processes (a Celery worker, Chromium, a live server) or
+    replays whole histories, so that `make test-fast` (``-m "not slow"``) is a quick inner loop."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if (
+            item.get_closest_marker("browser")
+            or item.get_closest_marker("celery_worker")
+            or fixtures & SLOW_FIXTURES
+            or item.path.name in SLOW_MODULES
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
 # ------------------------------------------------------------------------- session guard
 def pytest_configure(config):
     if services.services_required():

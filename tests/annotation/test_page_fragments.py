@@ -120,7 +120,7 @@ def test_every_presets_pages_are_the_same_from_stored_fragments(settings, tmp_pa
     each (the errors shown in the questions)."""
     from django.core.management import call_command
 
-    from annotation.management.commands import seed_demo
+    from demo.management.commands import seed_demo
     from benchmarks.registry import PRESETS
 
     settings.MEDIA_ROOT = tmp_path / "media"

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from annotation.management.commands import seed_demo
+from demo.management.commands import seed_demo
 from annotation.models import Annotation, Assignment, Project
 from benchmarks.registry import PRESETS
 

@@ -12,7 +12,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from annotation.management.commands import seed_demo
+from demo.management.commands import seed_demo
 from annotation.models import Project
 from benchmarks.registry import PRESETS
 
