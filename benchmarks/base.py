@@ -1,5 +1,5 @@
-"""What a protocol preset is: everything one paper's validation protocol brings, in one module
-of this package. Adding a protocol = adding one module here and one line in
+"""What a protocol preset is: everything one paper's validation protocol brings, in one
+subpackage of this package. Adding a protocol = adding one package here and one line in
 ``benchmarks/registry.py``; the apps (annotation, judges, curation, the demo command) read it
 all from the :class:`Preset`, so no view, service or command changes.
 
@@ -21,8 +21,15 @@ A preset holds:
 - the **suggested acceptance policy** (a ``curation.policy.PolicySpec`` object, element filter
   included);
 - the **demo**: items (``demo_items``), ready-to-run judges (:class:`DemoJudge`) and seeded
-  human answers (``demo_answers``);
-- a slot for the protocol's **validation report** (``validation_report``).
+  human answers (``demo_answers``), the items and answers read from the package's data files
+  (``benchmarks/<paper>/demo/``, see ``benchmarks/demo_data.py``) when the demo is seeded;
+- the protocol's **validation report** (``validation_report``): a :class:`LazyReport` naming
+  the function in ``benchmarks/<paper>/tables.py``, imported only when a report is asked for,
+  so loading the presets (every app does) never loads numpy or pandas.
+
+A protocol is a package ``benchmarks/<paper>/``: ``__init__.py`` the declaration,
+``prompts.py`` the paper's wording (instructions, translations, judge prompts), ``tables.py``
+its validation tables, ``demo/`` its demo data.
 
 ``tests/benchmarks/test_preset_completeness.py`` checks every registered preset for all of this,
 and that no app outside ``benchmarks/`` names a preset key.
@@ -53,6 +60,7 @@ never the reverse): a preset is plain data plus pure functions.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,6 +192,19 @@ class DemoJudge:
 
 
 @dataclass(frozen=True)
+class LazyReport:
+    """A preset's ``validation_report`` by name: ``function`` of ``module`` (e.g.
+    ``benchmarks.valueground.tables``), imported on the first call. The tables need numpy and the
+    statistics core, which the apps reading a preset (every page, the annotate loop) never need."""
+
+    module: str
+    function: str = "validation_report"
+
+    def __call__(self, inp: Any) -> Any:
+        return getattr(importlib.import_module(self.module), self.function)(inp)
+
+
+@dataclass(frozen=True)
 class Preset:
     key: str  # e.g. "valueground.pair_quality"; stable, used in URLs and exports
     name: str
@@ -191,6 +212,7 @@ class Preset:
     item_fields: list[dict[str, Any]]
     rubric: dict[str, Any]
     # writes demo images into the folder and returns item records in the import format
+    # (benchmarks.demo_data.DemoItems reads them from the package's demo/ files)
     demo_items: Callable[[Path], list[dict[str, Any]]]
     defaults: dict[str, Any] = field(default_factory=dict)  # e.g. {"k": 2, "show_model_hints": False}
     # how the paper designed its human validation (suggestions for the study-design pages)
@@ -211,8 +233,8 @@ class Preset:
     demo_judges: tuple[DemoJudge, ...] = ()
     # demo item external id -> the demo annotators' answers, submitted by the demo command
     demo_answers: Mapping[str, DemoRatings] = field(default_factory=dict)
-    # Slot for the protocol's validation report (the paper's tables from a project's ratings).
-    # Declared here, filled by the next issue; None: the protocol has no report yet.
+    # The protocol's validation report (the paper's tables from a project's ratings), a
+    # LazyReport naming its tables module; None: the protocol has no report.
     validation_report: Callable[..., Any] | None = None
 
     def field(self, name: str) -> dict[str, Any] | None:

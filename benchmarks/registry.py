@@ -1,4 +1,4 @@
-"""All protocol presets, in display order. Adding a protocol = one module + one line here."""
+"""All protocol presets, in display order. Adding a protocol = one package + one line here."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ model judges (default 2), every rater on every item, Q1-Q3 on 0-2, Q4 0/1 and th
 Total, two generation backbones, and the assignment order (the annotators of an item assigned
 in a random order, which decides the rater slots). Then times the preset's whole validation report (Table 4,
 Table 4 by annotator group, Table 4 by backbone; every cell with its --bootstrap percentile CI,
-default 1,000 resamples) through ``benchmarks.valueground.validation_report``, the function the
+default 1,000 resamples) through ``benchmarks.valueground.tables.validation_report``, the function the
 page, the API and the ``validation_report`` command call, plus rendering the tables as
 Markdown, LaTeX and CSV. The database read is not included (see ``perf/agreement_bench.py`` and
 docs/benchmarks.md for the ratings frame).
@@ -29,7 +29,7 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import valueground
+from benchmarks.valueground import tables as valueground_tables
 from stats.tables import to_csv, to_latex, to_markdown
 from stats.validation import RaterInfo, ValidationInput
 
@@ -103,7 +103,7 @@ def main() -> None:
     for _ in range(args.repeat):
         fresh = replace(inp, memo={})  # nothing read before: each repeat pays for its reads
         t0 = time.perf_counter()
-        tables = valueground.validation_report(fresh)
+        tables = valueground_tables.validation_report(fresh)
         t1 = time.perf_counter()
         text = [to_markdown(tables), to_latex(tables), to_csv(tables)]
         t2 = time.perf_counter()

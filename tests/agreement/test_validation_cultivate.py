@@ -19,6 +19,7 @@ from agreement import validation
 from annotation import projects
 from annotation.models import Assignment
 from benchmarks import cultivate
+from benchmarks.cultivate.tables import HUMAN_ROW
 from judges import imported
 from studies import plans, sampling
 from tests.agreement import test_paper_tables as paper
@@ -154,7 +155,7 @@ def test_cultivate_faithfulness_tables_every_cell(cv):
     # --- Table 2: by region and All
     t2 = tables["cultivate-table2"]
     assert t2.columns == ("Global South", "Global North", "All", "n images (All)")
-    assert [r.label for r in t2.rows] == [*series, cultivate.HUMAN_ROW]
+    assert [r.label for r in t2.rows] == [*series, HUMAN_ROW]
     subsets = {"Global South": [e for e in items if region[e] == "Global South"]}
     subsets["Global North"] = [e for e in items if region[e] == "Global North"]
     subsets["All"] = items
@@ -167,14 +168,14 @@ def test_cultivate_faithfulness_tables_every_cell(cv):
             c = t2.cell(label, col)
             assert close(c.value, rho(values, sel)), (label, col)
             assert c.n == len(sel) and c.ci is not None and c.ci[0] <= c.ci[1]
-        h = t2.cell(cultivate.HUMAN_ROW, col)
+        h = t2.cell(HUMAN_ROW, col)
         assert close(h.value, human(sel)) and h.n == len(sel) and h.ci is not None
-    assert t2.cell(cultivate.HUMAN_ROW, "n images (All)").value == len(items)
+    assert t2.cell(HUMAN_ROW, "n images (All)").value == len(items)
 
     # --- Table 6: by T2I model, Avg. = mean over the models
     t6 = tables["cultivate-table6"]
     assert t6.columns == (*GENERATORS, "Avg.")
-    for label, values in [*series.items(), (cultivate.HUMAN_ROW, None)]:
+    for label, values in [*series.items(), (HUMAN_ROW, None)]:
         if label in constant:
             continue
         per = []

@@ -18,7 +18,8 @@ from django.urls import resolve, reverse
 from agreement import validation
 from agreement.services import ReportParams, compute_report
 from benchmarks import blendvis, counterfactuals, cqbench, cultivate
-from benchmarks import valueground as valueground_module
+from benchmarks.blendvis import tables as blendvis_tables
+from benchmarks.valueground import tables as valueground_tables
 from stats.tables import Cell, Row, Table, format_cell, to_csv, to_latex, to_markdown
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import (
@@ -166,7 +167,7 @@ def test_valueground_table4_from_stored_ratings_every_cell(valueground):
     t4 = tables["valueground-table4"]
     want = table4_independent(humans, mean)
     cols = vg_columns("LLM ensemble (ensemble)")
-    assert t4.columns == (*cols.values(), *valueground_module.SLOT_COLUMNS, "n")
+    assert t4.columns == (*cols.values(), *valueground_tables.SLOT_COLUMNS, "n")
     for label, f in VG_ROWS:
         for k, col in cols.items():
             c = t4.cell(label, col)
@@ -256,7 +257,7 @@ def test_valueground_table4_human_ceiling_pooled_slot_vs_slot(valueground):
         )
 
     everyone = [u for u, _ in VG_ANNOTATORS]
-    p_col, s_col = valueground_module.SLOT_COLUMNS
+    p_col, s_col = valueground_tables.SLOT_COLUMNS
     t4 = tables["valueground-table4"]
     for label, f in VG_ROWS:
         for col, fn in ((p_col, ss.pearsonr), (s_col, ss.spearmanr)):
@@ -499,7 +500,7 @@ def test_blendvis_image_majority_and_bad_reasons_every_cell(tmp_path):
     assert close(t.cell(row, "Bad rate").value, float(np.mean(bad_votes >= 2)))
     assert t.cell(row, "Images with a majority").value == 30 and t.cell(row, "Bad rate").ci
     given = [c for _, c in raw.values() if c]
-    for value, label in blendvis.REASON_LABELS.items():
+    for value, label in blendvis_tables.REASON_LABELS.items():
         assert reasons.cell(label, "Bad judgements").value == given.count(value)
         assert close(reasons.cell(label, "Share of Bad judgements").value, given.count(value) / len(given))
     assert reasons.cell("Inaccurate Regional Representation", "Share of Bad judgements").ci == (0.0, 0.0)

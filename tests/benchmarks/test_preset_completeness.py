@@ -1,4 +1,4 @@
-"""A protocol is one module (issue 9): every registered preset carries all that is its own -
+"""A protocol is one package (issues 9 and 21): every registered preset carries all that is its own -
 schema, rubric, study design, judge prompt, direct judges, named templates, suggested policy,
 demo items, demo judges and demo answers - and each piece fits the rest (questions exist in the rubric,
 the policy compiles, the demo answers validate). The apps read all of it from the preset, so

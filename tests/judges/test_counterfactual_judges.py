@@ -24,7 +24,7 @@ from django.urls import reverse
 from agreement.selectors import ratings_frame
 from annotation import importing
 from annotation.models import Annotation
-from benchmarks.counterfactuals import CONTEXT_CHOICES, REFUSAL_SYSTEM
+from benchmarks.counterfactuals.prompts import CONTEXT_CHOICES, REFUSAL_SYSTEM
 from benchmarks.demo_images import draw_image
 from core.errors import DomainError
 from judges import services
