@@ -15,7 +15,6 @@ script runs unchanged on an older commit (refactors that move modules do not tou
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import sys
@@ -47,7 +46,8 @@ from django.test.utils import setup_test_environment  # noqa: E402
 
 setup_test_environment()  # the test client's ALLOWED_HOSTS ("testserver")
 call_command("migrate", verbosity=0)
-call_command("seed_demo", stdout=open(os.devnull, "w"))
+with open(os.devnull, "w") as quiet:
+    call_command("seed_demo", stdout=quiet)
 
 from django.contrib.auth import get_user_model  # noqa: E402
 

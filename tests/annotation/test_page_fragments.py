@@ -120,8 +120,8 @@ def test_every_presets_pages_are_the_same_from_stored_fragments(settings, tmp_pa
     each (the errors shown in the questions)."""
     from django.core.management import call_command
 
-    from demo.management.commands import seed_demo
     from benchmarks.registry import PRESETS
+    from demo.management.commands import seed_demo
 
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -16,9 +16,9 @@ import time
 import pytest
 from django.core.management import call_command
 
-from demo.management.commands import seed_demo
 from annotation.models import Annotation, Assignment, Project, Rater
 from benchmarks.registry import PRESETS
+from demo.management.commands import seed_demo
 from judges.models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]

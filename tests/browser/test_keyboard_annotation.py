@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from demo.management.commands import seed_demo
 from annotation.models import Annotation, Assignment, Project
 from benchmarks.registry import PRESETS
+from demo.management.commands import seed_demo
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,9 +12,9 @@ import io
 import pytest
 from django.core.management import call_command
 
-from demo.management.commands import seed_demo
 from annotation.models import Project
 from benchmarks.registry import PRESETS
+from demo.management.commands import seed_demo
 
 from .test_keyboard_annotation import PHONE, horizontal_overflow
 

@@ -8,9 +8,9 @@ import io
 import pytest
 from django.core.management import call_command
 
-from demo.management.commands import seed_demo
 from annotation.models import Annotation, Assignment, Project, Rater
 from benchmarks.registry import PRESETS
+from demo.management.commands import seed_demo
 from judges import services
 from judges.backends import JudgeSpec
 from judges.backends.image_similarity import ImageSimilarityBackend
