@@ -18,28 +18,14 @@ from django.views.decorators.cache import never_cache
 from core.errors import DomainError
 from studies.models import CrowdParticipant, CrowdStudy
 
-from . import crowd
+from . import crowd, selectors
 from .next_item import next_assignment
 
 SESSION_KEY = "hv_crowd_participant"
 
 
-def study_or_404(token: str) -> CrowdStudy:
-    study = CrowdStudy.objects.select_related("project").filter(token=token).first()
-    if study is None:
-        raise Http404("no such study")
-    return study
-
-
 def participant_in_session(request: HttpRequest, study: CrowdStudy) -> CrowdParticipant | None:
-    pid = request.session.get(SESSION_KEY)
-    if not pid or not request.user.is_authenticated:
-        return None
-    return (
-        CrowdParticipant.objects.select_related("rater__user", "study")
-        .filter(pk=pid, study=study, rater__user=request.user)
-        .first()
-    )
+    return selectors.session_participant(request.session.get(SESSION_KEY), study, request.user)
 
 
 PROLIFIC_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
@@ -49,13 +35,13 @@ def needs_switch_confirmation(request: HttpRequest, study: CrowdStudy, prolific_
     """Whether a different user is logged in than the participant this Prolific id is."""
     if not request.user.is_authenticated:
         return False
-    existing = CrowdParticipant.objects.filter(study=study, pid_hash=crowd.pid_hash(prolific_pid)).first()
+    existing = selectors.participant_by_prolific_id(study, prolific_pid)
     return existing is None or existing.rater.user_id != request.user.pk
 
 
 @never_cache
 def entry(request: HttpRequest, token: str) -> HttpResponse:
-    study = study_or_404(token)
+    study = selectors.study_or_404(token)
     participant = participant_in_session(request, study)
     switching = request.method == "POST" and request.POST.get("hv_switch") == "1"
     params = request.POST if switching else request.GET
@@ -121,7 +107,7 @@ def entry(request: HttpRequest, token: str) -> HttpResponse:
 
 @never_cache
 def work(request: HttpRequest, token: str) -> HttpResponse:
-    study = study_or_404(token)
+    study = selectors.study_or_404(token)
     participant = participant_in_session(request, study)
     if participant is None or not participant.eligible:
         return redirect("crowd_entry", token=study.token)
@@ -133,7 +119,7 @@ def work(request: HttpRequest, token: str) -> HttpResponse:
 
 @never_cache
 def done(request: HttpRequest, token: str) -> HttpResponse:
-    study = study_or_404(token)
+    study = selectors.study_or_404(token)
     participant = participant_in_session(request, study)
     if participant is None:
         raise Http404("no such participant")

@@ -1,9 +1,11 @@
-"""The plan form's reading and what it offers (issue 14): a researcher never types JSON for a plan.
+"""The plan form (issue 14) and its reading: a researcher never types JSON for a plan.
 
 The balance quota is entered as rows (a value and a count each: ``quota_value`` / ``quota_count``,
 repeated), the values offered from the annotators' profiles (``plans.attribute_values``) in a
 datalist; the text form "China:2, Germany:2" (``balance_quota``) is still read when no row is
-given, for scripts that post it. Used by the sample page (create) and the plan preview (htmx)."""
+given, for scripts that post it. Used by the sample page (create) and the plan preview (htmx);
+what the form offers beside itself (the profiles' values, the item keys) is read by
+``selectors.plan_form_facts``."""
 
 from __future__ import annotations
 
@@ -12,16 +14,66 @@ from typing import Any
 
 from django import forms
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from annotation.models import Item, Project
-from benchmarks.base import STRATA_KEYS
 from core.errors import DomainError
+from studies.models import AssignmentPlan
 
-from . import plans
 from .rules import norm, parse_balance_text
 
 #: rows the form shows at least, so a second and third value can be added without script
 MIN_QUOTA_ROWS = 3
+
+
+class PlanForm(forms.Form):
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=200, required=False)
+    mode = forms.ChoiceField(
+        label=gettext_lazy("Mode"), choices=AssignmentPlan.Mode.choices, initial=AssignmentPlan.Mode.POOLED
+    )
+    k = forms.IntegerField(min_value=1, max_value=100, label=gettext_lazy("Annotators per item (k)"))
+    # the datalists (selectors.plan_form_facts) offer the keys and values in the annotators' profiles
+    eligibility_attribute = forms.CharField(
+        required=False,
+        label=gettext_lazy("Eligibility: annotator attribute"),
+        help_text=gettext_lazy("e.g. nationality"),
+        widget=forms.TextInput(attrs={"list": "profile-keys", "autocomplete": "off"}),
+    )
+    eligibility_item_key = forms.CharField(
+        required=False,
+        label=gettext_lazy("... must equal item key"),
+        help_text=gettext_lazy("e.g. country (a strata column or a meta key)"),
+        widget=forms.TextInput(attrs={"list": "item-keys", "autocomplete": "off"}),
+    )
+    balance_attribute = forms.CharField(
+        required=False,
+        label=gettext_lazy("Balance: annotator attribute"),
+        help_text=gettext_lazy("e.g. nationality"),
+        widget=forms.TextInput(attrs={"list": "profile-keys", "autocomplete": "off"}),
+    )
+    balance_quota = forms.CharField(
+        required=False, label=gettext_lazy("... per item"), help_text=gettext_lazy("e.g. China:2, Germany:2")
+    )
+    cap_per_annotator = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Cap per annotator"))
+    lease_minutes = forms.IntegerField(
+        label=gettext_lazy("Lease minutes"),
+        min_value=1,
+        max_value=10080,
+        required=False,
+        help_text=gettext_lazy("pooled: how long an opened item is held (empty = default)"),
+    )
+    take_over = forms.BooleanField(
+        required=False,
+        initial=True,
+        label=gettext_lazy("Plans replace the default assignment"),
+        help_text=gettext_lazy("removes unopened 'every annotator gets every item' rows"),
+    )
+    confirm_unfilled = forms.BooleanField(
+        required=False,
+        label=gettext_lazy("Create even if places cannot be filled now"),
+        help_text=gettext_lazy(
+            "without it, a plan with places no current annotator can take is refused and nothing changes"
+        ),
+    )
 
 
 def posted_rows(form: forms.Form) -> list[tuple[str, str]]:
@@ -112,22 +164,3 @@ def forecast_arguments(form: forms.Form) -> dict[str, Any]:
     """``plans.forecast_plan``'s keyword arguments (what changes the places, not the name or lease)."""
     args = plan_arguments(form)
     return {key: args[key] for key in ("mode", "k", "eligibility", "balance", "cap_per_annotator", "take_over")}
-
-
-def item_keys(project: Project, meta_keys: list[str]) -> list[str]:
-    """Item keys an eligibility rule can compare with: the strata columns that hold a value in
-    this project, then the items' meta keys."""
-    used = [key for key in STRATA_KEYS if Item.objects.filter(project=project).exclude(**{key: ""}).exists()]
-    return used + [k for k in meta_keys if k not in used]
-
-
-def form_context(project: Project, form: forms.Form, meta_keys: list[str]) -> dict[str, Any]:
-    """What the plan form template needs beyond the form: the profiles' keys and values (the
-    datalists and the table beside the form), the item keys, and the quota rows."""
-    profile_values = plans.attribute_values(project)
-    return {
-        "profile_values": profile_values,
-        "item_keys": item_keys(project, meta_keys),
-        "quota_rows": quota_rows(form, profile_values),
-        "annotator_count": len(plans.project_annotators(project)),
-    }

@@ -2,24 +2,24 @@
 per item and how many the current annotators can fill, writing nothing) and deleting a plan
 after a confirmation page that counts what goes and what stays.
 
-Thin, like ``studies.views``: parse, call one service, render or redirect."""
+Thin, like ``studies.views``: parse, call one service or selector, render or redirect."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.access import as_id, managed_project_or_403
+from annotation.access import managed_project_or_403
 from core.errors import DomainError
 from core.pages import form_problems
-from studies.models import Sample
 
-from . import plan_forms, plans
-from .views import PlanForm, managed_plan
+from . import plan_forms, plans, selectors
+from .plan_forms import PlanForm
+from .views import managed_plan
 
 
 @login_required
@@ -27,7 +27,7 @@ from .views import PlanForm, managed_plan
 def plan_preview(request: HttpRequest, project_id: int, sample_id: int) -> HttpResponse:
     """The plan the form describes, before anything is written (the form's htmx preview)."""
     project = managed_project_or_403(request.user, project_id)
-    sample = get_object_or_404(Sample, pk=as_id(sample_id), project=project)
+    sample = selectors.sample_or_404(project, sample_id)
     form = PlanForm(request.POST)
     try:
         if not form.is_valid():

@@ -1,7 +1,7 @@
 """Issue 12, finding 7 (unified): one rule for spreadsheet formula injection, ``core.csvsafe``,
 used by every CSV the platform writes: curation exports (``curation.exports.common.csv_cell``,
 tested end to end in ``tests/curation/test_export_formulas.py``), the agreement report
-(``agreement.services.report_csv``) and the study dashboard (``studies.views.dashboard_csv``).
+(``agreement.services.report_csv``) and the study dashboard (``studies.exports.dashboard_table``).
 Formula-like text gets a leading ``'``; numbers, and numbers written as text, stay as they are."""
 
 from __future__ import annotations
@@ -40,10 +40,11 @@ def test_curation_exports_use_the_one_rule():
 
 
 def test_studies_dashboard_uses_the_one_rule():
-    from studies.views import csv_safe
+    from studies.exports import write_csv
 
-    for v in [*HOSTILE, *PLAIN, None, -1, 2.5]:
-        assert csv_safe(v) == csvsafe.csv_cell(v), v
+    values = [*HOSTILE, *PLAIN, None, -1, 2.5]
+    rows = list(csv.reader(io.StringIO(write_csv(["a"], [[v] for v in values]))))
+    assert rows == [["a"], *[[str(csvsafe.csv_cell(v))] for v in values]]
 
 
 def metric(value, **extra):

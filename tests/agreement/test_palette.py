@@ -16,7 +16,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from agreement import views
+from agreement import presentation
 from agreement.models import AgreementReport
 from annotation import importing
 from annotation.models import Item
@@ -90,30 +90,30 @@ def test_the_checker_fails_the_old_red_green_scale():
 
 
 def test_the_heatmap_ends_stay_apart_with_every_colour_vision():
-    best, worst = views._colour(1.0), views._colour(-1.0)
+    best, worst = presentation.colour(1.0), presentation.colour(-1.0)
     assert worst_delta_e(best, worst) >= MIN_DELTA_E
     # and the halfway shades still differ from each other and from the neutral middle
-    assert worst_delta_e(views._colour(0.5), views._colour(-0.5)) >= MIN_DELTA_E / 2
-    assert views._colour(0.0) == "rgb(255, 255, 255)"
+    assert worst_delta_e(presentation.colour(0.5), presentation.colour(-0.5)) >= MIN_DELTA_E / 2
+    assert presentation.colour(0.0) == "rgb(255, 255, 255)"
 
 
 def test_no_pure_red_green_pair():
     reds = lambda h: h < 20 or h > 340  # noqa: E731
     greens = lambda h: 90 <= h <= 160  # noqa: E731
-    ends = [hue(views._colour(1.0)), hue(views._colour(-1.0))]
+    ends = [hue(presentation.colour(1.0)), hue(presentation.colour(-1.0))]
     assert not (any(map(reds, ends)) and any(map(greens, ends))), ends
-    assert views.SCATTER_FILL == "#0072B2"
+    assert presentation.SCATTER_FILL == "#0072B2"
 
 
 def test_the_scale_stays_light_enough_for_dark_numbers():
     for v in (-1.0, 1.0):
-        lightness = lab(parse(views._colour(v)))[0]
+        lightness = lab(parse(presentation.colour(v)))[0]
         assert lightness >= 60, (v, lightness)  # black text on it keeps a contrast of at least 4.5
 
 
 def scatter(x_label: str, y_label: str, lo: float = -0.75, hi: float = 1.0) -> str:
     points = [{"x": lo, "y": hi, "n": 3}, {"x": hi, "y": lo, "n": 1}]
-    return str(views._scatter_svg({"points": points, "x_label": x_label, "y_label": y_label}))
+    return str(presentation.scatter_svg({"points": points, "x_label": x_label, "y_label": y_label}))
 
 
 def test_long_axis_labels_are_cut_with_the_whole_text_in_a_title():
@@ -123,8 +123,8 @@ def test_long_axis_labels_are_cut_with_the_whole_text_in_a_title():
     labels = re.findall(r"<text [^>]*><title>([^<]*)</title>([^<]*)</text>", svg)
     assert len(labels) == 2
     (x_full, x_shown), (y_full, y_shown) = labels
-    assert x_full == long_x and x_shown.endswith("…") and len(x_shown) * views.LABEL_CHAR_PX <= 320 - 8
-    assert y_full == long_y and y_shown.endswith("…") and len(y_shown) * views.LABEL_CHAR_PX <= 260 - 1.5 * 36
+    assert x_full == long_x and x_shown.endswith("…") and len(x_shown) * presentation.LABEL_CHAR_PX <= 320 - 8
+    assert y_full == long_y and y_shown.endswith("…") and len(y_shown) * presentation.LABEL_CHAR_PX <= 260 - 1.5 * 36
     short = scatter("mean human", "gpt-judge")
     assert "<title>mean human</title>mean human</text>" in short
 

@@ -1,0 +1,456 @@
+"""How the agreement report page shows a report: the result (``services.report_for``) shaped for
+the template. Metric labels, cells formatted as text, coefficient rows, heatmaps on a
+colour-vision-safe diverging palette, the judge-vs-human scatter as inline SVG, and the
+verdicts ("can the judge replace annotators?") in words. No request and no writes: the views
+in ``agreement.views`` call :func:`report_context` and render."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+from stats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
+
+from .selectors import base_field
+
+HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
+LABELS = {
+    "krippendorff_alpha": "Krippendorff's α",
+    "fleiss_kappa": "Fleiss' κ",
+    "gwet_ac1": "Gwet's AC1",
+    "gwet_ac2_linear": "Gwet's AC2 (linear)",
+    "gwet_ac2_quadratic": "Gwet's AC2 (quadratic)",
+    "percent_agreement": "percent agreement",
+    "pearson": "Pearson r",
+    "spearman": "Spearman ρ",
+    "kendall": "Kendall τ-b",
+    "cohen_kappa": "Cohen's κ",
+    "cohen_kappa_linear": "Cohen's κ (linear)",
+    "cohen_kappa_quadratic": "Cohen's κ (quadratic)",
+}
+
+EXPORT_FORMATS = (("markdown", "Markdown"), ("latex", "LaTeX (booktabs)"), ("csv", "CSV"), ("json", "JSON"))
+
+
+def report_context(result: dict[str, Any]) -> dict[str, Any]:
+    fields = []
+    for f, fo in result["fields"].items():
+        level = result["levels"].get(f, fo.get("level"))
+        hum = fo.get("humans_vs_humans", {})
+        block: dict[str, Any] = {
+            "name": f,
+            "level": level,
+            "n_items": fo.get("n_items"),
+            "humans": fo.get("humans", []),
+            "judges": fo.get("judges", []),
+            "reason": fo.get("reason"),
+            "human_rows": [_row(LABELS.get(m, m), hum[m]) for m in HUMAN_METRICS if m in hum],
+            "ceiling_rows": [
+                _row(f"leave-one-rater-out {LABELS.get(m, m)}", d)
+                for m, d in hum.get("leave_one_rater_out", {}).items()
+            ]
+            + [
+                _row(f"split-half {LABELS.get(m, m)} (Spearman-Brown)", d) for m, d in hum.get("split_half", {}).items()
+            ],
+            "heatmaps": [
+                _heatmap(m, pw)
+                for m, pw in hum.get("pairwise", {}).items()
+                if m in ("krippendorff_alpha", "spearman", "cohen_kappa")
+            ],
+            "judge_blocks": [
+                _judge(j, jd, result["drilldown"].get(f, {}).get(j, {}), level)
+                for j, jd in fo.get("judges_vs_humans", {}).items()
+            ],
+            "strata": _strata(fo, level),
+        }
+        fields.append(block)
+    return {
+        "result": result,
+        "fields": fields,
+        "field_groups": _field_groups(fields),
+        "validation": _validation(result.get("validation") or []),
+        "judge_lines": _judge_lines(result),
+        "verdicts": _verdict_panel(result),
+        "joint_verdicts": _joint_panel(result),
+        "epsilon_guidance": EPSILON_GUIDANCE,
+        "export_formats": EXPORT_FORMATS,
+    }
+
+
+def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The protocol's tables as the template shows them: the cells' ``display`` is the text the
+    exports write (``stats.tables.format_cell``), so page and exports agree."""
+    return [{**t, "first": k == 0} for k, t in enumerate(tables)]
+
+
+def _field_groups(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per-field detail grouped under its question: ``q[1]``, ``q[2]``, ``q[*]`` and checklist
+    flags ``flags:x`` sit under ``q`` / ``flags``; the pooled ``q[*]`` first."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in fields:
+        groups.setdefault(base_field(f["name"]), []).append(f)
+    out = []
+    for name, fs in groups.items():
+        fs = sorted(fs, key=lambda f: (not f["name"].endswith("[*]"), 0))
+        out.append({"name": name, "fields": fs, "grouped": len(fs) > 1 or fs[0]["name"] != name})
+    return out
+
+
+def _judge_lines(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One line per judge: its main coefficient against the humans on each question-level field
+    (Spearman ρ vs the mean human for numeric fields, Cohen's κ vs the human majority for the
+    others; per-element fields are summarised by their pooled field)."""
+    labels = result.get("judge_labels", {})
+    judges = [r["name"] for r in result.get("raters", []) if r["kind"] == "model"]
+    out = []
+    for j in judges:
+        parts = []
+        for f, fo in result.get("fields", {}).items():
+            if "[" in f and not f.endswith("[*]"):
+                continue
+            jd = fo.get("judges_vs_humans", {}).get(j) or {}
+            d, m, ref = (jd.get("vs_human_mean") or {}).get("spearman"), "spearman", "mean human"
+            if d is None:
+                d, m, ref = (jd.get("vs_human_majority") or {}).get("cohen_kappa"), "cohen_kappa", "human majority"
+            if d is None or d.get("value") is None:
+                continue
+            r = _row(LABELS[m], d)
+            parts.append(f"{f}: {r['label']} {r['value']}{(' ' + r['ci']) if r['ci'] else ''} (vs {ref}, n={r['n']})")
+        out.append({"name": labels.get(j, j), "text": "; ".join(parts) or "no field with a defined coefficient"})
+    return out
+
+
+def _verdict_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """ "Can the judge replace annotators?": per judge, one entry per field whose report carries
+    an alt-test or PPI verdict (``judges_vs_humans[judge]["alt_test"|"ppi"]``), in words:
+    the alt-test's decision with epsilon, omega and rho (or why there is none), the PPI++ mean
+    beside the human-only mean, and the budget advice.  Per-element fields (``q[1]``) are
+    flagged ``main=False`` (the page folds them away under their pooled ``q[*]``)."""
+    labels = result.get("judge_labels", {})
+    judges = [r["name"] for r in result.get("raters", []) if r["kind"] == "model"]
+    out = []
+    for j in judges:
+        name = labels.get(j, j)
+        entries = []
+        for f, fo in result.get("fields", {}).items():
+            jd = (fo.get("judges_vs_humans") or {}).get(j) or {}
+            if "alt_test" not in jd and "ppi" not in jd:
+                continue
+            e: dict[str, Any] = {"field": f, "main": not ("[" in f and not f.endswith("[*]"))}
+            e.update(_alt_test_words(name, f, jd.get("alt_test")))
+            e["ppi"] = _ppi_words(jd.get("ppi"))
+            e["budget"] = _budget_words((jd.get("ppi") or {}).get("budget"))
+            e["strata"] = _stratum_verdicts(name, f, j, fo)
+            entries.append(e)
+        if entries:
+            out.append(
+                {
+                    "name": name,
+                    "entries": [e for e in entries if e["main"]],
+                    "element_entries": [e for e in entries if not e["main"]],
+                }
+            )
+    return out
+
+
+def _joint_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per judge, the joint alt-test (one Benjamini-Yekutieli correction over every field or
+    stratum) in words, with each environment's decision."""
+    labels = result.get("judge_labels", {})
+    out = []
+    for j, r in (result.get("alt_test_joint") or {}).items():
+        name = labels.get(j, j)
+        envs = [{"name": env, **_alt_test_words(name, env, a)} for env, a in r.get("environments", {}).items()]
+        out.append(
+            {
+                "name": name,
+                "sentence": (
+                    f"{name} passes in {r['passed_in']} of {r['of']} environments with a verdict, at epsilon "
+                    f"{r['epsilon']:g}, with one FDR correction over {r['n_hypotheses']} human tests (q = {r['q']:g})"
+                ),
+                "environments": envs,
+            }
+        )
+    return out
+
+
+def _stratum_verdicts(name: str, field: str, judge: str, fo: dict[str, Any]) -> list[dict[str, Any]]:
+    """The same verdicts within each stratum of the report's ``by`` column (the rates and means
+    a paper reports per stratum: a flag or Bad rate is a two-label field's PPI mean)."""
+    out = []
+    for col, groups in (fo.get("strata") or {}).items():
+        for g, go in groups.items():
+            jd = (go.get("judges_vs_humans") or {}).get(judge) or {}
+            if "alt_test" not in jd and "ppi" not in jd:
+                continue
+            words = _alt_test_words(name, f"{field} ({col} = {g})", jd.get("alt_test"))
+            words.update(stratum=f"{col} = {g}", ppi=_ppi_words(jd.get("ppi")))
+            out.append(words)
+    return out
+
+
+def _alt_test_words(judge: str, field: str, a: dict[str, Any] | None) -> dict[str, Any]:
+    if not a:
+        return {"status": "none", "sentence": f"{judge}: no alt-test on {field}", "notes": []}
+    eps = f"{a['epsilon']:g}"
+    notes = []
+    if a.get("skipped_humans"):
+        notes.append(
+            f"humans skipped with fewer than {MIN_ITEMS_PER_HUMAN} items (the paper's minimum): "
+            + ", ".join(f"{h} ({n} items)" for h, n in a["skipped_humans"].items())
+        )
+    if a.get("n_items_dropped"):
+        notes.append(f"{a['n_items_dropped']} items dropped (fewer than two human ratings, or no rating by the judge)")
+    if a.get("passed") is None:
+        why = a.get("reason") or "undefined"
+        if why.startswith("undefined: "):
+            why = why[len("undefined: ") :]
+        return {"status": "undefined", "sentence": f"{judge}: no alt-test verdict on {field}: {why}", "notes": notes}
+    m = a.get("n_humans") or 0
+    won = sum(bool(d.get("rejected")) for d in (a.get("per_human") or {}).values())
+    stats = f"omega {_fmt(a['winning_rate'], 2)}, rho {_fmt(a['advantage_probability'], 2)}"
+    if a["passed"]:
+        sentence = (
+            f"{judge} can replace annotators on {field} at epsilon {eps} ({stats}): "
+            f"as good as or better than {won} of {m} humans"
+        )
+    else:
+        sentence = (
+            f"{judge} cannot replace annotators on {field} at epsilon {eps} ({stats}): "
+            f"as good as or better than only {won} of {m} humans (at least half needed)"
+        )
+    return {"status": "pass" if a["passed"] else "fail", "sentence": sentence, "notes": notes}
+
+
+def _ci_text(ci: list[float] | None) -> str:
+    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else ""
+
+
+def _ppi_words(p: dict[str, Any] | None) -> str:
+    if not p:
+        return ""
+    level = round(100 * (1 - p.get("alpha", 0.05)))
+    human = (
+        f"human-only mean {_fmt(p['classical_estimate'])} {_ci_text(p.get('classical_ci'))} "
+        f"({p['n_labeled']} human-rated items)"
+        if p.get("classical_estimate") is not None
+        else "no human-only mean (fewer than 2 human-rated items)"
+    )
+    if p.get("estimate") is None:
+        return f"PPI mean: {p.get('reason', 'undefined')}; {human}; {level}% intervals"
+    return (
+        f"PPI mean {_fmt(p['estimate'])} {_ci_text(p.get('ci'))} "
+        f"({p['n_labeled']} human-rated + {p['n_unlabeled']} judge-only items, lambda {_fmt(p['lambda'], 2)}) "
+        f"vs {human}; {level}% intervals"
+    )
+
+
+def _budget_words(b: dict[str, Any] | None) -> str:
+    if not b:
+        return ""
+    human = f"{b['classical_items']} items ({b['classical_human_ratings']} human ratings) with humans only"
+    if b.get("ppi_items") is None:
+        return f"For a CI half-width of {b['half_width']:g}: {human}; with the judge: {b.get('reason', 'unattainable')}"
+    return (
+        f"For a CI half-width of {b['half_width']:g}: {b['ppi_items']} human-rated items "
+        f"({b['ppi_human_ratings']} human ratings, {b['ppi_additional_items']} more items than now) with the judge "
+        f"(PPI), vs {human}"
+    )
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
+    ci = d.get("ci")
+    return {
+        "label": label,
+        "value": _fmt(d.get("value")),
+        "ci": f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "",
+        "p": _fmt(d.get("p_value"), 4) if d.get("p_value") is not None else "",
+        "n": d.get("n_items"),
+        "reason": d.get("reason") or "",
+        "defined": d.get("value") is not None,
+    }
+
+
+#: Okabe-Ito blue and orange, the ends of the diverging heatmap scale: told apart with every
+#: common colour-vision deficiency (a red-green scale is one colour to 1 in 12 men), and light
+#: enough at full strength (:data:`HEAT_STRENGTH`) for the dark numbers printed on them.
+HEAT_POSITIVE = (0, 114, 178)  # #0072B2
+HEAT_NEGATIVE = (230, 159, 0)  # #E69F00
+HEAT_STRENGTH = 0.65
+HEAT_MISSING = "#f2f2f2"
+
+
+def colour(v: float | None) -> str:
+    """Diverging background: orange (-1) - white (0) - blue (+1), as an ``rgb()`` colour."""
+    if v is None or not math.isfinite(v):
+        return HEAT_MISSING
+    v = max(-1.0, min(1.0, v))
+    end = HEAT_POSITIVE if v >= 0 else HEAT_NEGATIVE
+    t = HEAT_STRENGTH * abs(v)
+    r, g, b = (round(255 + (c - 255) * t) for c in end)
+    return f"rgb({r}, {g}, {b})"
+
+
+def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
+    names, mat = pw.get("raters", []), pw.get("matrix") or []
+    rows = []
+    for i, a in enumerate(names):
+        cells = []
+        for k in range(len(names)):
+            v = mat[i][k] if i < len(mat) and k < len(mat[i]) else None
+            cells.append({"value": "1" if i == k else _fmt(v, 2), "bg": colour(1.0 if i == k else v)})
+        rows.append({"rater": a, "cells": cells})
+    legend = [(f"{v:+g}" if v else "0", colour(v)) for v in (-1.0, -0.5, 0.0, 0.5, 1.0)]
+    return {"metric": LABELS.get(metric, metric), "raters": names, "rows": rows, "legend": legend}
+
+
+def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> dict[str, Any]:
+    rows = [_row(f"{LABELS.get(m, m)} vs mean human", d) for m, d in jd.get("vs_human_mean", {}).items()]
+    rows += [_row(f"{LABELS.get(m, m)} vs human majority", d) for m, d in jd.get("vs_human_majority", {}).items()]
+    ranks = []
+    for m, r in jd.get("rank_among_humans", {}).items():
+        if r.get("value", 0) is None:
+            ranks.append({"metric": LABELS.get(m, m), "text": r.get("reason") or "undefined"})
+            continue
+        dci = r.get("difference_ci")
+        ranks.append(
+            {
+                "metric": LABELS.get(m, m),
+                "text": (
+                    f"rank {r['rank']} of {r['of']} (judge {_fmt(r['judge'])}; humans leave-one-out "
+                    f"{_fmt(r['human_min'])}–{_fmt(r['human_max'])}, mean {_fmt(r['human_mean'])}); "
+                    f"{'inside' if r['inside_spread'] else ('above' if r['above_all_humans'] else 'below')} the human spread; "
+                    f"difference {_fmt(r['difference'])}" + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else "")
+                ),
+            }
+        )
+    drows = []
+    for d in drill.get("disagreements", []):
+        try:
+            link = reverse("admin:annotation_item_change", args=[d["item_pk"]])
+        except NoReverseMatch:  # pragma: no cover - admin not installed
+            link = ""
+        drows.append({**d, "link": link, "humans_text": ", ".join(f"{h}: {v}" for h, v in d["humans"].items())})
+    return {
+        "name": name,
+        "rows": rows,
+        "ranks": ranks,
+        "reason": jd.get("reason"),
+        "binary": jd.get("binary_vs_majority"),
+        "scatter_svg": scatter_svg(drill.get("scatter")),
+        "confusion": drill.get("confusion"),
+        "disagreements": drows,
+        "disagreement_measure": drill.get("disagreement_measure", ""),
+    }
+
+
+#: the scatter's points: Okabe-Ito blue, the same on every colour vision
+SCATTER_FILL = "#0072B2"
+#: width of one character of the scatter's 11 px axis labels, to fit them (a generous estimate)
+LABEL_CHAR_PX = 6.5
+
+
+def _fit(text: str, px: float, char_px: float = LABEL_CHAR_PX) -> str:
+    """``text`` cut to what fits in ``px`` pixels, ending in an ellipsis when cut."""
+    most = max(int(px // char_px), 4)
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _axis_label(text: str, attrs: str, px: float) -> str:
+    """An axis label cut to ``px`` (it must not run into the ticks or off the chart); the whole
+    text stays in its ``<title>`` (a tooltip and what screen readers read)."""
+    return f"<text {attrs}><title>{escape(text)}</title>{escape(_fit(text, px))}</text>"
+
+
+def scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int = 36) -> str:
+    """Judge value (y) against the mean human (x); circle area proportional to the item count.
+    The y axis label sits left of the tick labels with room for five characters of ticks
+    (``-0.75``), so the two never overlap; long axis labels are cut to the chart's size."""
+    if not sc or not sc.get("points"):
+        return ""
+    pts = sc["points"]
+    xs = [p["x"] for p in pts] + [p["y"] for p in pts]
+    lo, hi = min(xs), max(xs)
+    if hi == lo:
+        hi = lo + 1
+    nmax = max(p["n"] for p in pts)
+    left = pad + 14  # the rotated y label (x <= 16) + five tick characters at 10 px + a gap
+
+    def sx(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * (w - left - pad / 2)
+
+    def sy(v: float) -> float:
+        return h - pad - (v - lo) / (hi - lo) * (h - 1.5 * pad)
+
+    parts = [
+        (
+            f'<svg role="img" aria-label="judge vs mean human" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+            f'xmlns="http://www.w3.org/2000/svg" class="scatter">'
+        ),
+        f'<rect x="0" y="0" width="{w}" height="{h}" fill="#fff"/>',
+        (
+            f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" stroke="#bbb" '
+            f'stroke-dasharray="4 3"/>'
+        ),
+        f'<line x1="{left}" y1="{h - pad}" x2="{w - pad / 2}" y2="{h - pad}" stroke="#333"/>',
+        f'<line x1="{left}" y1="{h - pad}" x2="{left}" y2="{pad / 2}" stroke="#333"/>',
+    ]
+    for v in sorted({round(lo, 2), round((lo + hi) / 2, 2), round(hi, 2)}):
+        parts.append(f'<text x="{sx(v):.1f}" y="{h - pad + 14}" font-size="10" text-anchor="middle">{v:g}</text>')
+        parts.append(f'<text x="{left - 4}" y="{sy(v) + 3:.1f}" font-size="10" text-anchor="end">{v:g}</text>')
+    for p in pts:
+        r = 2 + 10 * math.sqrt(p["n"] / nmax)
+        parts.append(
+            f'<circle cx="{sx(p["x"]):.1f}" cy="{sy(p["y"]):.1f}" r="{r:.1f}" fill="{SCATTER_FILL}" '
+            f'fill-opacity="0.5"><title>mean human {p["x"]:g}, judge {p["y"]:g}: {p["n"]} items</title>'
+            f"</circle>"
+        )
+    parts.append(_axis_label(str(sc["x_label"]), f'x="{w / 2}" y="{h - 4}" font-size="11" text-anchor="middle"', w - 8))
+    parts.append(
+        _axis_label(
+            str(sc["y_label"]),
+            f'x="10" y="{h / 2}" font-size="11" text-anchor="middle" transform="rotate(-90 10 {h / 2})"',
+            h - 1.5 * pad,
+        )
+    )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))
+
+
+def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
+    out = []
+    main = "spearman" if level != "nominal" else "cohen_kappa"
+    for col, groups in (fo.get("strata") or {}).items():
+        judges = fo.get("judges", [])
+        rows = []
+        for g, go in groups.items():
+            hum = go.get("humans_vs_humans", {})
+            row = {
+                "stratum": g,
+                "n": go.get("n_items"),
+                "reason": go.get("reason") or "",
+                "alpha": _row("α", hum["krippendorff_alpha"]) if "krippendorff_alpha" in hum else None,
+                "ceiling": _row("ceiling", hum.get("leave_one_rater_out", {})[main])
+                if main in hum.get("leave_one_rater_out", {})
+                else None,
+                "judges": [],
+            }
+            for j in judges:
+                jd = go.get("judges_vs_humans", {}).get(j, {})
+                d = jd.get("vs_human_mean", {}).get(main) or jd.get("vs_human_majority", {}).get(main)
+                row["judges"].append(_row(j, d) if d else None)
+            rows.append(row)
+        out.append({"column": col, "metric": LABELS.get(main, main), "judges": judges, "rows": rows})
+    return out
