@@ -23,8 +23,8 @@ from django.db import transaction
 from annotation import annotating, importing, projects
 from annotation.models import Assignment, Project
 from benchmarks.registry import PRESETS
+from judges.configuration import create_judge_config
 from judges.models import JudgeConfig
-from judges.services import create_judge_config
 
 # Documented in the README. Demo only: change or remove them on any shared deployment.
 DEMO_USERS = [
