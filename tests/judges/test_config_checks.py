@@ -106,3 +106,9 @@ def test_the_api_answers_400_with_what_the_backend_can_answer(client, researcher
     assert resp.status_code == 400
     assert "cannot answer q1" in resp.json()["detail"] and "it can answer q3" in resp.json()["detail"]
     assert not JudgeConfig.objects.filter(project=valueground).exists()
+
+
+def test_every_backend_has_its_builder():
+    """``create_judge_config`` dispatches on the backend: a new backend needs its builder."""
+    assert set(configuration.BUILDERS) == set(JudgeConfig.Backend.values)
+    assert set(configuration.TEMPLATE_CHECKS) == {"classifiers", "label", "format"}
