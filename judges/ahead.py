@@ -3,7 +3,7 @@
 - :func:`real_images_param`: the real reference images EXAG's baseline averages over (Eq. 3),
   i.e. the project's items of the real-image generator (``params.real_generator``, default
   ``real``; Sec. 4.1 "Real Images": 5 per prompt in the paper), grouped by country and activity.
-  ``services.spec_for`` hands them to the backend, which never reads the database.
+  ``execution.spec_for`` hands them to the backend, which never reads the database.
 - :func:`calibrate_tau` (App. A.3): the quartiles of the descriptor similarities on the real
   images, the candidate thresholds; the paper keeps Q3.
 - :func:`diversity_tables` (Eq. 6-7): DDIV and SDIV of every prompt's N generated images

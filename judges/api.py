@@ -19,8 +19,11 @@ from annotation.access import managed_project_or_403
 from annotation.models import Project
 from core.errors import DomainError
 
-from . import bias, endpoints, imported, outputs, selectors, services
+from . import bias, endpoints, imported, outputs, selectors
+from .administration import check_prices, delete_judge, set_judge_hidden, set_judge_prices
+from .configuration import create_judge_config
 from .models import JudgeConfig, JudgeOutput, JudgeRun
+from .runs import cancel_judge_run, rerun_failed_items, start_judge_run
 
 
 def _project(request: Request, project_id: int) -> Project:
@@ -294,7 +297,7 @@ class JudgeConfigList(APIView):
         ser = JudgeConfigSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
-        config = services.create_judge_config(
+        config = create_judge_config(
             project=project,
             name=d["name"],
             backend=d["backend"],
@@ -333,12 +336,12 @@ class JudgeConfigDetail(APIView):
         d = ser.validated_data
         prompt = d.get("price_prompt_per_1m", config.price_prompt_per_1m)
         completion = d.get("price_completion_per_1m", config.price_completion_per_1m)
-        services.check_prices(prompt, completion)  # refused before anything changes
+        check_prices(prompt, completion)  # refused before anything changes
         with transaction.atomic():
             if "price_prompt_per_1m" in d or "price_completion_per_1m" in d:
-                services.set_judge_prices(config=config, prompt=prompt, completion=completion)
+                set_judge_prices(config=config, prompt=prompt, completion=completion)
             if "hidden" in d:
-                services.set_judge_hidden(config=config, hidden=d["hidden"])
+                set_judge_hidden(config=config, hidden=d["hidden"])
         return Response(JudgeConfigSerializer(config).data)
 
     @extend_schema(request=None, responses=JudgeDeletedSerializer)
@@ -346,7 +349,7 @@ class JudgeConfigDetail(APIView):
         """Delete the judge with its runs, outputs, ratings and rater (409 while a run of it is
         pending or an ensemble uses it); answers what was deleted."""
         config = self._config(request, project_id, config_id)
-        return Response(JudgeDeletedSerializer(services.delete_judge(config=config)).data)
+        return Response(JudgeDeletedSerializer(delete_judge(config=config)).data)
 
 
 class JudgeRunStart(APIView):
@@ -367,7 +370,7 @@ class JudgeRunStart(APIView):
         ser = StartRunSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = dict(ser.validated_data)
-        run = services.start_judge_run(config=config, user=request.user, sample_id=d.pop("sample", None), **d)
+        run = start_judge_run(config=config, user=request.user, sample_id=d.pop("sample", None), **d)
         return Response(JudgeRunSerializer(_progress(run)).data, status=status.HTTP_201_CREATED)
 
 
@@ -385,7 +388,7 @@ class JudgeRunCancel(APIView):
     def post(self, request: Request, run_id: int) -> Response:
         """Cancel a pending run; what was done stays."""
         run = _run(request, run_id)
-        run = services.cancel_judge_run(run=run)
+        run = cancel_judge_run(run=run)
         return Response(JudgeRunSerializer(_progress(run)).data)
 
 
@@ -394,7 +397,7 @@ class JudgeRunRerunFailed(APIView):
     def post(self, request: Request, run_id: int) -> Response:
         """A new run (child of this one) over the items that failed or never ran."""
         run = _run(request, run_id)
-        new = services.rerun_failed_items(run=run, user=request.user)
+        new = rerun_failed_items(run=run, user=request.user)
         return Response(JudgeRunSerializer(_progress(new)).data, status=status.HTTP_201_CREATED)
 
 

@@ -2,9 +2,9 @@
 flags, that it decides, and what it does not. The judge form shows it per backend (and mode, or
 prompt template), the judge page for the judge as made.
 
-Read from the same places that decide it when a judge is created (``services.create_judge_config``):
+Read from the same places that decide it when a judge is created (``configuration.create_judge_config``):
 the prompt-less backends' modes (``backends.DIRECT_MODES``) and the flags their thresholds
-decide (``backends.direct_decides``), the parsers' question types (``services.PARSER_TYPES``),
+decide (``backends.direct_decides``), the parsers' question types (``configuration.PARSER_TYPES``),
 the preset's paper prompt and named templates (classifier flags, output formats), and for a
 judge the ``decides`` its rater records (``judges.decides``)."""
 
@@ -23,9 +23,9 @@ from benchmarks.base import Preset
 from . import formats, prompts
 from . import params as judge_params
 from .backends import DIRECT_MODES, direct_decides
+from .configuration import PARSER_TYPES, direct_mode
 from .decides import Decides, rater_decides
 from .models import JudgeConfig
-from .services import PARSER_TYPES, direct_mode
 
 
 @dataclass(frozen=True)

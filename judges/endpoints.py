@@ -16,7 +16,7 @@ to the endpoint those parameters name. So both are allow-listed by whoever runs 
   or authorization (but ``api_key_env``) is refused, and :func:`public_params` hides such
   values already stored wherever parameters are shown or exported.
 
-Checked when a judge is created (``services.create_judge_config``) and again by the worker
+Checked when a judge is created (``configuration.create_judge_config``) and again by the worker
 (``backends.openai_chat``), so a row written before these checks cannot run either. Pure: raises
 ``ValueError``, which the service turns into a ``DomainError``."""
 

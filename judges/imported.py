@@ -11,7 +11,7 @@ checklists and repeated questions as JSON lists; an empty cell is no answer.
 Stored as ``Rater(kind=model, backend="imported", name="imported: <name>", model_id,
 prompt_hash=sha256 of the method text, parameters={"method", "source_file", "questions",
 "metrics"})`` with one submitted regular ``Assignment`` + ``Annotation`` per item (written by
-``services.write_judge_annotation``, derived fields by ``services.judge_derived``, as for a run
+``ratings.write_judge_annotation``, derived fields by ``ratings.judge_derived``, as for a run
 judge). Metrics go to ``derived["judge_metrics"]``; :func:`annotation.answers.flatten_answers`
 reads them like numeric derived fields, so the ratings frame, the policy context and the exports
 list them under their names.
@@ -48,7 +48,7 @@ from core.errors import DomainError
 from core.values import value_problem
 
 from .models import JudgeConfig
-from .services import judge_derived, judged_rubric, write_judge_annotation
+from .ratings import judge_derived, judged_rubric, write_judge_annotation
 
 BACKEND = "imported"
 ID_KEY = "id"

@@ -1,7 +1,7 @@
 """Model judges: a judge configuration (one model rater), its runs, and every raw answer.
 
 A judge is a rater: the combined answer per item is stored as an ``Annotation`` by the
-config's ``Rater(kind=model)`` (see ``judges/services.py``), so agreement and exports never
+config's ``Rater(kind=model)`` (see ``judges/ratings.py``), so agreement and exports never
 special-case judges. The rows here keep what the judge said (raw output per pass), what was
 parsed from it, and why an item failed."""
 
@@ -59,7 +59,7 @@ class JudgeConfig(models.Model):
     hidden = models.BooleanField(default=False)
     # What the researcher pays per 1M tokens for this judge's model (their currency): the runs'
     # estimated cost is computed from the stored token counts when it is read, so a price set or
-    # corrected after a run applies to it too. Both or neither (``services.set_judge_settings``).
+    # corrected after a run applies to it too. Both or neither (``administration.set_judge_prices``).
     price_prompt_per_1m = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     price_completion_per_1m = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
 

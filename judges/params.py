@@ -6,7 +6,7 @@ One declaration serves three readers, so they cannot drift apart:
 
 - the judge form (``judges/forms.py``) builds one field per parameter of the chosen backend;
 - :func:`check` refuses a value a backend cannot use with a message per parameter, when a judge
-  is created (form and API alike, ``services.create_judge_config``) and, for the CLIP and AHEaD
+  is created (form and API alike, ``configuration.create_judge_config``) and, for the CLIP and AHEaD
   judges, again when their backend is built on the worker (their ``check_params``);
 - the judge page shows a judge's parameters as a table (:func:`describe`).
 
@@ -49,10 +49,10 @@ IMAGE_FIELDS = "image_fields"  # image fields of the preset's items
 TEXT_OR_LIST = "text_or_list"  # one text or a list of texts (stop sequences)
 
 DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
-# what services.start_judge_run uses (DEFAULT_CHUNK, MAX_CHUNK there; a test keeps them equal)
+# what runs.start_judge_run uses (DEFAULT_CHUNK, MAX_CHUNK there; a test keeps them equal)
 DEFAULT_CHUNK = 16
 MAX_CHUNK = 1000
-# set by ``services.spec_for`` for the AHEaD judge (the project's real images), never by a researcher
+# set by ``execution.spec_for`` for the AHEaD judge (the project's real images), never by a researcher
 INTERNAL = {"ahead": ("_real_images",)}
 
 

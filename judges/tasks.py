@@ -1,10 +1,11 @@
 """Celery interface: thin wrappers that call the service of the same name. Chunks are routed
-to the backend's queue (``api``, ``gpu``, ``default``) by ``services.enqueue_chunks``."""
+to the backend's queue (``api``, ``gpu``, ``default``) by ``runs.enqueue_chunks``."""
 
 from celery import shared_task
 
+from .execution import execute_judge_chunk, maybe_finish
 from .models import JudgeRun
-from .services import execute_judge_chunk, maybe_finish, resume_judge_run
+from .runs import resume_judge_run
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, name="judges.run_judge_chunk")

@@ -22,10 +22,13 @@ from core.errors import DomainError
 from core.pages import form_error
 from studies.models import Sample
 
-from . import bias, capabilities, endpoints, imported, selectors, services
+from . import bias, capabilities, endpoints, imported, selectors
 from . import forms as param_forms
 from . import params as judge_params
+from .administration import delete_blockers, delete_judge, set_judge_hidden, set_judge_prices
+from .configuration import create_judge_config
 from .models import JudgeConfig
+from .runs import cancel_judge_run, parse_stratum, rerun_failed_items, start_judge_run
 
 
 def _project_or_403(request: HttpRequest, project_id: int) -> Project:
@@ -175,7 +178,7 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
         d = form.cleaned_data
         questions = [q.strip() for q in d["questions"].split(",") if q.strip()] or None
         try:
-            config = services.create_judge_config(
+            config = create_judge_config(
                 project=project,
                 name=d["name"],
                 backend=d["backend"],
@@ -292,7 +295,7 @@ class StartRunForm(forms.Form):
 
     def clean_stratum(self) -> dict[str, str]:
         try:
-            return services.parse_stratum(self.cleaned_data.get("stratum") or "")
+            return parse_stratum(self.cleaned_data.get("stratum") or "")
         except DomainError as exc:
             raise forms.ValidationError(exc.message) from None
 
@@ -308,7 +311,7 @@ def start_run(request: HttpRequest, project_id: int, config_id: int) -> HttpResp
         return redirect("judges", project_id=project.id)
     d = form.cleaned_data
     try:
-        run = services.start_judge_run(
+        run = start_judge_run(
             config=config,
             user=request.user,
             sample_size=d["sample_size"],
@@ -340,7 +343,7 @@ def _judge_page(request: HttpRequest, project: Project, config: JudgeConfig, for
             "config": config,
             "form": form,
             "runs": [(r, selectors.run_progress(r), selectors.run_usage(r)) for r in runs],
-            "blockers": services.delete_blockers(config),
+            "blockers": delete_blockers(config),
             "param_rows": capabilities.parameter_rows(config),
             "decides": capabilities.judge_decides(config),
         },
@@ -362,7 +365,7 @@ def judge_detail(request: HttpRequest, project_id: int, config_id: int) -> HttpR
     form = PricesForm(request.POST)
     if form.is_valid():
         try:
-            services.set_judge_prices(
+            set_judge_prices(
                 config=config,
                 prompt=form.cleaned_data["price_prompt_per_1m"],
                 completion=form.cleaned_data["price_completion_per_1m"],
@@ -385,7 +388,7 @@ def judge_hide(request: HttpRequest, project_id: int, config_id: int) -> HttpRes
     if value not in ("0", "1"):
         messages.error(request, "hidden is 1 (hide) or 0 (show)")
         return redirect("judge_detail", project_id=project.id, config_id=config.id)
-    services.set_judge_hidden(config=config, hidden=value == "1")
+    set_judge_hidden(config=config, hidden=value == "1")
     messages.success(
         request,
         f"Judge {config.name!r} hidden: it is left out of reports, curation and exports until shown again."
@@ -402,7 +405,7 @@ def judge_delete(request: HttpRequest, project_id: int, config_id: int) -> HttpR
     config = get_object_or_404(JudgeConfig.objects.select_related("rater"), pk=config_id, project=project)
     if request.method == "POST":
         try:
-            counts = services.delete_judge(config=config)
+            counts = delete_judge(config=config)
         except DomainError as exc:
             messages.error(request, exc.message)
             return redirect("judge_detail", project_id=project.id, config_id=config.id)
@@ -419,7 +422,7 @@ def judge_delete(request: HttpRequest, project_id: int, config_id: int) -> HttpR
             "project": project,
             "config": config,
             "footprint": selectors.delete_footprint(config),
-            "blockers": services.delete_blockers(config),
+            "blockers": delete_blockers(config),
         },
     )
 
@@ -480,7 +483,7 @@ def run_progress(request: HttpRequest, project_id: int, run_id: int) -> HttpResp
 def cancel_run(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
     run = _run_or_403(request, project_id, run_id)
     try:
-        services.cancel_judge_run(run=run)
+        cancel_judge_run(run=run)
         messages.success(request, "Run cancelled.")
     except DomainError as exc:
         messages.error(request, exc.message)
@@ -492,7 +495,7 @@ def cancel_run(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
 def rerun_failed(request: HttpRequest, project_id: int, run_id: int) -> HttpResponse:
     run = _run_or_403(request, project_id, run_id)
     try:
-        new = services.rerun_failed_items(run=run, user=request.user)
+        new = rerun_failed_items(run=run, user=request.user)
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("judge_run", project_id=project_id, run_id=run.id)

@@ -66,7 +66,7 @@ def overhead(args) -> dict:
 
         from annotation import importing, projects
         from benchmarks.registry import get_preset
-        from judges import services
+        from judges import configuration, execution, runs
         from judges.backends import backend_for
         from judges.models import JudgeRun
 
@@ -82,7 +82,7 @@ def overhead(args) -> dict:
         project = projects.create_project(name="perf", preset_key=preset.key, created_by=None)
         data = "\n".join(json.dumps(r) for r in records) + "\n"
         assert importing.import_items(project=project, data=data, data_format="jsonl").ok
-        config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+        config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
         ids = list(project.items.order_by("id").values_list("id", flat=True))
         warm_ids, ids = ids[:20], ids[20:]
 
@@ -121,7 +121,7 @@ def overhead(args) -> dict:
 
         def run_and_wait(item_ids) -> float:
             t0 = time.perf_counter()
-            run = services.start_judge_run(config=config, item_ids=item_ids, chunk_size=args.chunk)
+            run = runs.start_judge_run(config=config, item_ids=item_ids, chunk_size=args.chunk)
             while True:
                 run.refresh_from_db()
                 if run.status in JudgeRun.TERMINAL:
@@ -134,15 +134,15 @@ def overhead(args) -> dict:
         celery_s = run_and_wait(ids)
 
         # the same backend, the same items, the same chunks, in a loop in this process
-        spec = services.spec_for(config)
+        spec = execution.spec_for(config)
         backend = backend_for(spec)
         from annotation.models import Item
 
         items = list(Item.objects.filter(pk__in=ids).order_by("id"))
-        backend.judge(services.judge_items(items[:20], []), [0])  # model loaded here too
+        backend.judge(execution.judge_items(items[:20], []), [0])  # model loaded here too
         t0 = time.perf_counter()
         for start in range(0, len(items), args.chunk):
-            backend.judge(services.judge_items(items[start : start + args.chunk], []), [0])
+            backend.judge(execution.judge_items(items[start : start + args.chunk], []), [0])
         direct_s = time.perf_counter() - t0
         return {
             "database": info["backend"],

@@ -12,7 +12,7 @@ from annotation import importing
 from annotation.models import ImportJob
 from curation import services as curation_services
 from curation.models import Export
-from judges import services as judge_services
+from judges import configuration, runs
 from judges.models import JudgeRun
 from tests.annotation.factories import jsonl, make_project, make_user, turing_records
 
@@ -63,9 +63,9 @@ def test_judge_run_fails_with_the_reason(refused, project, django_capture_on_com
 
     records = get_preset("cqbench.story").demo_items(None)[:2]
     assert importing.import_items(project=p, data=jsonl(records), data_format="jsonl").ok
-    config = judge_services.create_judge_config(project=p, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=p, name="minilm", backend="embedding")
     with django_capture_on_commit_callbacks(execute=True):
-        run = judge_services.start_judge_run(config=config, user=owner)
+        run = runs.start_judge_run(config=config, user=owner)
     run = JudgeRun.objects.get(pk=run.pk)
     assert run.status == JudgeRun.Status.FAILED
     _why(run.message)

@@ -27,7 +27,7 @@ from config.celery import app
 from core import reaper
 from core.jobs import TERMINAL, JobStatus
 from curation.models import Export
-from judges import services as judges
+from judges import configuration, execution, runs
 from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
 from tests import services as test_services
 from tests.annotation.factories import jsonl, make_project, make_user, turing_records
@@ -207,7 +207,7 @@ def test_a_judge_run_killed_mid_run_resumes_only_the_missing_outputs(workers, tm
     owner = make_user("owner", researcher=True)
     project = project_with_demo("cultivate.faithfulness", owner, tmp_path, n=24)
     with ChatServer(score=3, delay_s=0.1) as server:
-        config = judges.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="slow",
             backend="openai_chat",
@@ -216,7 +216,7 @@ def test_a_judge_run_killed_mid_run_resumes_only_the_missing_outputs(workers, tm
             passes=2,
         )
         first = workers("first")
-        run = judges.start_judge_run(config=config, chunk_size=4)
+        run = runs.start_judge_run(config=config, chunk_size=4)
         wait_for("some outputs", lambda: JudgeOutput.objects.filter(run=run).count() >= 6, worker=first)
         kill(first)
         run.refresh_from_db()
@@ -347,22 +347,22 @@ def test_rerun_after_a_lost_worker_takes_exactly_the_items_that_never_got_a_resu
     owner = make_user("owner", researcher=True)
     project = project_with_demo("cultivate.faithfulness", owner, tmp_path, n=10)
     with ChatServer(score=3) as server:
-        config = judges.create_judge_config(
+        config = configuration.create_judge_config(
             project=project, name="j", backend="openai_chat", model_id="m", params={"base_url": server.base_url, **FAST}
         )
-        run = judges.start_judge_run(config=config, chunk_size=4)
-        judges.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[:4])  # one chunk ran, then the worker died
+        run = runs.start_judge_run(config=config, chunk_size=4)
+        execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[:4])  # one chunk ran, then the worker died
     run.refresh_from_db()
     assert run.status == "running" and run.attempts == 1
     with pytest.raises(Exception, match="wait for the run to finish"):
-        judges.rerun_failed_items(run=run)
+        runs.rerun_failed_items(run=run)
     JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=LEASE_S + 1))
     run.refresh_from_db()
     reaper.check(run)  # what the run's page does when it is read
     run.refresh_from_db()
     assert run.status == "failed" and run.message.startswith("the worker stopped: no heartbeat since ")
     assert "gave up after 1 attempts" in run.message
-    again = judges.rerun_failed_items(run=run)
+    again = runs.rerun_failed_items(run=run)
     assert again.item_ids == run.item_ids[4:] and again.parent_id == run.pk
 
 

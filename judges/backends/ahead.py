@@ -27,7 +27,7 @@ Per item (one generated image of ``{activity}`` in ``{country}``) and pass:
    0 as in CLIPScore (``params.ita_model``: a local CLIP or SigLIP folder; the paper's VQAScore
    model, CLIP-FlanT5, has no transformers auto class); the baseline ``f_gt`` is the mean over the
    real reference images of the same country and activity: the project's items whose generator
-   is ``params.real_generator`` (default ``real``), found by the service (``services.spec_for``).
+   is ``params.real_generator`` (default ``real``), found by the service (``execution.spec_for``).
 4. **FAITH** (Eq. 5) = mean(ALIGN, 1 - HAL, 1 - EXAG).
 
 Stored as the judge rater's answers on the 1-5 scales they stand in for, ``1 + 4 x``
@@ -59,7 +59,7 @@ EXTRACTORS = ("openai_chat", "transformers")
 DEFAULT_TAU = ahead_metrics.TAU_INTERNVL3
 DEFAULT_REAL_GENERATOR = "real"
 DEFAULT_CANDIDATES = 10  # Table 28's {{num_elements}}; the proposers give "up to 10" (Sec. 3.1)
-# set by ``services.spec_for`` (never by a researcher): "<country>\t<activity>" -> real image files
+# set by ``execution.spec_for`` (never by a researcher): "<country>\t<activity>" -> real image files
 REAL_IMAGES_PARAM = "_real_images"
 # the parameters of this judge; every other one goes to the extractor's backend
 OWN_PARAMS = (
@@ -104,7 +104,7 @@ def check_params(params: Mapping[str, Any], questions: Sequence[str] = ()) -> No
     from ..params import check
 
     # each value as judges/params.py declares it (the judge form's fields; a ParamError is a
-    # ValueError); the real images are the platform's entry (services.spec_for), no researcher's
+    # ValueError); the real images are the platform's entry (execution.spec_for), no researcher's
     check("ahead", {k: v for k, v in params.items() if k != REAL_IMAGES_PARAM})
     if extractor_of(params) == "openai_chat":  # the endpoint and key rules of an OpenAI-compatible judge
         endpoints.check_params("openai_chat", params)

@@ -36,7 +36,7 @@ from annotate import annotating
 from annotation import importing, projects
 from annotation.models import Annotation, Assignment, Item, Rater
 from judges.combine import combine
-from judges.services import judge_derived
+from judges.ratings import judge_derived
 from stats import (
     agreement_report,
     flag_rates,
@@ -256,7 +256,7 @@ def test_valueground_table4_single_judge_and_leave_one_annotator_out(valueground
 
 def _store_ensemble(project, ids, pos, judges) -> Rater:
     """The ValueGround judge: two judges' scores averaged.  Stored the way
-    ``judges.services._finalise_item`` stores an ensemble (combine="mean"): the rubric answer is
+    ``judges.execution._finalise_item`` stores an ensemble (combine="mean"): the rubric answer is
     the option nearest the mean, the exact means go to ``derived["judge_exact"]``."""
     rubric = project.rubric_version.parsed()
     ens = Rater.objects.create(kind=Rater.Kind.MODEL, name="ensemble", backend="ensemble", model_id="a+b")

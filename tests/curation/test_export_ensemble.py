@@ -14,7 +14,7 @@ from agreement.services import ReportParams, compute_report
 from annotation.models import Item
 from curation.exports import export_root, run_export_job
 from curation.models import Export
-from judges import services as judges
+from judges import configuration, execution, runs
 from judges.models import JudgeOutput
 
 from .helpers import submit_all, valueground_project
@@ -52,11 +52,11 @@ def project(researcher, annotators, tmp_path, django_capture_on_commit_callbacks
         },
     )
     common = {"backend": "openai_chat", "model_id": "m", "params": {"base_url": "http://127.0.0.1:9"}}
-    a = judges.create_judge_config(project=project, name="a", questions=["q1", "q2", "q3", "q4"], **common)
-    b = judges.create_judge_config(project=project, name="b", questions=["q1", "q2", "q3", "q4"], **common)
-    ens = judges.create_judge_config(project=project, name="ens", backend="ensemble", members=[a, b])
+    a = configuration.create_judge_config(project=project, name="a", questions=["q1", "q2", "q3", "q4"], **common)
+    b = configuration.create_judge_config(project=project, name="b", questions=["q1", "q2", "q3", "q4"], **common)
+    ens = configuration.create_judge_config(project=project, name="ens", backend="ensemble", members=[a, b])
     with django_capture_on_commit_callbacks(execute=False):
-        run = judges.start_judge_run(config=ens)
+        run = runs.start_judge_run(config=ens)
     for it in items:  # what the two members answered (no endpoint is called: every pass is in)
         i = pos[it.id]
         for p, (member, q4) in enumerate([(a, 1), (b, JUDGE_B_Q4[i])]):
@@ -64,7 +64,7 @@ def project(researcher, annotators, tmp_path, django_capture_on_commit_callbacks
             JudgeOutput.objects.create(
                 run=run, item=it, pass_index=p, member=member, raw_output=json.dumps(parsed), parsed=parsed
             )
-    run = judges.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids)
+    run = execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids)
     assert run.status == "done", run.message
     return project
 

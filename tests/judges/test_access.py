@@ -4,7 +4,7 @@ pages and 404 from the API; the researcher sees the run page with its progress."
 import pytest
 from django.urls import reverse
 
-from judges import services
+from judges import configuration, runs
 
 from .helpers import project_with_demo
 
@@ -14,9 +14,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def setup(researcher, annotator, tmp_path, django_capture_on_commit_callbacks):
     project = project_with_demo("cqbench.story", researcher, tmp_path, annotators=[annotator])
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config=config)
+        run = runs.start_judge_run(config=config)
     return project, config, run
 
 

@@ -34,7 +34,7 @@ from annotation.models import Annotation, Asset, Assignment, Item
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from core.errors import DomainError
-from judges import ahead, ahead_metrics, ahead_prompts, services
+from judges import ahead, ahead_metrics, ahead_prompts, configuration, runs
 from judges.backends import JudgeItem, JudgeSpec, backend_for
 from judges.backends.ahead import REAL_IMAGES_PARAM, AheadBackend
 from judges.backends.embedding import embed, load_encoder
@@ -230,7 +230,7 @@ def faith_project(researcher):
 
 @pytest.mark.django_db
 def test_an_ahead_judge_is_configured_from_the_preset(faith_project):
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=faith_project,
         name="ahead",
         backend="ahead",
@@ -238,8 +238,8 @@ def test_an_ahead_judge_is_configured_from_the_preset(faith_project):
         params={"base_url": "http://127.0.0.1:9/v1", "ita_model": "/models/clip"},
     )
     assert config.questions == ["faith", "hal", "exag"] and config.parser == "none" and config.prompt_template == {}
-    assert services.queue_for(config) == "gpu"
-    hal_only = services.create_judge_config(
+    assert runs.queue_for(config) == "gpu"
+    hal_only = configuration.create_judge_config(
         project=faith_project, name="hal", backend="ahead", model_id="m", questions=["hal"], params={}
     )
     assert hal_only.questions == ["hal"]  # no EXAG, so no image-text model needed
@@ -270,7 +270,7 @@ def test_bad_ahead_configurations_are_refused_and_nothing_is_stored(
     faith_project, model_id, params, questions, message
 ):
     with pytest.raises(DomainError, match=message):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=faith_project, name="bad", backend="ahead", model_id=model_id, params=params, questions=questions
         )
     assert not JudgeConfig.objects.filter(project=faith_project).exists()
@@ -579,7 +579,7 @@ def test_ahead_end_to_end_through_the_loopback_server_minilm_and_a_tiny_clip(
     asked: list[tuple[str, str]] = []
     responder = extractor_responder({it.data["image"]: ext for ext, it in items.items()}, asked)
     with ChatServer(responder=responder) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="ahead",
             backend="ahead",
@@ -707,7 +707,7 @@ def test_items_without_what_ahead_needs_fail_with_the_reason(researcher, tmp_pat
     asked: list[tuple[str, str]] = []
     sha = {it.data["image"]: it.external_id for it in Item.objects.filter(project=project)}
     with ChatServer(responder=extractor_responder(sha, asked)) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="ahead",
             backend="ahead",
@@ -724,7 +724,7 @@ def test_items_without_what_ahead_needs_fail_with_the_reason(researcher, tmp_pat
     for what, message in (("calibrate", "has scored no real image"), ("diversity", "two or more images of one prompt")):
         with pytest.raises(CommandError, match=message):
             call_command("ahead", what, str(project.id), "--judge", "ahead", stdout=io.StringIO())
-    services.create_judge_config(project=project, name="mllm", backend="openai_chat", model_id="m", params=FAST)
+    configuration.create_judge_config(project=project, name="mllm", backend="openai_chat", model_id="m", params=FAST)
     with pytest.raises(CommandError, match="not an AHEaD judge"):
         call_command("ahead", "calibrate", str(project.id), "--judge", "mllm", stdout=io.StringIO())
     with pytest.raises(CommandError, match="no judge named 'nope'"):
@@ -746,7 +746,7 @@ def test_an_image_text_model_that_cannot_load_fails_the_run_with_the_reason(
     ).ok
     sha = {it.data["image"]: it.external_id for it in Item.objects.filter(project=project)}
     with ChatServer(responder=extractor_responder(sha, [])) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="ahead",
             backend="ahead",

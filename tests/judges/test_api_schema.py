@@ -9,7 +9,7 @@ from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 
-from judges import services
+from judges import configuration
 
 from .helpers import project_with_demo
 
@@ -91,7 +91,7 @@ def test_judge_answers_match_the_schema(researcher, tmp_path, schema_and_message
 
     schema, _messages = schema_and_messages
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     c = Client()
     c.force_login(researcher)
 

@@ -20,7 +20,7 @@ from annotation.models import Annotation, Assignment
 from annotation.projects import rater_for_user
 from benchmarks.registry import get_preset
 from core.errors import DomainError
-from judges import services
+from judges import configuration, execution, runs
 from judges.models import JudgeConfig, JudgeOutput, JudgeRun
 from tests.annotation.factories import make_project, make_user
 
@@ -34,14 +34,14 @@ TOL = 1e-9
 
 def run_all(run: JudgeRun) -> JudgeRun:
     for start in range(0, len(run.item_ids), run.chunk_size):
-        services.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[start : start + run.chunk_size])
+        execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[start : start + run.chunk_size])
     run.refresh_from_db()
     return run
 
 
 def start(config, capture, **kw) -> JudgeRun:
     with capture(execute=False):
-        return services.start_judge_run(config=config, **kw)
+        return runs.start_judge_run(config=config, **kw)
 
 
 def user_text(body) -> str:
@@ -64,7 +64,7 @@ def test_a_judge_that_always_picks_the_first_shown_is_caught(
     n = project.items.count()
     pairs = turing_texts(project)
     with ChatServer(responder=lambda body: '{"human_written": "left"}') as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="first",
             backend="openai_chat",
@@ -131,7 +131,7 @@ def test_a_judge_that_knows_the_human_is_consistent_and_its_passes_are_compared(
         return json.dumps({"human_written": "left" if text.index(escaped(h)) < text.index(escaped(m)) else "right"})
 
     with ChatServer(responder=truthful) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="truthful",
             backend="openai_chat",
@@ -172,7 +172,7 @@ def test_valueground_pairs_swap_images_and_options_and_map_q1_q2_back(
     n = project.items.count()
     answer = '{"q1": 2, "q2": 0, "q3": 2, "q4": 1}'  # always prefers the image shown first
     with ChatServer(responder=lambda body: answer) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="vlm",
             backend="openai_chat",
@@ -241,7 +241,7 @@ def test_a_judge_that_calls_the_longer_text_human_is_shown_beside_the_humans(
             human_choice[(k, it.id)] = None if side == "tie" else order[0 if side == "left" else 1]
 
     with ChatServer(responder=longer_is_human) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="longer",
             backend="openai_chat",
@@ -310,7 +310,7 @@ def test_verbosity_of_a_story_judge_beside_the_humans(
         return json.dumps(out)
 
     with ChatServer(responder=responder) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="llm",
             backend="openai_chat",
@@ -376,12 +376,12 @@ def test_both_orders_and_passes_are_validated_and_nothing_is_stored(researcher, 
     ]
     for project, kw, message in cases:
         with pytest.raises(DomainError, match=message):
-            services.create_judge_config(
+            configuration.create_judge_config(
                 project=project, name="j", backend="openai_chat", model_id="m", params=params, **kw
             )
     vg = project_with_demo("valueground.pair_quality", researcher, tmp_path)
     with pytest.raises(DomainError, match="must answer q1, q2"):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=vg,
             name="j",
             backend="openai_chat",
@@ -390,10 +390,12 @@ def test_both_orders_and_passes_are_validated_and_nothing_is_stored(researcher, 
             questions=["q1", "q3"],
             both_orders=True,
         )
-    a = services.create_judge_config(project=turing, name="a", backend="openai_chat", model_id="m", params=params)
-    b = services.create_judge_config(project=turing, name="b", backend="openai_chat", model_id="m", params=params)
+    a = configuration.create_judge_config(project=turing, name="a", backend="openai_chat", model_id="m", params=params)
+    b = configuration.create_judge_config(project=turing, name="b", backend="openai_chat", model_id="m", params=params)
     with pytest.raises(DomainError, match="ensemble"):
-        services.create_judge_config(project=turing, name="e", backend="ensemble", members=[a, b], both_orders=True)
+        configuration.create_judge_config(
+            project=turing, name="e", backend="ensemble", members=[a, b], both_orders=True
+        )
     assert JudgeConfig.objects.filter(name__in=["j", "e"]).count() == 0
 
 
@@ -421,7 +423,7 @@ def test_the_form_offers_both_orders_for_pairwise_presets_only_and_the_api_valid
 
 def test_only_the_projects_researchers_see_the_bias_checks(client, researcher, annotator, tmp_path):
     project = project_with_demo("cqbench.turing", researcher, tmp_path, annotators=[annotator])
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=project,
         name="j",
         backend="openai_chat",
@@ -429,7 +431,7 @@ def test_only_the_projects_researchers_see_the_bias_checks(client, researcher, a
         params={"base_url": "http://127.0.0.1:9/v1"},
         both_orders=True,
     )
-    run = services.start_judge_run(config=config)
+    run = runs.start_judge_run(config=config)
     other = make_user("res2", researcher=True)
     make_project("cqbench.turing", owner=other, name="theirs")
     for user, page_code, api_code in ((annotator, 403, 404), (other, 404, 404)):

@@ -24,7 +24,7 @@ from annotation.models import Annotation, Rater
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from core.errors import DomainError
-from judges import services
+from judges import configuration
 from judges.backends import QUEUES, BackendUnavailable, JudgeItem, JudgeSpec, backend_for
 from judges.backends.base import filter_flags, filter_thresholds
 from judges.backends.clip_similarity import (
@@ -196,7 +196,7 @@ def test_a_folder_that_is_no_clip_model_is_refused(tmp_path):
 def test_a_clip_judge_run_flags_counterfactuals(researcher, tmp_path, tiny_clip, django_capture_on_commit_callbacks):
     project = project_with_demo(PRESET, researcher, tmp_path)
     # the thresholds sit inside the tiny model's own scores, so both outcomes occur
-    probe = services.create_judge_config(
+    probe = configuration.create_judge_config(
         project=project,
         name="probe",
         backend="clip_similarity",
@@ -209,7 +209,7 @@ def test_a_clip_judge_run_flags_counterfactuals(researcher, tmp_path, tiny_clip,
     context_min = float(np.median([s["clip_context"] for s in scores.values()]))
     person_min = float(np.median([s["clip_person"] for s in scores.values()]))
 
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=project,
         name="clip",
         backend="clip_similarity",
@@ -249,11 +249,11 @@ def test_a_clip_judge_run_flags_counterfactuals(researcher, tmp_path, tiny_clip,
 @pytest.mark.django_db
 def test_clip_judge_configuration_is_checked_when_created(researcher, tmp_path):
     project = project_with_demo(PRESET, researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="clip-l14", backend="clip_similarity")
+    config = configuration.create_judge_config(project=project, name="clip-l14", backend="clip_similarity")
     # the paper's model and thresholds by default, recorded on the rater
     assert config.model_id == config.rater.model_id == DEFAULT_MODEL
     assert config.rater.parameters["decides"] == {"flags": ["person_missing", "context_missing"]}
-    ctx_only = services.create_judge_config(
+    ctx_only = configuration.create_judge_config(
         project=project, name="ctx", backend="clip_similarity", params={"person_min": None}
     )
     assert ctx_only.rater.parameters["decides"] == {"flags": ["context_missing"]}
@@ -269,14 +269,14 @@ def test_clip_judge_configuration_is_checked_when_created(researcher, tmp_path):
     ]
     for params, message in bad:
         with pytest.raises(DomainError, match=message):
-            services.create_judge_config(project=project, name="bad", backend="clip_similarity", params=params)
+            configuration.create_judge_config(project=project, name="bad", backend="clip_similarity", params=params)
     with pytest.raises(DomainError, match="unknown: nope"):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=project, name="bad", backend="clip_similarity", questions=["flags", "nope"]
         )
     assert (JudgeConfig.objects.count(), Rater.objects.count()) == before  # nothing written
     valueground = project_with_demo("valueground.pair_quality", researcher, tmp_path)
     with pytest.raises(DomainError, match=r"no default questions for preset 'valueground\.pair_quality'"):
-        services.create_judge_config(project=valueground, name="clip", backend="clip_similarity")
+        configuration.create_judge_config(project=valueground, name="clip", backend="clip_similarity")
     with pytest.raises(DomainError, match=r"has no mode for preset 'valueground\.pair_quality'"):
-        services.create_judge_config(project=valueground, name="clip", backend="clip_similarity", questions=["q3"])
+        configuration.create_judge_config(project=valueground, name="clip", backend="clip_similarity", questions=["q3"])

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from core.errors import DomainError
-from judges import services
+from judges import configuration
 from judges.models import JudgeConfig
 
 from .helpers import project_with_demo
@@ -25,7 +25,7 @@ def story(researcher, tmp_path):
 
 def refused(**kwargs) -> str:
     with pytest.raises(DomainError) as exc:
-        services.create_judge_config(**kwargs)
+        configuration.create_judge_config(**kwargs)
     assert not JudgeConfig.objects.filter(name=kwargs["name"]).exists()
     return str(exc.value)
 
@@ -33,14 +33,16 @@ def refused(**kwargs) -> str:
 def test_image_similarity_answers_only_its_preset_questions(valueground):
     msg = refused(project=valueground, name="ssim", backend="image_similarity", questions=["q1", "q3"])
     assert "cannot answer q1" in msg and "it can answer q3" in msg
-    config = services.create_judge_config(project=valueground, name="ssim ok", backend="image_similarity")
+    config = configuration.create_judge_config(project=valueground, name="ssim ok", backend="image_similarity")
     assert config.questions == ["q3"]
 
 
 def test_embedding_answers_only_its_preset_questions(story):
     msg = refused(project=story, name="emb", backend="embedding", questions=["naturalness", "reflection"])
     assert "cannot answer naturalness" in msg and "it can answer rewrite_improvement, reflection" in msg
-    assert services.create_judge_config(project=story, name="emb ok", backend="embedding", questions=["reflection"])
+    assert configuration.create_judge_config(
+        project=story, name="emb ok", backend="embedding", questions=["reflection"]
+    )
 
 
 def test_a_direct_backend_without_a_mode_for_the_preset_is_refused(story):
@@ -51,7 +53,7 @@ def test_a_direct_backend_without_a_mode_for_the_preset_is_refused(story):
 def test_an_llm_judge_answers_any_non_text_question(valueground):
     msg = refused(project=valueground, name="llm", backend="openai_chat", model_id="m", questions=["q1", "feedback"])
     assert "cannot answer feedback" in msg and "it can answer q1, q2, q3, q4" in msg
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=valueground, name="llm ok", backend="openai_chat", model_id="m", questions=["q1", "q4"]
     )
     assert config.questions == ["q1", "q4"]
@@ -84,10 +86,10 @@ def test_a_classifier_template_answers_only_its_flags(researcher, tmp_path):
 
 
 def test_an_ensemble_answers_only_what_its_members_answer(valueground):
-    a = services.create_judge_config(
+    a = configuration.create_judge_config(
         project=valueground, name="a", backend="openai_chat", model_id="m", questions=["q1", "q2"]
     )
-    b = services.create_judge_config(
+    b = configuration.create_judge_config(
         project=valueground, name="b", backend="openai_chat", model_id="m", questions=["q2"]
     )
     msg = refused(project=valueground, name="ens", backend="ensemble", members=[a, b], questions=["q2", "q4"])
@@ -104,3 +106,9 @@ def test_the_api_answers_400_with_what_the_backend_can_answer(client, researcher
     assert resp.status_code == 400
     assert "cannot answer q1" in resp.json()["detail"] and "it can answer q3" in resp.json()["detail"]
     assert not JudgeConfig.objects.filter(project=valueground).exists()
+
+
+def test_every_backend_has_its_builder():
+    """``create_judge_config`` dispatches on the backend: a new backend needs its builder."""
+    assert set(configuration.BUILDERS) == set(JudgeConfig.Backend.values)
+    assert set(configuration.TEMPLATE_CHECKS) == {"classifiers", "label", "format"}

@@ -27,7 +27,7 @@ from annotation.models import Annotation
 from benchmarks.counterfactuals.prompts import CONTEXT_CHOICES, REFUSAL_SYSTEM
 from benchmarks.demo_images import draw_image
 from core.errors import DomainError
-from judges import services
+from judges import configuration
 from judges.models import JudgeItemResult, JudgeOutput
 from judges.prompts import choices_text
 from judges.selectors import run_failures, run_label_counts, run_progress
@@ -109,7 +109,7 @@ def classifier(truth):
 def test_table3_classifiers_map_to_the_audit_flags(researcher, tmp_path, client, django_capture_on_commit_callbacks):
     project, truth = counterfactual_project(researcher, tmp_path / "images")
     with ChatServer(responder=classifier(truth)) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="qwen-vl",
             backend="openai_chat",
@@ -201,16 +201,16 @@ def test_classifier_templates_are_checked_when_the_judge_is_configured(researche
         "flags": [{"question": "flags", "flag": "no_such_flag", "if_wrong": ["a"]}],
     }
     with pytest.raises(DomainError, match="not an option"):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=project, name="x", backend="openai_chat", model_id="m", prompt_template=bad
         )
     bad["flags"][0].update(flag="context_counterfactual", if_wrong=["b"])
     with pytest.raises(DomainError, match="if_wrong"):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=project, name="x", backend="openai_chat", model_id="m", prompt_template=bad
         )
     with pytest.raises(DomainError, match="choice parser"):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=project,
             name="x",
             backend="openai_chat",
@@ -219,7 +219,7 @@ def test_classifier_templates_are_checked_when_the_judge_is_configured(researche
             parser="json",
         )
     # the rubric prompt (JSON over the whole checklist) stays available
-    generic = services.create_judge_config(
+    generic = configuration.create_judge_config(
         project=project, name="rubric-json", backend="openai_chat", model_id="m", parser="json"
     )
     assert "user" in generic.prompt_template and generic.questions == ["flags"]
@@ -277,7 +277,7 @@ def refusal_judge(body):
 def test_refusal_classifier_labels_model_outputs(researcher, tmp_path, client, django_capture_on_commit_callbacks):
     project = refusal_project(researcher, tmp_path / "images")
     with ChatServer(responder=refusal_judge) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="refusal",
             backend="openai_chat",
@@ -329,7 +329,7 @@ def test_refusal_judge_passes_combine_by_majority(researcher, tmp_path, django_c
     item = project.items.get(external_id="r-answer")
     replies = iter(['{"label": "refused"}', "answered", '```json\n{"label": "answered"}\n```'])
     with ChatServer(responder=lambda body: next(replies)) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="refusal-3",
             backend="openai_chat",
@@ -352,7 +352,7 @@ def test_refusal_judge_passes_combine_by_majority(researcher, tmp_path, django_c
 def test_a_label_judge_answers_no_rubric_question(researcher, tmp_path):
     project = refusal_project(researcher, tmp_path / "images")
     with pytest.raises(DomainError, match="answers no rubric question"):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=project,
             name="x",
             backend="openai_chat",
@@ -361,7 +361,7 @@ def test_a_label_judge_answers_no_rubric_question(researcher, tmp_path):
             questions=["flags"],
         )
     with pytest.raises(DomainError, match="no prompt template named"):
-        services.create_judge_config(
+        configuration.create_judge_config(
             project=project, name="x", backend="openai_chat", model_id="m", prompt_template={"use": "nope"}
         )
 

@@ -6,7 +6,7 @@ import pytest
 
 from agreement.selectors import ratings_frame
 from annotation.models import Annotation
-from judges import ahead_metrics, services
+from judges import ahead_metrics, configuration
 from judges.backends.embedding import embed, load_encoder, story_lines
 from judges.backends.image_similarity import ssim
 from judges.models import JudgeOutput
@@ -41,7 +41,7 @@ def test_embedding_judge_rates_cqbench_stories_next_to_the_humans(
     researcher, tmp_path, django_capture_on_commit_callbacks
 ):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     assert config.questions == ["reflection", "rewrite_improvement"] and config.parser == "none"
     run = run_all(start(config, django_capture_on_commit_callbacks))
     assert run.status == "done", run.message
@@ -68,7 +68,7 @@ def test_ssim_is_one_for_identical_images_and_lower_for_different_ones():
 @pytest.mark.django_db
 def test_image_similarity_judge_answers_valueground_q3(researcher, tmp_path, django_capture_on_commit_callbacks):
     project = project_with_demo("valueground.pair_quality", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="ssim", backend="image_similarity")
+    config = configuration.create_judge_config(project=project, name="ssim", backend="image_similarity")
     assert config.questions == ["q3"]
     run = run_all(start(config, django_capture_on_commit_callbacks))
     assert run.status == "done", run.message
@@ -81,7 +81,7 @@ def test_image_similarity_judge_answers_valueground_q3(researcher, tmp_path, dja
 @pytest.mark.django_db
 def test_image_similarity_filter_flags_counterfactuals(researcher, tmp_path, django_capture_on_commit_callbacks):
     project = project_with_demo("counterfactuals.audit", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="ssim", backend="image_similarity")
+    config = configuration.create_judge_config(project=project, name="ssim", backend="image_similarity")
     run = run_all(start(config, django_capture_on_commit_callbacks))
     assert run.status == "done", run.message
     for a in Annotation.objects.filter(rater=config.rater):

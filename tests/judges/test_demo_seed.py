@@ -11,7 +11,7 @@ from django.core.management import call_command
 from annotation.models import Annotation, Assignment, Project, Rater
 from benchmarks.registry import PRESETS
 from demo.management.commands import seed_demo
-from judges import services
+from judges import execution
 from judges.backends import JudgeSpec
 from judges.backends.image_similarity import ImageSimilarityBackend
 from judges.models import JudgeConfig, JudgeRun
@@ -46,9 +46,9 @@ def test_demo_judges_are_configured_not_run(seeded):
     assert not JudgeRun.objects.exists()
     assert not Annotation.objects.filter(rater__kind=Rater.Kind.MODEL).exists()
     # both are valid backends for their demo project (built without loading any model)
-    backend = ImageSimilarityBackend(services.spec_for(vg))
+    backend = ImageSimilarityBackend(execution.spec_for(vg))
     assert backend.mode == "valueground_q3" and backend.q3_thresholds == [0.8, 0.87]
-    assert isinstance(services.spec_for(story), JudgeSpec)
+    assert isinstance(execution.spec_for(story), JudgeSpec)
 
 
 def test_demo_humans_rate_part_of_the_story_project(seeded):

@@ -14,7 +14,7 @@ import pytest
 from django.urls import reverse
 
 from core.errors import DomainError
-from judges import endpoints, services
+from judges import configuration, endpoints, execution, runs
 from judges.backends import ChatRequest, backend_for
 from judges.models import JudgeConfig, JudgeOutput, JudgeRun
 
@@ -33,14 +33,14 @@ def project(researcher, tmp_path):
 
 def run_all(config, django_capture_on_commit_callbacks) -> JudgeRun:
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config=config)
-    services.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids)
+        run = runs.start_judge_run(config=config)
+    execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids)
     run.refresh_from_db()
     return run
 
 
 def create(project, name="j", **params):
-    return services.create_judge_config(
+    return configuration.create_judge_config(
         project=project, name=name, backend="openai_chat", model_id="m", params={**FAST, **params}
     )
 

@@ -30,7 +30,7 @@ from curation import selectors as curation_selectors
 from curation.exports import export_root, run_export_job
 from curation.models import Export
 from curation.policy import PolicySpec, acceptance_labels, compile_policy
-from judges import services
+from judges import configuration
 from judges.backends.image_similarity import FILTER_DEFAULTS, image_ssim
 from judges.decides import Decides, rater_decides
 from tests.annotation.factories import make_user
@@ -88,7 +88,7 @@ def audit(researcher, tmp_path, django_capture_on_commit_callbacks):
     for a in Assignment.objects.filter(project=project, rater__kind="human").order_by("id"):
         ticked = [value for value, _, _ in FLAGS if rng.random() < 0.4]
         annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"flags": ticked})
-    config = services.create_judge_config(project=project, name="ssim", backend="image_similarity")
+    config = configuration.create_judge_config(project=project, name="ssim", backend="image_similarity")
     run = run_all(start(config, django_capture_on_commit_callbacks))
     assert run.status == "done", run.message
     return project, config
@@ -151,7 +151,7 @@ def test_an_ssim_filter_judge_never_says_no_to_flags_it_does_not_assess(audit, r
 @pytest.mark.django_db
 def test_a_person_threshold_makes_the_ssim_filter_decide_flag_four(audit, django_capture_on_commit_callbacks):
     project, default = audit
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=project, name="ssim-person", backend="image_similarity", params={"person_min": 0.2}
     )
     assert config.rater.parameters["decides"] == {"flags": ["person_missing", "context_missing"]}
@@ -162,7 +162,7 @@ def test_a_person_threshold_makes_the_ssim_filter_decide_flag_four(audit, django
     assert not fields & set(NEVER_DERIVED)
     # an ensemble of the two decides what both decide: its combined flag 4 would count the
     # default judge's unticked flag 4 as a vote against it
-    ensemble = services.create_judge_config(
+    ensemble = configuration.create_judge_config(
         project=project, name="both", backend="ensemble", members=[default, config], combine="majority"
     )
     assert ensemble.rater.parameters["decides"] == {"flags": ["context_missing"]}
@@ -178,7 +178,7 @@ def test_ssim_filter_thresholds_are_checked_when_the_judge_is_created(researcher
         ({"context_min": None}, "would decide no flag"),
     ):
         with pytest.raises(DomainError, match=message):
-            services.create_judge_config(project=project, name="bad", backend="image_similarity", params=params)
+            configuration.create_judge_config(project=project, name="bad", backend="image_similarity", params=params)
     assert Rater.objects.count() == n
 
 

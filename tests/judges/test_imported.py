@@ -19,7 +19,7 @@ from core.errors import DomainError
 from curation import services as curation
 from curation.exports import export_root, run_export_job
 from curation.models import Export
-from judges import imported, services
+from judges import configuration, imported
 from tests.annotation.factories import make_user
 from tests.curation.helpers import PASS, REJECT, submit_all, valueground_project
 
@@ -143,7 +143,7 @@ def test_csv_import_and_its_header(project):
 
 
 def test_a_taken_name_is_refused(project):
-    services.create_judge_config(project=project, name="taken", backend="image_similarity")
+    configuration.create_judge_config(project=project, name="taken", backend="image_similarity")
     with pytest.raises(DomainError, match="already has a judge named 'taken'"):
         imported.import_judge_outputs(project=project, data=outputs(project), data_format="jsonl", name="taken")
     assert imported.import_judge_outputs(

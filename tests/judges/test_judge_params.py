@@ -23,7 +23,7 @@ from django.urls import reverse
 from annotation.models import Rater
 from benchmarks.registry import PRESETS
 from core.errors import DomainError
-from judges import capabilities, endpoints, services
+from judges import capabilities, configuration, endpoints, runs
 from judges import forms as param_forms
 from judges import params as judge_params
 from judges.backends import DIRECT_MODES
@@ -55,14 +55,14 @@ FUNCTION_BACKENDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("judges/backends/base.py", "judge"): GENERATIVE,  # GenerativeBackend.judge: the seed
     ("judges/backends/base.py", "filter_thresholds"): ("image_similarity", "clip_similarity"),
     ("judges/backends/base.py", "direct_mode"): tuple(DIRECT_MODES),  # JudgeSpec.direct_mode: params.mode
-    ("judges/services.py", "start_judge_run"): ALL,
-    ("judges/services.py", "_execute_chunk"): ALL,
-    ("judges/services.py", "direct_mode"): tuple(DIRECT_MODES),
+    ("judges/runs.py", "start_judge_run"): ALL,
+    ("judges/execution.py", "_execute_chunk"): ALL,
+    ("judges/configuration.py", "direct_mode"): tuple(DIRECT_MODES),
 }
 # reads through a variable named like the parameters that are not a judge's parameters
 NOT_PARAMS = {
     ("judges/backends/openai_chat.py", "_content"),  # a reply's content part
-    ("judges/services.py", "combine_labels"),  # one pass's classifier labels
+    ("judges/execution.py", "combine_labels"),  # one pass's classifier labels
 }
 
 
@@ -216,7 +216,7 @@ def test_declared_constants_match_the_backends():
     assert judge_params.declared("ahead", "real_generator").default == ahead.DEFAULT_REAL_GENERATOR
     own = {p.name for p in judge_params.schema("ahead") if not p.extractors}
     assert set(ahead.OWN_PARAMS) - own == {ahead.REAL_IMAGES_PARAM}  # the rest goes to the extractor
-    assert (judge_params.DEFAULT_CHUNK, judge_params.MAX_CHUNK) == (services.DEFAULT_CHUNK, services.MAX_CHUNK)
+    assert (judge_params.DEFAULT_CHUNK, judge_params.MAX_CHUNK) == (runs.DEFAULT_CHUNK, runs.MAX_CHUNK)
     assert judge_params.declared("openai_chat", "api_key_env").default == endpoints.DEFAULT_KEY_ENV
     for backend, modes in DIRECT_MODES.items():
         assert judge_params.declared(backend, "mode").choices == tuple(modes)
@@ -489,7 +489,9 @@ def test_the_api_still_takes_json_params_with_clearer_messages(client, researche
         and "params.batch_size must be a whole number at least 1, not 'big'" in resp.content.decode()
     )
     with pytest.raises(DomainError) as exc:
-        services.create_judge_config(project=project, name="x", backend="image_similarity", params={"person_min": 5})
+        configuration.create_judge_config(
+            project=project, name="x", backend="image_similarity", params={"person_min": 5}
+        )
     assert list(exc.value.errors) == ["person_min"] and "params.person_min must be a number" in exc.value.message
     assert list(JudgeConfig.objects.filter(project=project).values_list("name", flat=True)) == ["clip"]
 
@@ -566,7 +568,7 @@ def test_what_a_valueground_judge_can_answer(projects):
 # ------------------------------------------------------------------------------ judge page
 def test_the_judge_page_shows_its_parameters_and_what_it_decides(client, researcher, projects):
     project = projects["counterfactuals.audit"]
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=project, name="ssim", backend="image_similarity", params={"context_min": 0.4, "api_key_env": "X"}
     )
     # a literal key stored before they were refused is never shown
@@ -590,7 +592,7 @@ def test_the_judge_page_shows_its_parameters_and_what_it_decides(client, researc
 # ------------------------------------------------------------------------------ permissions
 def test_only_the_projects_researchers_see_or_post_the_form(client, researcher, projects):
     project = projects["cqbench.story"]
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     annotator = make_user("ann-params")
     outsider = make_user("other-researcher", researcher=True)
     from annotation import projects as project_services

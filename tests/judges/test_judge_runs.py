@@ -7,7 +7,7 @@ import pytest
 from agreement.selectors import ratings_frame
 from annotation.models import Annotation, Assignment, Rater
 from core.errors import DomainError
-from judges import services
+from judges import configuration, execution, runs
 from judges.backends.base import BackendUnavailable
 from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
 from judges.selectors import run_progress
@@ -21,14 +21,14 @@ FAST = {"backoff_s": 0.01, "max_backoff_s": 0.05, "timeout_s": 2, "max_retries":
 
 def run_all(run: JudgeRun) -> JudgeRun:
     for start in range(0, len(run.item_ids), run.chunk_size):
-        services.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[start : start + run.chunk_size])
+        execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[start : start + run.chunk_size])
     run.refresh_from_db()
     return run
 
 
 def start(config, django_capture_on_commit_callbacks, **kw) -> JudgeRun:
     with django_capture_on_commit_callbacks(execute=False):
-        return services.start_judge_run(config=config, **kw)
+        return runs.start_judge_run(config=config, **kw)
 
 
 def test_a_cultivate_judge_run_stores_scores_as_the_model_raters_annotations(
@@ -36,7 +36,7 @@ def test_a_cultivate_judge_run_stores_scores_as_the_model_raters_annotations(
 ):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     with ChatServer(score=4) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="mllm",
             backend="openai_chat",
@@ -75,7 +75,7 @@ def test_parse_failures_are_listed_and_only_failed_items_are_rerun(
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     n = project.items.count()
     with ChatServer(score=3) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="mllm",
             backend="openai_chat",
@@ -94,7 +94,7 @@ def test_parse_failures_are_listed_and_only_failed_items_are_rerun(
         assert "[faith] I cannot tell." in bad.raw_output and bad.parsed is None
         assert not Annotation.objects.filter(rater=config.rater, item=failure.item).exists()
         with django_capture_on_commit_callbacks(execute=False):
-            rerun = services.rerun_failed_items(run=run)
+            rerun = runs.rerun_failed_items(run=run)
         assert rerun.item_ids == [failure.item_id] and rerun.parent_id == run.id
         rerun = run_all(rerun)
     assert rerun.status == "done"
@@ -107,13 +107,13 @@ def test_passes_combine_by_mean_and_ensembles_average_their_members(
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     item_ids = list(project.items.order_by("id").values_list("id", flat=True)[:2])
     with ChatServer(score=2) as low, ChatServer(score=5) as high:
-        a = services.create_judge_config(
+        a = configuration.create_judge_config(
             project=project, name="a", backend="openai_chat", model_id="m", params={"base_url": low.base_url, **FAST}
         )
-        b = services.create_judge_config(
+        b = configuration.create_judge_config(
             project=project, name="b", backend="openai_chat", model_id="m", params={"base_url": high.base_url, **FAST}
         )
-        ens = services.create_judge_config(project=project, name="ensemble", backend="ensemble", members=[a, b])
+        ens = configuration.create_judge_config(project=project, name="ensemble", backend="ensemble", members=[a, b])
         run = run_all(start(ens, django_capture_on_commit_callbacks, item_ids=item_ids))
     assert run.status == "done"
     ann = Annotation.objects.get(rater=ens.rater, item_id=item_ids[0])
@@ -127,7 +127,7 @@ def test_passes_combine_by_mean_and_ensembles_average_their_members(
 def test_cancel_stops_the_run_and_later_chunks_do_nothing(researcher, tmp_path, django_capture_on_commit_callbacks):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
     with ChatServer() as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="mllm",
             backend="openai_chat",
@@ -135,13 +135,13 @@ def test_cancel_stops_the_run_and_later_chunks_do_nothing(researcher, tmp_path, 
             params={"base_url": server.base_url, **FAST},
         )
         run = start(config, django_capture_on_commit_callbacks, chunk_size=2)
-        services.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[:2])
-        services.cancel_judge_run(run=run)
+        execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[:2])
+        runs.cancel_judge_run(run=run)
         run = run_all(run)
     assert run.status == "cancelled"
     assert JudgeItemResult.objects.filter(run=run).count() == 2
     with pytest.raises(DomainError, match="already cancelled"):
-        services.cancel_judge_run(run=run)
+        runs.cancel_judge_run(run=run)
 
 
 def test_a_backend_that_cannot_run_fails_the_run_with_the_reason(
@@ -149,7 +149,7 @@ def test_a_backend_that_cannot_run_fails_the_run_with_the_reason(
 ):
     monkeypatch.delenv("HV_JUDGE_API_BASE", raising=False)
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="nowhere", backend="openai_chat", model_id="m")
+    config = configuration.create_judge_config(project=project, name="nowhere", backend="openai_chat", model_id="m")
     run = run_all(start(config, django_capture_on_commit_callbacks))
     assert run.status == "failed" and "no endpoint" in run.message
     assert not Annotation.objects.filter(rater=config.rater).exists()
@@ -157,13 +157,13 @@ def test_a_backend_that_cannot_run_fails_the_run_with_the_reason(
 
 def test_a_sample_of_items_and_configuration_errors(researcher, tmp_path, django_capture_on_commit_callbacks):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="j", backend="openai_chat", model_id="m")
+    config = configuration.create_judge_config(project=project, name="j", backend="openai_chat", model_id="m")
     run = start(config, django_capture_on_commit_callbacks, sample_size=3, seed=1)
     assert run.total == 3 and len(set(run.item_ids)) == 3
     with pytest.raises(DomainError, match="already has a judge"):
-        services.create_judge_config(project=project, name="j", backend="openai_chat")
+        configuration.create_judge_config(project=project, name="j", backend="openai_chat")
     with pytest.raises(DomainError, match="unknown"):
-        services.create_judge_config(project=project, name="k", backend="openai_chat", questions=["nope"])
+        configuration.create_judge_config(project=project, name="k", backend="openai_chat", questions=["nope"])
     with pytest.raises(DomainError, match="two member"):
-        services.create_judge_config(project=project, name="e", backend="ensemble", members=[config])
+        configuration.create_judge_config(project=project, name="e", backend="ensemble", members=[config])
     assert BackendUnavailable

@@ -27,7 +27,7 @@ from annotation.models import Annotation, Assignment
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from core.errors import DomainError
-from judges import formats, prompts, services
+from judges import configuration, formats, prompts
 from judges.backends import ChatRequest, JudgeItem, JudgeSpec, backend_for
 from judges.backends.local_transformers import user_content
 from judges.models import JudgeOutput
@@ -360,7 +360,7 @@ def test_the_papers_checks_run_on_a_story_project_and_store_their_verdicts(
     n = project.items.count()
     with ChatServer(responder=story_reply) as server:
         params = {"base_url": server.base_url, **FAST}
-        incorporation = services.create_judge_config(
+        incorporation = configuration.create_judge_config(
             project=project,
             name="incorporation",
             backend="openai_chat",
@@ -368,7 +368,7 @@ def test_the_papers_checks_run_on_a_story_project_and_store_their_verdicts(
             prompt_template={"use": "cqbench.incorporation_check"},
             params=params,
         )
-        consistency = services.create_judge_config(
+        consistency = configuration.create_judge_config(
             project=project,
             name="consistency",
             backend="openai_chat",
@@ -409,7 +409,7 @@ def test_format_templates_are_checked_when_the_judge_is_created(researcher, tmp_
     ]
     for k, (kw, message) in enumerate(cases):
         with pytest.raises(DomainError, match=re.escape(message)):
-            services.create_judge_config(project=project, name=f"j{k}", backend="openai_chat", params=params, **kw)
+            configuration.create_judge_config(project=project, name=f"j{k}", backend="openai_chat", params=params, **kw)
     assert not project.judge_configs.exists()  # nothing was stored
 
 
@@ -452,7 +452,7 @@ def test_the_value_extraction_judge_against_people_in_the_validation_report(
         scores = VE_PEOPLE[a.item.external_id][0 if a.rater.name == "ve-a" else 1]
         annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers={"value_extraction": scores})
     with ChatServer(responder=grader_reply) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="gpt-4o grader",
             backend="openai_chat",

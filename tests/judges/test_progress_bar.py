@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Item
-from judges import services
+from judges import configuration, runs
 from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
 
 from .helpers import project_with_demo
@@ -17,9 +17,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def pending_run(researcher, tmp_path, django_capture_on_commit_callbacks):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     with django_capture_on_commit_callbacks(execute=False):  # no worker: the run stays queued
-        run = services.start_judge_run(config=config)
+        run = runs.start_judge_run(config=config)
     return run
 
 
@@ -54,7 +54,7 @@ def test_answers_part_polls_while_the_run_is_pending_and_stops_after(client, res
     filled = client.get(part_url, headers={"HX-Request": "true"})
     assert "a stored answer" in filled.content.decode() and 'hx-trigger="every 2s"' in filled.content.decode()
 
-    services.cancel_judge_run(run=run)
+    runs.cancel_judge_run(run=run)
     ended = client.get(part_url, headers={"HX-Request": "true"})
     assert "a stored answer" in ended.content.decode() and "hx-trigger" not in ended.content.decode()
 

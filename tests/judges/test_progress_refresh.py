@@ -4,7 +4,7 @@ poll tells htmx to reload the page, so the answers, failures and re-run button a
 import pytest
 from django.urls import reverse
 
-from judges import services
+from judges import configuration, runs
 
 from .helpers import project_with_demo
 
@@ -15,9 +15,9 @@ def test_progress_poll_reloads_the_run_page_once_the_run_ended(
     client, researcher, tmp_path, django_capture_on_commit_callbacks
 ):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     with django_capture_on_commit_callbacks(execute=False):
-        run = services.start_judge_run(config=config)
+        run = runs.start_judge_run(config=config)
     client.force_login(researcher)
     url = reverse("judge_run_progress", args=[project.id, run.id])
 
@@ -25,7 +25,7 @@ def test_progress_poll_reloads_the_run_page_once_the_run_ended(
     assert active.status_code == 200 and "HX-Refresh" not in active
     assert b'hx-trigger="every 1s"' in active.content
 
-    services.cancel_judge_run(run=run)
+    runs.cancel_judge_run(run=run)
     ended = client.get(url, headers={"HX-Request": "true"})
     assert ended.status_code == 200 and ended["HX-Refresh"] == "true"
     assert b"hx-trigger" not in ended.content

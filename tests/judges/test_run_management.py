@@ -18,7 +18,7 @@ from agreement.selectors import (
 from annotation.models import Annotation, Assignment, Item, Rater
 from core.errors import DomainError
 from curation.selectors import ratings_for
-from judges import selectors, services
+from judges import administration, configuration, runs, selectors
 from judges import views as judge_views
 from judges.models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 from studies.sampling import draw_sample
@@ -38,7 +38,7 @@ def project(researcher, tmp_path):
 
 
 def judge(project, server, name="mllm", **kw):
-    return services.create_judge_config(
+    return configuration.create_judge_config(
         project=project,
         name=name,
         backend="openai_chat",
@@ -71,7 +71,7 @@ def test_tokens_are_stored_per_output_and_priced_per_run(project, django_capture
     assert usage["completion_tokens"] == 9 * len(outputs)
     # no price yet: no cost, and the page says what to do
     assert usage["cost"] is None and "set a price per 1M tokens on mllm" in usage["cost_note"]
-    services.set_judge_prices(config=config, prompt="2.5", completion=Decimal("10"))
+    administration.set_judge_prices(config=config, prompt="2.5", completion=Decimal("10"))
     usage = selectors.run_usage(run)  # a price set after the run applies to it
     cost = (Decimal(expected_prompt) * Decimal("2.5") + Decimal(9 * len(outputs)) * 10) / Decimal(1_000_000)
     assert usage["cost"] == cost.quantize(Decimal("0.000001")) and usage["cost_note"] == ""
@@ -91,12 +91,12 @@ def test_an_ensemble_is_priced_member_by_member(project, django_capture_on_commi
     with ChatServer(score=4) as server:
         a = judge(project, server, "a", price_prompt_per_1m=1, price_completion_per_1m=0)
         b = judge(project, server, "b")
-        ens = services.create_judge_config(project=project, name="both", backend="ensemble", members=[a, b])
+        ens = configuration.create_judge_config(project=project, name="both", backend="ensemble", members=[a, b])
         run = run_all(start(ens, django_capture_on_commit_callbacks))
     assert run.status == "done", run.message
     usage = selectors.run_usage(run)
     assert usage["cost"] is None and usage["cost_note"] == "set a price per 1M tokens on b"
-    services.set_judge_prices(config=b, prompt=0, completion="1000")
+    administration.set_judge_prices(config=b, prompt=0, completion="1000")
     per_member = {
         m: (
             sum(o.prompt_tokens for o in JudgeOutput.objects.filter(run=run, member=m)),
@@ -125,7 +125,7 @@ def test_bad_prices_are_refused_and_change_nothing(project, prompt, completion, 
     with ChatServer() as server:
         config = judge(project, server, price_prompt_per_1m="0.5", price_completion_per_1m="1.5")
         with pytest.raises(DomainError, match=message):
-            services.set_judge_prices(config=config, prompt=prompt, completion=completion)
+            administration.set_judge_prices(config=config, prompt=prompt, completion=completion)
         with pytest.raises(DomainError, match=message):
             judge(project, server, "other", price_prompt_per_1m=prompt, price_completion_per_1m=completion)
     config.refresh_from_db()
@@ -197,9 +197,9 @@ def test_a_rerun_says_what_it_covers(project, django_capture_on_commit_callbacks
     with ChatServer(score=4) as server:
         config = judge(project, server)
         run = start(config, django_capture_on_commit_callbacks, stratum={"generator": "FLUX"})
-        services.cancel_judge_run(run=run)
+        runs.cancel_judge_run(run=run)
         with django_capture_on_commit_callbacks(execute=False):
-            again = services.rerun_failed_items(run=run)
+            again = runs.rerun_failed_items(run=run)
     assert again.scope == f"failed or unjudged items of run {run.id} (stratum generator = FLUX)"
 
 
@@ -236,12 +236,12 @@ def test_a_sample_of_another_project_is_refused(project, researcher, tmp_path, d
 
 
 def test_parse_stratum_reads_the_pages_form():
-    assert services.parse_stratum(" country = China , meta.generator=sd ") == {"country": "China", "generator": "sd"}
-    assert services.parse_stratum("") == {}
+    assert runs.parse_stratum(" country = China , meta.generator=sd ") == {"country": "China", "generator": "sd"}
+    assert runs.parse_stratum("") == {}
     with pytest.raises(DomainError, match="key=value"):
-        services.parse_stratum("China")
+        runs.parse_stratum("China")
     with pytest.raises(DomainError, match="given twice"):
-        services.parse_stratum("a=1, a=2")
+        runs.parse_stratum("a=1, a=2")
 
 
 def test_the_start_form_and_the_api_take_a_sample_and_a_stratum(
@@ -300,7 +300,7 @@ def test_a_hidden_judge_leaves_reports_curation_and_exports_and_comes_back(
         return raters
 
     assert seen() == {"judge: mllm", "judge: other"} and annotation_count(project) == 2 * n
-    services.set_judge_hidden(config=config, hidden=True)
+    administration.set_judge_hidden(config=config, hidden=True)
     assert seen() == {"judge: other"} and annotation_count(project) == n
     assert not submitted_annotations(project).filter(rater=config.rater).exists()
     # kept: its ratings, runs and outputs are all still there
@@ -387,14 +387,14 @@ def test_a_judge_with_a_pending_run_or_in_an_ensemble_is_not_deleted(
     with ChatServer(score=4) as server:
         a, _ = judged(project, server, django_capture_on_commit_callbacks, name="a")
         b = judge(project, server, "b")
-        ens = services.create_judge_config(project=project, name="ens", backend="ensemble", members=[a, b])
+        ens = configuration.create_judge_config(project=project, name="ens", backend="ensemble", members=[a, b])
     pending = start(b, django_capture_on_commit_callbacks)
     n_annotations = Annotation.objects.count()
     with pytest.raises(DomainError, match="member of the ensemble ens") as exc:
-        services.delete_judge(config=a)
+        administration.delete_judge(config=a)
     assert exc.value.code == "conflict"
     with pytest.raises(DomainError, match=f"run {pending.id} is still queued or running"):
-        services.delete_judge(config=b)
+        administration.delete_judge(config=b)
     client.force_login(researcher)
     assert client.delete(reverse("api_judge", args=[project.id, a.id])).status_code == 409
     resp = client.post(reverse("judge_delete", args=[project.id, b.id]), follow=True)
@@ -403,10 +403,10 @@ def test_a_judge_with_a_pending_run_or_in_an_ensemble_is_not_deleted(
     assert b"member of the ensemble ens" in page.content and b"Delete judge a</button>" not in page.content
     assert JudgeConfig.objects.count() == 3 and Annotation.objects.count() == n_annotations
     # the ensemble goes first, then its member; a cancelled run no longer blocks
-    services.delete_judge(config=ens)
-    services.delete_judge(config=a)
-    services.cancel_judge_run(run=pending)
-    services.delete_judge(config=b)
+    administration.delete_judge(config=ens)
+    administration.delete_judge(config=a)
+    runs.cancel_judge_run(run=pending)
+    administration.delete_judge(config=b)
     assert not JudgeConfig.objects.exists() and not JudgeRun.objects.exists()
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
-from judges import services
+from judges import configuration
 from judges.backends import ChatRequest, JudgeSpec, backend_for
 from judges.backends.local_transformers import loaded_models
 from judges.models import JudgeItemResult, JudgeOutput
@@ -75,7 +75,7 @@ def test_a_judge_run_with_the_tiny_model_keeps_raw_outputs_and_lists_failures(
     researcher, tmp_path, tiny_model, django_capture_on_commit_callbacks
 ):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=project,
         name="tiny",
         backend="transformers",

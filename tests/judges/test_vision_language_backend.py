@@ -15,7 +15,7 @@ from annotation.models import Asset
 from annotation.rubric import Rubric
 from benchmarks.counterfactuals import CLASSIFIER as COUNTERFACTUALS_CLASSIFIER
 from benchmarks.registry import get_preset
-from judges import services
+from judges import configuration
 from judges.backends import ChatRequest, JudgeSpec, backend_for
 from judges.backends.local_transformers import TransformersBackend, loaded_models
 from judges.models import JudgeItemResult, JudgeOutput
@@ -125,7 +125,7 @@ def test_a_vlm_judge_run_over_counterfactual_items_uses_their_asset_images(
         return real(self, batch)
 
     monkeypatch.setattr(TransformersBackend, "generate_batch", spy)
-    config = services.create_judge_config(
+    config = configuration.create_judge_config(
         project=project,
         name="tiny-vl",
         backend="transformers",

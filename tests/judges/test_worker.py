@@ -14,7 +14,7 @@ import pytest
 from django.db import connections
 
 from annotation.models import Annotation
-from judges import services
+from judges import configuration, runs
 from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
 from judges.selectors import run_progress
 from tests import services as test_services
@@ -52,7 +52,7 @@ def test_an_api_judge_run_completes_on_the_worker_despite_faults(celery_worker_p
     n = project.items.count()
     with ChatServer(score=5) as server:
         server.script.extend([("status", 429), ("status", 500), ("sleep", 1.5), ("status", 502)])
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="mllm",
             backend="openai_chat",
@@ -60,7 +60,7 @@ def test_an_api_judge_run_completes_on_the_worker_despite_faults(celery_worker_p
             params={"base_url": server.base_url, **FAST},
             passes=2,
         )
-        run = services.start_judge_run(config=config, chunk_size=3)
+        run = runs.start_judge_run(config=config, chunk_size=3)
         run = wait_state(run, celery_worker_process)
     assert run.status == "done", run.message
     p = run_progress(run)
@@ -72,8 +72,8 @@ def test_an_api_judge_run_completes_on_the_worker_despite_faults(celery_worker_p
 
 def test_the_embedding_judge_runs_on_the_worker(celery_worker_process, researcher, tmp_path):
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
-    run = wait_state(services.start_judge_run(config=config), celery_worker_process, timeout=120)
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
+    run = wait_state(runs.start_judge_run(config=config), celery_worker_process, timeout=120)
     assert run.status == "done", run.message
     assert Annotation.objects.filter(rater=config.rater).count() == project.items.count()
 
@@ -116,7 +116,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_every_item_gets_exactly_one_sco
 ):
     project = project_with_demo("cultivate.faithfulness", researcher, tmp_path, n=24)
     with ChatServer(score=3, delay_s=0.05) as server:
-        config = services.create_judge_config(
+        config = configuration.create_judge_config(
             project=project,
             name="slow",
             backend="openai_chat",
@@ -125,7 +125,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_every_item_gets_exactly_one_sco
             passes=2,
         )
         first = own_worker("first")
-        run = services.start_judge_run(config=config, chunk_size=4)
+        run = runs.start_judge_run(config=config, chunk_size=4)
         deadline = time.monotonic() + 60
         while JudgeOutput.objects.filter(run=run).count() < 6 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -24,8 +24,8 @@ from annotate import annotating
 from annotation import importing, projects
 from annotation.models import Assignment, Project
 from benchmarks.registry import PRESETS
+from judges.configuration import create_judge_config
 from judges.models import JudgeConfig
-from judges.services import create_judge_config
 
 # Documented in the README. Demo only: change or remove them on any shared deployment.
 DEMO_USERS = [
