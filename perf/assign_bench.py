@@ -324,7 +324,8 @@ def measure_http(args, built) -> dict:
 def check_invariants(built) -> dict:
     from django.db.models import Count
 
-    from annotation.models import Annotation, PoolSlot
+    from annotation.models import Annotation
+    from studies.models import PoolSlot
 
     project = built["project"]
     worst = (

@@ -8,8 +8,10 @@ import pytest
 from django.test import Client
 
 from annotate import annotating
-from annotation import importing, views
+from annotate import views as annotate_views
+from annotation import importing
 from annotation.models import Assignment, Item
+from curation import item_views
 from curation import services as curation
 from studies.models import Sample, SampleItem
 
@@ -115,7 +117,7 @@ def test_filter_by_status(world, status, expected):
 
 def test_status_reads_a_pooled_plans_open_places(world):
     """An item whose only waiting work is an open place in an active plan's pool is assigned."""
-    from annotation.models import AssignmentPlan, PoolSlot
+    from studies.models import AssignmentPlan, PoolSlot
 
     item = world["items"]["t5"]
     plan = AssignmentPlan.objects.create(project=world["project"], sample=world["sample"], name="pool", k=1)
@@ -168,7 +170,7 @@ def test_filter_by_decision_and_sample_and_combined(world):
 
 
 def test_pages_keep_the_filters(world, monkeypatch):
-    monkeypatch.setattr(views, "BROWSER_PAGE", 2)
+    monkeypatch.setattr(item_views, "BROWSER_PAGE", 2)
     c = client_for(world["researcher"])
     first = c.get(url(world, stratum="country=Germany"))
     assert listed(first) == ["t0", "t2"]
@@ -260,7 +262,7 @@ def test_an_item_of_another_project_is_404_on_this_projects_preview(world):
 
 # ------------------------------------------------------------------------------- my queue
 def test_the_annotators_queue_is_paginated(world, monkeypatch):
-    monkeypatch.setattr(views, "QUEUE_PAGE", 2)
+    monkeypatch.setattr(annotate_views, "QUEUE_PAGE", 2)
     project = world["project"]
     c = client_for(world["annotators"][0])
     first = c.get(f"/projects/{project.id}/queue/")
