@@ -218,3 +218,33 @@ def test_broken_links_and_paths_are_listed_with_file_and_line(tmp_path):
         f"{page}:3: [no anchor](other.md#nowhere): no heading #nowhere in {tmp_path / 'other.md'}",
     ]
     assert broken_paths(page) == [f"{page}:4: `stats/no_such_module.py` does not exist"]
+
+
+def room_map_problems(text: str) -> list[str]:
+    """The files the room map of docs/architecture.md names: each entry of its code block starts
+    with a folder (``core/``) and names that folder's files (``errors.py``, ``backends/``,
+    ``exports/items.py``, ``management/commands/seed_demo.py``); each must exist under it."""
+    block = text.split("## The rooms", 1)[1].split("```", 2)[1]
+    problems, room = [], None
+    for number, line in enumerate(block.splitlines(), 1):
+        head = re.match(r"^([a-z_]+/)\s", line)
+        if head:
+            room = head.group(1)
+        if room is None:
+            continue
+        for name in re.findall(r"[\w/]+\.(?:py|md)\b|\b[a-z_]+/(?=[\s,);:])", line[len(room) if head else 0 :]):
+            found = (ROOT / room / name).exists() or any((ROOT / room).rglob(Path(name).name))
+            if not found:
+                problems.append(f"room map line {number}: {room}{name} does not exist")
+    return problems
+
+
+def test_the_room_map_names_existing_files():
+    """Every file the map of the rooms names exists where it says (the map drifted before)."""
+    problems = room_map_problems((ROOT / "docs" / "architecture.md").read_text())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_room_map_check_catches_a_missing_file():
+    text = "## The rooms\n\n```\ncore/         the one error (errors.py) and a ghost (ghost.py)\n```\n"
+    assert room_map_problems(text) == ["room map line 2: core/ghost.py does not exist"]
