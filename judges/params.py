@@ -344,6 +344,27 @@ TRANSFORMERS: tuple[Param, ...] = (
         default=False,
         advanced=True,
     ),
+    Param(
+        "cache",
+        CHOICE,
+        _lazy(
+            "KV cache: static (allocated once per batch shape, several times faster decoding on a GPU; "
+            "same greedy replies) or dynamic (grows token by token)."
+        ),
+        default_text=_lazy("static on CUDA, dynamic on CPU"),
+        choices=("static", "dynamic"),
+        advanced=True,
+    ),
+    Param(
+        "compile",
+        BOOL,
+        _lazy(
+            "With the static cache on CUDA, compile the decode step into CUDA graphs (the first batch of each "
+            "shape waits for the compilation)."
+        ),
+        default=True,
+        advanced=True,
+    ),
 )
 
 EMBEDDING: tuple[Param, ...] = (

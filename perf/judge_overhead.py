@@ -10,13 +10,19 @@ B. Generation of the transformers backend at batch sizes 1 / 32 / 64 (``--batche
    randomly initialised Llama-architecture model (CPU here; pass --device cuda and a bigger
    --hidden/--layers on a GPU): items/s and tokens/s, the new tokens counted by the backend's
    tokenizer. The backend sorts the prompts by length and sizes batches to memory, so a batch
-   size is a ceiling. Goal: batched >= 5x.
+   size is a ceiling. Goal: batched >= 5x. Each batch size is warmed up on the very prompts it
+   is then timed on (the same batch shapes, so a compiled decode step and its CUDA graphs are
+   ready), and reports milliseconds per decode step beside tokens/s, with the memory-bandwidth
+   bound it compares against: every decode step reads all weights once, so a step takes at least
+   weights bytes / card bandwidth (:data:`CARD_BANDWIDTH_GBS`, or ``--bandwidth-gbs``).
+   ``--cache static|dynamic`` picks the backend's KV cache (default: the backend's, static on CUDA).
 C. The same prompts through an OpenAI-compatible server (the vLLM service of
    docker-compose.yml), at 1 / 32 / 64 requests in flight: tokens/s from the server's ``usage``.
 
     perf/run_with_postgres.sh python perf/judge_overhead.py        # needs redis-server on PATH
     python perf/judge_overhead.py --only generation                # B alone, no services
     python perf/judge_overhead.py --only generation --device cuda --hidden 1024 --layers 24 --new-tokens 32
+    python perf/judge_overhead.py --only generation --device cuda --hidden 1024 --layers 24 --cache dynamic
     python perf/judge_overhead.py --only endpoint --endpoint http://vllm:8000/v1 --model judge
 """
 
@@ -36,6 +42,44 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from perf._common import add_db_args, machine, setup_django
+
+# memory bandwidth of known cards, GB/s (vendor figures): a decode step reads every weight once,
+# so weights bytes / bandwidth is the fastest a step can be at small batch
+CARD_BANDWIDTH_GBS: dict[str, float] = {
+    "H200": 4800.0,
+    "H100 PCIe": 2000.0,
+    "H100 NVL": 3900.0,
+    "H100": 3350.0,  # SXM ("NVIDIA H100 80GB HBM3")
+    "A100-SXM4-80GB": 2039.0,
+    "A100 80GB": 2000.0,
+}
+
+
+def card_bandwidth_gbs(device: str, given: float = 0.0) -> tuple[float | None, str]:
+    """(GB/s, where the figure comes from) for ``device``: ``given`` when set, else the table's
+    entry for the CUDA card's name (the first name that occurs in it, most specific first), else
+    None (a CPU, an unknown card)."""
+    if given:
+        return given, "--bandwidth-gbs"
+    if not device.startswith("cuda"):
+        return None, "not a CUDA device"
+    import torch
+
+    name = torch.cuda.get_device_name(device)
+    for card, gbs in CARD_BANDWIDTH_GBS.items():
+        if card.lower() in name.lower():
+            return gbs, f"table ({card}) for {name}"
+    return None, f"unknown card {name!r}: pass --bandwidth-gbs"
+
+
+def weights_bytes(model) -> int:
+    return sum(t.numel() * t.element_size() for t in model.parameters())
+
+
+def generation_prompts(n: int) -> list[str]:
+    """``n`` prompts of 20 to 59 words, in no order of length."""
+    words = ["the", "story", "value", "is", "consistent", "natural", "score", "a"]
+    return [" ".join(words[(i + j) % len(words)] for j in range(20 + (i * 7) % 40)) for i in range(n)]
 
 
 def free_port() -> int:
@@ -162,9 +206,56 @@ def overhead(args) -> dict:
 
 
 # ------------------------------------------------------------------------------ B. batching
-def generation(args) -> dict:
+def time_generation(backend, requests, *, device: str, new_tokens: int, bandwidth_gbs: float | None) -> dict:
+    """One warm-up call on ``requests`` (the timed shapes: a compiled step is captured here, not
+    in the timed call), then the timed call: tokens/s, ms per decode step and the bound.
+
+    Every reply generates exactly ``new_tokens`` (``min_new_tokens``), so a batch makes
+    ``new_tokens`` decode steps; ms per step is the timed call's wall time over all of its
+    batches' steps (the prefill included, which is small beside 32 steps of a short prompt)."""
     import torch
 
+    batches = 0
+    real = backend.generate_batch
+
+    def counted(batch):
+        nonlocal batches
+        batches += 1
+        return real(batch)
+
+    backend.generate_batch = counted  # the backend's own plan decides the batches; count them
+    backend.generate(requests)  # warm-up at the timed shape
+    batches = 0
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    replies = backend.generate(requests)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    assert all(not r.error for r in replies), [r.error for r in replies if r.error][:3]
+    tokens = sum(r.usage.completion_tokens for r in replies)
+    step_ms = dt * 1000 / max(1, batches * new_tokens)
+    out = {
+        "items_per_s": round(len(requests) / dt, 2),
+        "tokens_per_s": round(tokens / dt, 1),
+        "ms_per_step": round(step_ms, 3),
+        "batches": batches,
+        "token_budget": backend.max_batch_tokens,
+        "cache": backend.cache,
+        "compiled": backend.compile,
+    }
+    if bandwidth_gbs:
+        bound_ms = weights_bytes(backend.model) / (bandwidth_gbs * 1e9) * 1000
+        out["bound_ms_per_step"] = round(bound_ms, 4)
+        out["x_above_bound"] = round(step_ms / bound_ms, 1)  # how far from the memory-bandwidth floor
+    if device.startswith("cuda"):
+        out["gpu_peak_mib"] = round(torch.cuda.max_memory_allocated() / 2**20)
+    return out
+
+
+def generation(args) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from annotation.rubric import Rubric
     from benchmarks.registry import get_preset
@@ -175,15 +266,17 @@ def generation(args) -> dict:
     try:
         make_tiny_causal_lm(folder, hidden=args.hidden, layers=args.layers)
         p = get_preset("cqbench.story")
-        words = ["the", "story", "value", "is", "consistent", "natural", "score", "a"]
-        prompts = [" ".join(words[(i + j) % len(words)] for j in range(20 + (i * 7) % 40)) for i in range(args.prompts)]
-        requests = [ChatRequest(system="", user=t, images=[]) for t in prompts]
+        requests = [ChatRequest(system="", user=t, images=[]) for t in generation_prompts(args.prompts)]
+        bandwidth, bandwidth_from = card_bandwidth_gbs(args.device, args.bandwidth_gbs)
         out = {
             "device": args.device,
+            "card": _card_name(args.device),
             "hidden": args.hidden,
             "layers": args.layers,
             "prompts": args.prompts,
             "new_tokens": args.new_tokens,
+            "bandwidth_gbs": bandwidth,
+            "bandwidth_from": bandwidth_from,
         }
         for bs in args.batches:
             spec = JudgeSpec(
@@ -200,30 +293,31 @@ def generation(args) -> dict:
                     "min_new_tokens": args.new_tokens,
                     "device": args.device,
                     **({"max_batch_tokens": args.max_batch_tokens} if args.max_batch_tokens else {}),
+                    **({"cache": args.cache} if args.cache else {}),
+                    **({"compile": False} if args.no_compile else {}),
                 },
             )
             backend = backend_for(spec)
             out["parameters_m"] = round(sum(x.numel() for x in backend.model.parameters()) / 1e6, 2)
-            backend.generate(requests[: min(bs, 4)])  # warm-up
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
-            t0 = time.perf_counter()
-            replies = backend.generate(requests)
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-                out[f"gpu_peak_mib_batch{bs}"] = round(torch.cuda.max_memory_allocated() / 2**20)
-            dt = time.perf_counter() - t0
-            assert all(not r.error for r in replies), [r.error for r in replies if r.error][:3]
-            new_tokens = sum(r.usage.completion_tokens for r in replies)
-            out[f"items_per_s_batch{bs}"] = round(len(requests) / dt, 2)
-            out[f"tokens_per_s_batch{bs}"] = round(new_tokens / dt, 1)
-            out[f"token_budget_batch{bs}"] = backend.max_batch_tokens
+            out["weights_mb"] = round(weights_bytes(backend.model) / 1e6, 1)
+            timed = time_generation(
+                backend, requests, device=args.device, new_tokens=args.new_tokens, bandwidth_gbs=bandwidth
+            )
+            for k, v in timed.items():
+                out[f"{k}_batch{bs}"] = v
         first, last = args.batches[0], args.batches[-1]
         out["speedup"] = round(out[f"items_per_s_batch{last}"] / out[f"items_per_s_batch{first}"], 2)
         return out
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _card_name(device: str) -> str:
+    if not device.startswith("cuda"):
+        return "cpu"
+    import torch
+
+    return torch.cuda.get_device_name(device)
 
 
 # ------------------------------------------------------------------------------ C. an endpoint
@@ -242,9 +336,7 @@ def endpoint(args) -> dict:
     from judges.backends import ChatRequest, JudgeSpec, backend_for
 
     p = get_preset("cqbench.story")
-    words = ["the", "story", "value", "is", "consistent", "natural", "score", "a"]
-    prompts = [" ".join(words[(i + j) % len(words)] for j in range(20 + (i * 7) % 40)) for i in range(args.prompts)]
-    requests = [ChatRequest(system="", user=t, images=[]) for t in prompts]
+    requests = [ChatRequest(system="", user=t, images=[]) for t in generation_prompts(args.prompts)]
     out: dict = {"endpoint": args.endpoint, "model": args.model, "prompts": args.prompts, "new_tokens": args.new_tokens}
     for n in args.batches:
         spec = JudgeSpec(
@@ -291,6 +383,16 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument(
+        "--cache", choices=["static", "dynamic"], default="", help="B: the KV cache (default: the backend's)"
+    )
+    ap.add_argument("--no-compile", action="store_true", help="B: no compiled decode step (static cache on CUDA)")
+    ap.add_argument(
+        "--bandwidth-gbs",
+        type=float,
+        default=0.0,
+        help="B: the card's memory bandwidth in GB/s for the bound (default: the table's, by card name)",
+    )
     args = ap.parse_args()
     print(json.dumps({"machine": machine()}, default=str))
     if args.only in (None, "generation"):

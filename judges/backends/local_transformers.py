@@ -19,6 +19,21 @@
 - Tokens are counted from the tokenizer: prompt tokens without padding, completion tokens up to
   and including the first end-of-sequence token (``ChatReply.usage``).
 - bf16 on CUDA, fp32 on CPU (``params.device`` / ``params.dtype`` override).
+- KV cache (issue 28): ``params.cache`` is ``static`` by default on CUDA, ``dynamic`` on CPU. On a
+  GPU, decoding a small batch is bound by kernel launches, not by memory bandwidth: a dynamic cache
+  grows by concatenation every step and cannot be captured in a CUDA graph. The static cache is
+  allocated once per shape, rows x (longest prompt + ``max_new_tokens``) rounded up to
+  :data:`STATIC_ALIGN` tokens, and batches are planned with that rounded width, so it stays within
+  the token budget above. It is kept for the next batch of the same shape (reset, not
+  reallocated), so its addresses stay put for the graphs. With ``params.compile`` (default on, with
+  the static cache, on CUDA only) transformers compiles the decode step with
+  ``torch.compile(mode="reduce-overhead")`` (CUDA graphs), and the rows of a batch are padded to a
+  power of two (copies of its last request, dropped after) so only a few shapes are ever compiled.
+  Greedy outputs equal the dynamic cache's (``tests/judges/test_static_cache.py`` runs the same
+  path on CPU, ``params.cache = static``). A vision-language model uses the static cache for its
+  text decoder whenever transformers can build one for its config (LLaVA, Qwen2-VL and the other
+  decoder-only VLMs); a model class that keeps its own cache (Mamba-style state, encoder-decoder)
+  falls back to the dynamic cache, and :attr:`TransformersBackend.cache_note` says why.
 
 At scale, a serving engine (vLLM in ``docker-compose.yml``, through the OpenAI-compatible backend)
 batches continuously and runs near the card's memory bandwidth; this backend is the in-process
@@ -41,6 +56,14 @@ _GENERATE_LOCK = threading.Lock()  # one generate() at a time per process (one G
 # and the next chunk should not run out of memory the same way again
 _LEARNT_BUDGET: dict[tuple[str, str, str, str], int] = {}
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+CACHES = ("static", "dynamic")
+# a static cache's length is rounded up to this many tokens: prompts of similar length then share
+# one cache and one compiled decode graph instead of one per exact length
+STATIC_ALIGN = 64
+# per loaded model, the static KV cache of its last batch: (rows, length) and the cache. Kept so
+# the next batch of that shape reuses its memory and addresses (CUDA graphs replay on them);
+# replaced, not added to, when the shape changes, so one cache per model is ever held.
+_STATIC_CACHES: dict[tuple[str, str, str, str], tuple[tuple[int, int], Any]] = {}
 
 
 def _torch():
@@ -122,23 +145,48 @@ def bytes_per_token(config: Any, dtype_bytes: int) -> int:
     return max(1, (kv + activations) * dtype_bytes)
 
 
-def next_batch(order: Sequence[int], lengths: Sequence[int], *, rows: int, tokens: int | None, new_tokens: int) -> int:
+def aligned(n: int, align: int) -> int:
+    """``n`` rounded up to a multiple of ``align`` (at least ``align``)."""
+    return max(align, -(-n // align) * align)
+
+
+def padded_rows(rows: int, ceiling: int) -> int:
+    """The rows a compiled batch runs with: ``rows`` rounded up to a power of two, at most
+    ``ceiling`` (and never fewer than ``rows``), so a run compiles a handful of batch shapes."""
+    p = 1
+    while p < rows:
+        p *= 2
+    return max(rows, min(p, ceiling))
+
+
+def next_batch(
+    order: Sequence[int],
+    lengths: Sequence[int],
+    *,
+    rows: int,
+    tokens: int | None,
+    new_tokens: int,
+    align: int = 1,
+) -> int:
     """How many requests from the front of ``order`` (sorted longest first) make the next batch:
-    at most ``rows``, and rows x (the first's length + ``new_tokens``) within ``tokens`` (None: no
-    token limit). Always at least one: a request too long for the budget is tried alone."""
+    at most ``rows``, and rows x (the first's length + ``new_tokens``, rounded up to ``align``: the
+    length of a static cache) within ``tokens`` (None: no token limit). Always at least one: a
+    request too long for the budget is tried alone."""
     if not order:
         return 0
-    width = lengths[order[0]] + new_tokens
+    width = aligned(lengths[order[0]] + new_tokens, align)
     fit = rows if tokens is None else min(rows, tokens // width)
     return max(1, min(len(order), fit))
 
 
-def plan_batches(lengths: Sequence[int], *, rows: int, tokens: int | None, new_tokens: int) -> list[list[int]]:
+def plan_batches(
+    lengths: Sequence[int], *, rows: int, tokens: int | None, new_tokens: int, align: int = 1
+) -> list[list[int]]:
     """The request indices of every batch, longest prompts first (ties in the order asked)."""
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     batches = []
     while order:
-        n = next_batch(order, lengths, rows=rows, tokens=tokens, new_tokens=new_tokens)
+        n = next_batch(order, lengths, rows=rows, tokens=tokens, new_tokens=new_tokens, align=align)
         batches.append(order[:n])
         order = order[n:]
     return batches
@@ -156,6 +204,40 @@ def completion_lengths(rows: Sequence[Sequence[int]], eos_ids: set[int]) -> list
                 break
         out.append(n)
     return out
+
+
+def static_cache_support(model: Any) -> str:
+    """Why ``model`` cannot decode with a static KV cache ("" when it can): transformers builds one
+    for the text decoder of any decoder-only model whose layer types it knows (a VLM's language
+    model included); models that keep their own cache or an encoder's do not qualify."""
+    config = model.config
+    if getattr(config, "is_encoder_decoder", False):
+        return f"{type(model).__name__} is an encoder-decoder model"
+    supports = getattr(type(model), "_supports_default_dynamic_cache", None)
+    if supports is not None and not supports():
+        return f"{type(model).__name__} keeps its own cache"
+    try:
+        from transformers import StaticCache
+
+        StaticCache(config=config, max_cache_len=1)  # unknown layer types (linear attention ...) refuse here
+    except (ImportError, KeyError, ValueError, TypeError, NotImplementedError) as exc:
+        return f"transformers has no static cache for {type(model).__name__}: {exc}"
+    return ""
+
+
+def held_static_cache_bytes(key: tuple[str, str, str, str]) -> int:
+    """Memory of the static cache kept for the model under ``key`` (0 when none): free to the next
+    batch of that model, which reuses or replaces it."""
+    held = _STATIC_CACHES.get(key)
+    if held is None:
+        return 0
+    total = 0
+    for layer in getattr(held[1], "layers", ()):
+        for name in ("keys", "values"):
+            t = getattr(layer, name, None)
+            if t is not None and hasattr(t, "numel"):
+                total += t.numel() * t.element_size()
+    return total
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -184,7 +266,32 @@ class TransformersBackend(GenerativeBackend):
         self.temperature = float(p.get("temperature", 1.0))
         self.model, self.processor = load_model(spec.model_id, self.kind, self.device, self.dtype)
         self.key = (spec.model_id, self.kind, self.device, self.dtype)
+        self._cache_params(p)
         self.max_batch_tokens = self._token_budget(p)
+
+    def _cache_params(self, p) -> None:
+        """``self.cache`` (static or dynamic), ``self.compile`` and ``self.cache_note`` (why a static
+        cache asked for is not used). The static cache is the CUDA default: there decoding is bound
+        by kernel launches, which it (and the CUDA graphs it allows) removes; on CPU it buys
+        nothing, and is used when asked for (the tests run the CUDA code path on CPU that way)."""
+        cuda = self.device.startswith("cuda")
+        self.cache = str(p.get("cache") or ("static" if cuda else "dynamic"))
+        if self.cache not in CACHES:
+            raise BackendUnavailable(f"params.cache must be static or dynamic, not {self.cache!r}")
+        self.cache_note = ""
+        if self.cache == "static":
+            self.cache_note = static_cache_support(self.model)
+            if self.cache_note:
+                self.cache = "dynamic"
+        # compiling is CUDA-only: on CPU inductor needs a C compiler and takes minutes for no gain
+        self.compile = (
+            bool(p.get("compile", True))
+            and cuda
+            and self.cache == "static"
+            and bool(getattr(self.model, "_can_compile_fullgraph", False))
+        )
+        self.pad_rows = self.compile  # compiled graphs are per batch shape: few shapes, few graphs
+        self.align = STATIC_ALIGN if self.cache == "static" else 1
 
     def _token_budget(self, p) -> int | None:
         """Tokens one batch may hold (rows x (longest prompt + new tokens)); None: no limit but
@@ -202,8 +309,10 @@ class TransformersBackend(GenerativeBackend):
             raise BackendUnavailable("params.memory_fraction must be above 0 and at most 1")
         torch = _torch()
         free, _total = torch.cuda.mem_get_info(self.device)
-        # memory the caching allocator holds but no tensor uses is free for this process too
+        # memory the caching allocator holds but no tensor uses is free for this process too, and so
+        # is the static cache kept from the last batch (reused or replaced by the next)
         free += torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        free += held_static_cache_bytes(self.key)
         budget = max(1, int(free * fraction) // bytes_per_token(self.model.config, DTYPE_BYTES.get(self.dtype, 4)))
         return min(budget, learnt) if learnt else budget
 
@@ -263,9 +372,34 @@ class TransformersBackend(GenerativeBackend):
                 ids.update(int(x) for x in source)
         return ids
 
+    def static_cache(self, rows: int, length: int) -> Any:
+        """A static KV cache of ``rows`` x ``length`` tokens for this model, emptied: the one kept
+        from the last batch when it has that shape, else a new one (the old one dropped first, so
+        two are never held). Call under ``_GENERATE_LOCK`` and ``inference_mode`` (the kept
+        tensors are inference tensors, reset in place)."""
+        held = _STATIC_CACHES.get(self.key)
+        if held is not None and held[0] == (rows, length):
+            held[1].reset()
+            return held[1]
+        _STATIC_CACHES.pop(self.key, None)
+        del held
+        from transformers import StaticCache
+
+        cache = StaticCache(config=self.model.config, max_cache_len=length)
+        _STATIC_CACHES[self.key] = ((rows, length), cache)
+        return cache
+
     def generate_batch(self, batch: Sequence[ChatRequest]) -> list[ChatReply]:
         """One ``model.generate`` over the batch: the replies with their token counts."""
         torch = _torch()
+        asked = len(batch)
+        if self.pad_rows:
+            # copies of the last request fill the batch to its compiled shape; rows do not interact
+            rows = padded_rows(asked, self.batch_size)
+            if self.max_batch_tokens is not None:
+                width = aligned(max(self.prompt_lengths(batch[:1])[0], 1) + self.max_new_tokens, self.align)
+                rows = max(asked, min(rows, self.max_batch_tokens // width))
+            batch = [*batch, *[batch[-1]] * (rows - asked)]
         inputs = self._inputs(batch).to(self.device)
         kwargs: dict[str, Any] = {
             "max_new_tokens": self.max_new_tokens,
@@ -278,11 +412,17 @@ class TransformersBackend(GenerativeBackend):
             kwargs["temperature"] = self.temperature
             if batch[0].seed is not None:
                 torch.manual_seed(batch[0].seed)
+        if self.cache == "static":
+            # sized from the real inputs (a VLM's image tokens included), not the planning estimate
+            length = aligned(inputs["input_ids"].shape[1] + self.max_new_tokens, self.align)
+            kwargs["disable_compile"] = not self.compile
         with _GENERATE_LOCK, torch.inference_mode():
+            if self.cache == "static":
+                kwargs["past_key_values"] = self.static_cache(len(batch), length)
             out = self.model.generate(**inputs, **kwargs)
-        new_tokens = out[:, inputs["input_ids"].shape[1] :]
+        new_tokens = out[:asked, inputs["input_ids"].shape[1] :]
         texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-        prompt = inputs["attention_mask"].sum(dim=1).tolist()  # left padding is not the prompt's
+        prompt = inputs["attention_mask"][:asked].sum(dim=1).tolist()  # left padding is not the prompt's
         completion = completion_lengths(new_tokens.tolist(), self.eos_ids)
         return [
             ChatReply(t, "", None, Usage(int(p), int(c))) for t, p, c in zip(texts, prompt, completion, strict=True)
@@ -296,7 +436,12 @@ class TransformersBackend(GenerativeBackend):
         while order:
             # planned one batch at a time: an out-of-memory split lowers the budget of the rest
             n = next_batch(
-                order, lengths, rows=self.batch_size, tokens=self.max_batch_tokens, new_tokens=self.max_new_tokens
+                order,
+                lengths,
+                rows=self.batch_size,
+                tokens=self.max_batch_tokens,
+                new_tokens=self.max_new_tokens,
+                align=self.align,
             )
             self._generate_into(order[:n], requests, lengths, replies)
             order = order[n:]
@@ -316,7 +461,7 @@ class TransformersBackend(GenerativeBackend):
             raise
         except RuntimeError as exc:
             if len(idx) > 1 and is_out_of_memory(exc):
-                self._shrink_budget(len(idx) * (lengths[idx[0]] + self.max_new_tokens))
+                self._shrink_budget(len(idx) * aligned(lengths[idx[0]] + self.max_new_tokens, self.align))
                 half = len(idx) // 2
                 self._generate_into(idx[:half], requests, lengths, replies)
                 self._generate_into(idx[half:], requests, lengths, replies)
@@ -335,5 +480,6 @@ class TransformersBackend(GenerativeBackend):
         budget = max(1, failed_tokens // 2)
         self.max_batch_tokens = min(self.max_batch_tokens or budget, budget)
         _LEARNT_BUDGET[self.key] = self.max_batch_tokens
+        _STATIC_CACHES.pop(self.key, None)  # sized for the batch that failed: let its memory go
         if self.device.startswith("cuda"):
             _torch().cuda.empty_cache()
