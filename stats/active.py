@@ -323,13 +323,19 @@ def compare_uniform(
         human_only_half_width=z * cl_se,
     )
     target = se_active**2
-    if target > 0:
-        ms = np.arange(2, N)
-        ok = uniform_ppi_se(ms, N, mom) ** 2 <= target * (1 + 1e-12)
-        m_ppi = int(ms[np.argmax(ok)]) if ok.any() else None
-        m_cl = mom["var_y"] / target
-    else:
-        m_ppi, m_cl = None, math.inf
+    if se_active <= 1e-12 * max(1.0, abs(mom["mean_y"])):  # zero up to rounding
+        out.update(
+            ppi_effective_labels=None,
+            ppi_labels_saved=None,
+            human_only_effective_labels=None,
+            human_only_labels_saved=None,
+            reason="undefined: the active estimate has zero estimated variance",
+        )
+        return out
+    ms = np.arange(2, N)
+    ok = uniform_ppi_se(ms, N, mom) ** 2 <= target * (1 + 1e-12)
+    m_ppi = int(ms[np.argmax(ok)]) if ok.any() else None
+    m_cl = mom["var_y"] / target
     out.update(
         ppi_effective_labels=m_ppi,
         ppi_labels_saved=None if m_ppi is None else m_ppi - n,
