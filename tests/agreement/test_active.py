@@ -332,3 +332,68 @@ def test_refit_uses_only_past_labels_and_tracks_the_error():
     xi = draw_sample(pi, 16)
     u = refit_uncertainty(prior, f, np.where(xi == 1, y, np.nan), xi, pi, np.array([0.05, 0.95]))
     assert u[0] < u[1] and 1.0 < u[0] < 2.0 and 3.0 < u[1] < 4.6
+
+
+# ---- the agreement command's --active -----------------------------------------------------------
+
+
+def _active_csv(tmp_path, with_pi=True):
+    rng = np.random.default_rng(21)
+    N = 240
+    f = np.clip(rng.beta(0.6, 1.4, N), 0.01, 0.99)
+    y = (rng.random(N) < f).astype(float)
+    pi = sampling_probabilities(binary_uncertainty(f), 60)
+    xi = draw_sample(pi, 22)
+    country = np.where(np.arange(N) % 2 == 0, "DE", "CN")
+    head = "item,rater,value,field,rater_kind,country" + (",pi" if with_pi else "")
+    lines = [head]
+    for i in range(N):
+        tail = f",{country[i]}" + (f",{float(pi[i])!r}" if with_pi else "")
+        lines.append(f"i{i},judge,{float(f[i])!r},acc,model{tail}")
+        if xi[i]:
+            lines.append(f"i{i},h1,{int(y[i])},acc,human{tail}")
+        elif i % 2:  # an unlabelled item with an empty human value (the others: judge row only)
+            lines.append(f"i{i},h1,,acc,human{tail}")
+    p = tmp_path / "active.csv"
+    p.write_text("\n".join(lines) + "\n")
+    return p, f, np.where(xi == 1, y, np.nan), pi, country
+
+
+def test_command_active_json(django_ready, tmp_path):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    p, f, yy, pi, country = _active_csv(tmp_path)
+    buf = io.StringIO()
+    call_command("agreement", str(p), "--format", "json", "--active", "--bootstrap", "0", "--by", "country", stdout=buf)
+    rep = json.loads(buf.getvalue())
+    a = rep["active"]["fields"]["acc"]["judges"]["judge"]
+    want = active_mean(yy, f, pi)
+    assert abs(a["estimate"] - want["estimate"]) < TOL and abs(a["ci"][1] - want["ci"][1]) < TOL
+    assert a["n_items"] == 240 and a["n_labeled"] == int((~np.isnan(yy)).sum()) and a["n_items_without_judge"] == 0
+    assert a["uniform"]["ppi_effective_labels"] == want["uniform"]["ppi_effective_labels"]
+    m = country == "DE"
+    de = rep["active"]["fields"]["acc"]["strata"]["country"]["DE"]["judge"]
+    assert abs(de["estimate"] - active_mean(yy[m], f[m], pi[m])["estimate"]) < TOL
+    assert "Zrnic" in rep["active"]["method"]
+    buf = io.StringIO()
+    call_command("agreement", str(p), "--format", "table", "--active", "--bootstrap", "0", stdout=buf)
+    assert "active all judge judge: mean" in buf.getvalue()
+
+
+def test_command_active_errors(django_ready, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    p, *_ = _active_csv(tmp_path, with_pi=False)
+    with pytest.raises(CommandError, match="'pi' column"):
+        call_command("agreement", str(p), "--active", "--bootstrap", "0")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,rater,value,rater_kind,pi\n1,j,0.5,model,0.5\n1,h,1,human,0.4\n")
+    with pytest.raises(CommandError, match="different pi"):
+        call_command("agreement", str(bad), "--active", "--bootstrap", "0")
+    bad.write_text("item,rater,value,rater_kind,pi\n1,j,0.5,model,0\n")
+    with pytest.raises(CommandError, match=r"pi must be in \(0, 1\]"):
+        call_command("agreement", str(bad), "--active", "--bootstrap", "0")
