@@ -420,7 +420,9 @@ def refit_uncertainty(
     processed items.  The items are grouped in ``bins`` quantile bins of the prior (edges from
     both sets) and each bin gets ``sqrt(mean of (Y - f)^2)`` over its labelled items with Hajek
     weights ``xi / pi`` (an estimate of the root expected squared error, the optimal rule's
-    input); a bin with fewer than ``min_labels`` labels gets the overall value.  It uses past
+    input), shrunk towards the overall value as if ``min_labels`` more labels had it (so a bin
+    whose few labels all agree with the judge does not get an uncertainty near 0 and weights
+    ``1 / pi`` near the cap); a bin with fewer than ``min_labels`` labels gets the overall value.  It uses past
     labels only, so the next round's probabilities are fixed given the past, as the
     sequential guarantee requires."""
     Y, f, X, P = _inputs(y, yhat, xi, pi)
@@ -441,8 +443,10 @@ def refit_uncertainty(
     val = np.full(nb, overall)
     for j in range(nb):
         m = (bd == j) & (X == 1)
-        if m.sum() >= min_labels:
-            val[j] = math.sqrt(float(w[m] @ r2[m] / w[m].sum()))
+        k = int(m.sum())
+        if k >= min_labels:  # shrunk towards the overall value with min_labels pseudo-labels
+            v = float(w[m] @ r2[m] / w[m].sum())
+            val[j] = math.sqrt((k * v + min_labels * overall**2) / (k + min_labels))
     return val[bin_of(un)]
 
 
