@@ -4,6 +4,12 @@ Besides the agreement coefficients, every judge of every field (and stratum) get
 alt-test (``alt_test``: Calderon, Reichart and Dror, ACL 2025) and, for numeric or binary
 fields, the PPI++ estimate of the field's mean (``ppi``: Angelopoulos et al., Science 2023;
 PPI++, 2023).  ``--metric`` limits them like any metric (``--metric alt_test``, ``--metric ppi``).
+
+``--active``: the items carry a ``pi`` column (the probability each was sampled with for human
+labelling; unlabelled items included with an empty human value or the judge's row only); the
+output gets an ``"active"`` key with the active estimate and interval of every field's mean per
+judge (and stratum with ``--by``): :func:`stats.active_table.active_table` (Zrnic and Candès,
+"Active Statistical Inference", ICML 2024).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from stats import agreement_report
+from stats.active_table import active_table
 from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE
 from stats.data import LEVELS, RatingTableError
 from stats.io import read_ratings
@@ -59,6 +66,11 @@ class Command(BaseCommand):
             action="store_true",
             help="also one alt-test per judge across all strata (or fields) with one FDR correction",
         )
+        parser.add_argument(
+            "--active",
+            action="store_true",
+            help="active-inference estimate per field (needs a 'pi' column: each item's sampling probability)",
+        )
 
     def handle(self, *args, **o):
         if o["bootstrap"] < 0:
@@ -88,6 +100,8 @@ class Command(BaseCommand):
                 half_width=o["half_width"],
                 joint_alt_test=o["joint_alt_test"],
             )
+            if o["active"]:
+                rep["active"] = active_table(df, fields=o["fields"], level=o["level"], by=o["by"], judges=o["judges"])
         except (RatingTableError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         if o["format"] == "json":
@@ -138,6 +152,9 @@ def format_table(rep: dict) -> str:
                     lines.extend(_alt_test_lines(j, jd["alt_test"]))
                 if "ppi" in jd:
                     lines.extend(_ppi_lines(j, jd["ppi"]))
+        af = rep.get("active", {}).get("fields", {}).get(f)
+        if af:
+            lines.extend(_active_lines(af))
     for j, jr in rep.get("alt_test_joint", {}).items():
         lines.append(f"== alt-test joint FDR, judge {j}: passed in {jr['passed_in']} of {jr['of']} ==")
         for env, a in jr["environments"].items():
@@ -182,4 +199,27 @@ def _ppi_lines(j: str, p: dict) -> list[str]:
             f"     budget for half-width {b['half_width']}: PPI {need}; human-only {b['classical_items']} items "
             f"({b['classical_human_ratings']} human ratings)"
         )
+    return out
+
+
+def _active_lines(af: dict) -> list[str]:
+    if "judges" not in af:
+        return [f"-- active: {af.get('reason')}"]
+    out = []
+    blocks = [("all", af["judges"])] + [
+        (f"{c}={g}", js) for c, gs in af.get("strata", {}).items() for g, js in gs.items()
+    ]
+    for name, js in blocks:
+        for j, a in js.items():
+            if a.get("estimate") is None:
+                out.append(f"   active {name} judge {j}: {a.get('reason')}")
+                continue
+            s = (
+                f"   active {name} judge {j}: mean {a['estimate']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}] "
+                f"lambda={a['lambda']:.3f} labels={a['n_labeled']}/{a['n_items']}"
+            )
+            u = a.get("uniform") or {}
+            if u.get("ppi_effective_labels") is not None:
+                s += f"; uniform PPI++ needs {u['ppi_effective_labels']}, humans alone {u['human_only_effective_labels']:.0f}"
+            out.append(s)
     return out
