@@ -22,7 +22,7 @@ import pandas as pd
 
 from .active import DEFAULT_ALPHA, active_mean
 from .data import RatingTableError, to_frame
-from .report import _codes
+from .report import field_codes
 from .result import to_jsonable
 
 METHOD = (
@@ -84,7 +84,7 @@ def active_table(
 
 
 def _field(sub, level, by, judges, pi_all, alpha) -> dict[str, Any]:
-    fc = _codes(sub, level, judges)
+    fc = field_codes(sub, level, judges)
     binary = fc.level == "nominal" and fc.labels is not None and len(fc.labels) == 2
     if fc.level == "nominal" and not binary:
         return {"level": fc.level, "reason": "not applicable: a nominal field with more than two labels"}

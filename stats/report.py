@@ -149,7 +149,7 @@ def _field_report(
     """Report of field ``f`` (the ``fi``-th; its rows ``sub``): the whole field and every
     stratum of every ``by`` column.  Seeds: ``[seed, fi]`` for the field, ``[seed, fi, column
     + 1, group]`` for a stratum."""
-    fc = _codes(sub, level, judges)
+    fc = field_codes(sub, level, judges)
     lv, labels, hl, jl, cols = fc.level, fc.labels, fc.humans, fc.judges, fc.humans + fc.judges
     item_codes, item_ids, rcol, vals = fc.item_codes, fc.item_ids, fc.rater_col, fc.values
 
@@ -198,7 +198,7 @@ def _field_report(
     return fo
 
 
-class _FieldCodes(NamedTuple):
+class FieldCodes(NamedTuple):
     """One field's rows as integer codes: the level, numeric values (nominal labels coded in
     ``labels`` order), the human and judge columns, each row's item code and column."""
 
@@ -212,7 +212,7 @@ class _FieldCodes(NamedTuple):
     rater_col: np.ndarray
 
 
-def _codes(sub: pd.DataFrame, level: str | None, judges: Sequence[str] | None) -> _FieldCodes:
+def field_codes(sub: pd.DataFrame, level: str | None, judges: Sequence[str] | None) -> FieldCodes:
     lv = level or infer_level(sub["value"].tolist())
     vals, labels = numeric_values(sub, lv)
     kinds = sub.groupby("rater")["rater_kind"].first()
@@ -229,7 +229,7 @@ def _codes(sub: pd.DataFrame, level: str | None, judges: Sequence[str] | None) -
     rater_codes, rater_ids = pd.factorize(sub["rater"], sort=False)
     colpos = {r: k for k, r in enumerate(cols)}
     rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
-    return _FieldCodes(lv, vals, labels, hl, jl, item_codes, item_ids, rcol)
+    return FieldCodes(lv, vals, labels, hl, jl, item_codes, item_ids, rcol)
 
 
 def judge_verdicts(
@@ -249,7 +249,7 @@ def judge_verdicts(
     out: dict[str, dict[str, dict[str, Any]]] = {}
     groups = df.groupby("field", sort=False).indices
     for f, rows in groups.items():
-        fc = _codes(df.iloc[rows].reset_index(drop=True), (levels or {}).get(f), None)
+        fc = field_codes(df.iloc[rows].reset_index(drop=True), (levels or {}).get(f), None)
         if not fc.humans or not fc.judges:
             continue
         cols = fc.humans + fc.judges
@@ -278,7 +278,7 @@ def joint_alt_tests(
     envs: dict[str, dict[str, tuple]] = {}
     for f, rows in df.groupby("field", sort=False).indices.items():
         sub = df.iloc[rows].reset_index(drop=True)
-        fc = _codes(sub, (levels or {}).get(f), None)
+        fc = field_codes(sub, (levels or {}).get(f), None)
         if not fc.humans or not fc.judges:
             continue
         cols = fc.humans + fc.judges
