@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -54,6 +55,24 @@ SECRET_WORDS = frozenset(
 )
 KEY_ENV_PARAM = "api_key_env"
 REDACTED = "(hidden)"
+
+
+# ------------------------------------------------------------------------------ control characters
+#: Unicode categories refused in a URL, a key name or a key (a header value): control characters
+#: (line breaks, tab, NUL, DEL...) and the line / paragraph separators
+CONTROL_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+
+
+def has_control(text: str) -> bool:
+    return any(unicodedata.category(ch) in CONTROL_CATEGORIES for ch in text)
+
+
+def check_no_control(what: str, text: str) -> str:
+    """``text`` when it holds no control character (issue 23, finding 2): a URL parser strips a
+    line break the HTTP client then refuses, mid-run; refused here, when the judge is created."""
+    if has_control(text):
+        raise ValueError(f"{what} must not hold control characters (line breaks, tabs, NUL)")
+    return text
 
 
 # ------------------------------------------------------------------------------ literal secrets
@@ -114,6 +133,7 @@ def allowed_key_names() -> list[str]:
 
 def check_key_name(name: str) -> str:
     """``name`` when a judge may use the environment variable of that name as its key."""
+    check_no_control("params.api_key_env", name)
     allowed = allowed_key_names()
     listed = any(name == a or (a.endswith("*") and len(name) >= len(a) and name.startswith(a[:-1])) for a in allowed)
     ok = name == DEFAULT_KEY_ENV or (name not in NEVER_KEYS and listed)
@@ -128,7 +148,9 @@ def check_key_name(name: str) -> str:
 def api_key(params: Mapping[str, Any]) -> str:
     """The judge's API key: the allowed environment variable ``params.api_key_env`` names
     (default ``HV_JUDGE_API_KEY``), read from ``os.environ`` only; "" when unset."""
-    return os.environ.get(check_key_name(str(params.get(KEY_ENV_PARAM) or DEFAULT_KEY_ENV)), "")
+    name = check_key_name(str(params.get(KEY_ENV_PARAM) or DEFAULT_KEY_ENV))
+    # the key goes into a header: one with a line break is the deployment's mistake, never sent
+    return check_no_control(f"the key in {name}", os.environ.get(name, ""))
 
 
 # ------------------------------------------------------------------------------ endpoints
@@ -142,6 +164,7 @@ def allowed_hosts() -> list[str]:
 
 def _host_port(url: str) -> tuple[str, int | None, str]:
     """(host, port, scheme) of an endpoint URL; ValueError for anything but a plain http(s) URL."""
+    check_no_control("params.base_url", url)
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -226,6 +249,7 @@ __all__ = [
     "api_key",
     "check_base_url",
     "check_key_name",
+    "check_no_control",
     "check_params",
     "default_base_url",
     "is_secret_name",
