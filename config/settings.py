@@ -119,6 +119,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first: a body over HV_MAX_BODY_BYTES is refused with 413 before anything reads it
+    "core.bodylimit.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -190,6 +192,10 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("HV_MAX_REQUEST_BYTES", 10 * 1024 * 1024))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 HV_MAX_UPLOAD_BYTES = int(os.environ.get("HV_MAX_UPLOAD_BYTES", 512 * 1024 * 1024))
+# Any request body (every route, signed in or not): over this, 413 before the body is read
+# (core/bodylimit.py). Default: the upload limit plus 16 MiB for the multipart envelope and the
+# form's other fields; set the reverse proxy's limit (nginx client_max_body_size) to match.
+HV_MAX_BODY_BYTES = int(os.environ.get("HV_MAX_BODY_BYTES", HV_MAX_UPLOAD_BYTES + 16 * 1024 * 1024))
 # Imports whose files total at most this many bytes run inside the request; larger ones on a worker.
 HV_INLINE_IMPORT_BYTES = int(os.environ.get("HV_INLINE_IMPORT_BYTES", 4 * 1024 * 1024))
 # Agreement reports over more annotations than this run on a worker with progress.
