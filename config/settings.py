@@ -301,13 +301,18 @@ HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")
 # Model judges (judges/endpoints.py). A judge's params name its endpoint and the environment
 # variable holding its key; only these are allowed (comma-separated; see the README).
 HV_JUDGE_API_BASE = os.environ.get("HV_JUDGE_API_BASE", "")  # the default endpoint, always allowed
-# environment variables a judge may use as its key (a trailing * is a prefix); HV_JUDGE_API_KEY always
+# environment variables a judge may use as its key (a trailing * is a prefix); HV_JUDGE_API_KEY always.
+# NAME@host:port binds a key to an endpoint (repeat the name for more); a name without @ goes only
+# to HV_JUDGE_API_BASE (docs/security.md)
 HV_JUDGE_API_KEYS = [
     n.strip() for n in os.environ.get("HV_JUDGE_API_KEYS", "HV_JUDGE_API_KEY,HV_JUDGE_KEY_*").split(",") if n.strip()
 ]
-# hosts a judge's base_url may name: host (any port), host:port, .domain (its subdomains), * (any)
+# endpoints a judge's base_url may name: host:port; host alone = the scheme's default port (80/443);
+# host:* any port; .domain[:port] its subdomains; * any host and port (docs/security.md)
 HV_JUDGE_ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("HV_JUDGE_ALLOWED_HOSTS", "127.0.0.1,localhost,::1").split(",") if h.strip()
+    h.strip()
+    for h in os.environ.get("HV_JUDGE_ALLOWED_HOSTS", "127.0.0.1:8000,localhost:8000,[::1]:8000").split(",")
+    if h.strip()
 ]
 
 # Cache: per-process memory by default; HV_CACHE_URL=redis://... shares it between processes.
