@@ -14,8 +14,9 @@ from .services import user_for_key
 
 
 class TokenAuthentication(authentication.BaseAuthentication):
-    """A wrong token is a 401, counted like a failed log-in from its address; no password
-    hashing on the way."""
+    """A wrong token is a 401, counted like a failed log-in from its address (429 once the
+    address has used up its failures); a valid token is always accepted, whatever others
+    failed from its address (issue 23, finding 5). No password hashing on the way."""
 
     keywords = TOKEN_KEYWORDS
 
@@ -25,11 +26,12 @@ class TokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Token header must be 'Token <key>' with no spaces in the key.")
-        if token_blocked(request):
-            raise exceptions.Throttled(wait=settings.HV_LOGIN_WINDOW_SECONDS, detail=THROTTLED_MESSAGE)
         user = user_for_key(parts[1].decode(errors="replace"))
         if user is None:
+            blocked = token_blocked(request)
             token_failed(request)
+            if blocked:
+                raise exceptions.Throttled(wait=settings.HV_LOGIN_WINDOW_SECONDS, detail=THROTTLED_MESSAGE)
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
         return user, None
 

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import managed_project_or_403
-from core.csvsafe import defuse
+from core import csvsafe
 from stats import tables
 
 from . import services
@@ -103,7 +103,7 @@ class _TablesRenderer(BaseRenderer):
     def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
         if isinstance(data, dict) and data.get("tables") is not None and data.get("status") == "done":
             return tables.render(
-                [tables.Table.from_dict(t) for t in data["tables"]], self.format, csv_cell=defuse
+                [tables.Table.from_dict(t) for t in data["tables"]], self.format, csv_writer=csvsafe.dict_writer
             ).encode()
         if isinstance(data, dict):
             return (

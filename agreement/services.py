@@ -8,7 +8,6 @@ and the items where judge and humans disagree most) and the stored-job workflow.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections.abc import Callable, Iterator
@@ -519,8 +518,8 @@ def _section(path: list[str]) -> tuple[str, str]:
 
 def report_csv(result: dict[str, Any]) -> str:
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w = csvsafe.dict_writer(buf, CSV_COLUMNS)
     w.writeheader()
     for row in report_rows(result):  # formulas defused (core.csvsafe); numbers stay numbers
-        w.writerow({k: csvsafe.csv_cell(row.get(k)) for k in CSV_COLUMNS})
+        w.writerow(row)
     return buf.getvalue()

@@ -63,6 +63,24 @@ class ImportUploadSerializer(serializers.Serializer):
     images = serializers.FileField(required=False, help_text="zip of images")
 
 
+#: the import's 400: the failed job's report, or (no job made) the upload's fields and why
+IMPORT_REFUSED = {
+    "oneOf": [
+        {"$ref": "#/components/schemas/ImportJob"},
+        {
+            "type": "object",
+            "description": "the upload itself was refused, no job made: field name -> reasons",
+            "properties": {
+                name: {"type": "array", "items": {"type": "string"}} for name in ("data", "images", "non_field_errors")
+            }
+            | {"detail": {"type": "string"}},
+            "additionalProperties": False,
+            "minProperties": 1,
+        },
+    ]
+}
+
+
 # ------------------------------------------------------------------------- viewsets
 class ProjectViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
@@ -92,7 +110,7 @@ class ProjectViewSet(
 
     @extend_schema(
         request=ImportUploadSerializer,
-        responses={201: ImportJobSerializer, 202: ImportJobSerializer, 400: ImportJobSerializer},
+        responses={201: ImportJobSerializer, 202: ImportJobSerializer, 400: IMPORT_REFUSED},
     )
     @action(detail=True, methods=["post"], parser_classes=[MultiPartParser, FormParser], url_path="import")
     def import_items(self, request: Request, pk: str | None = None) -> Response:

@@ -121,6 +121,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first: a body over HV_MAX_BODY_BYTES is refused with 413 before anything reads it
+    "core.bodylimit.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -192,6 +194,10 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("HV_MAX_REQUEST_BYTES", 10 * 1024 * 1024))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 HV_MAX_UPLOAD_BYTES = int(os.environ.get("HV_MAX_UPLOAD_BYTES", 512 * 1024 * 1024))
+# Any request body (every route, signed in or not): over this, 413 before the body is read
+# (core/bodylimit.py). Default: the upload limit plus 16 MiB for the multipart envelope and the
+# form's other fields; set the reverse proxy's limit (nginx client_max_body_size) to match.
+HV_MAX_BODY_BYTES = int(os.environ.get("HV_MAX_BODY_BYTES", HV_MAX_UPLOAD_BYTES + 16 * 1024 * 1024))
 # Imports whose files total at most this many bytes run inside the request; larger ones on a worker.
 HV_INLINE_IMPORT_BYTES = int(os.environ.get("HV_INLINE_IMPORT_BYTES", 4 * 1024 * 1024))
 # Agreement reports over more annotations than this run on a worker with progress.
@@ -297,13 +303,18 @@ HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")
 # Model judges (judges/endpoints.py). A judge's params name its endpoint and the environment
 # variable holding its key; only these are allowed (comma-separated; see the README).
 HV_JUDGE_API_BASE = os.environ.get("HV_JUDGE_API_BASE", "")  # the default endpoint, always allowed
-# environment variables a judge may use as its key (a trailing * is a prefix); HV_JUDGE_API_KEY always
+# environment variables a judge may use as its key (a trailing * is a prefix); HV_JUDGE_API_KEY always.
+# NAME@host:port binds a key to an endpoint (repeat the name for more); a name without @ goes only
+# to HV_JUDGE_API_BASE (docs/security.md)
 HV_JUDGE_API_KEYS = [
     n.strip() for n in os.environ.get("HV_JUDGE_API_KEYS", "HV_JUDGE_API_KEY,HV_JUDGE_KEY_*").split(",") if n.strip()
 ]
-# hosts a judge's base_url may name: host (any port), host:port, .domain (its subdomains), * (any)
+# endpoints a judge's base_url may name: host:port; host alone = the scheme's default port (80/443);
+# host:* any port; .domain[:port] its subdomains; * any host and port (docs/security.md)
 HV_JUDGE_ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("HV_JUDGE_ALLOWED_HOSTS", "127.0.0.1,localhost,::1").split(",") if h.strip()
+    h.strip()
+    for h in os.environ.get("HV_JUDGE_ALLOWED_HOSTS", "127.0.0.1:8000,localhost:8000,[::1]:8000").split(",")
+    if h.strip()
 ]
 
 # Cache: per-process memory by default; HV_CACHE_URL=redis://... shares it between processes.

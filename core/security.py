@@ -4,9 +4,17 @@ Content-Security-Policy header.
 
 Failed log-ins are counted in the Django cache (``CACHES["default"]``; set ``HV_CACHE_URL`` to
 share the counts between processes), per client address and per user name, in fixed windows of
-``HV_LOGIN_WINDOW_SECONDS``. Once either count reaches its limit, further attempts are refused
-before the password is checked (hashing a password is what made wrong credentials expensive),
-until the window ends. A successful log-in clears the user name's count."""
+``HV_LOGIN_WINDOW_SECONDS`` (issue 23, finding 5: keyed so that a valid credential still works):
+
+- once a **user name** has used up its failures, attempts for it are refused before the password
+  is checked (no guessing one account's password), until the window ends;
+- once an **address** has used up its failures, its further *failed* attempts are answered 429,
+  but a correct password or a valid token from it is accepted: a lab behind one NAT address is
+  not locked out of its accounts and its API because someone there mistyped, or guessed;
+- only a wrong password is a failure: a correct password refused for another reason (a
+  non-staff user at ``/admin/login/``, which only staff may use) is not counted.
+
+A successful log-in clears the user name's count."""
 
 from __future__ import annotations
 
@@ -65,12 +73,25 @@ def _keys(request, username: str) -> list[tuple[str, int]]:
 
 
 def login_blocked(request, username: str) -> bool:
-    """Whether this address or this user name has used up its failed attempts (one cache read;
-    remembers on the request whether the user name has failures to clear after a success)."""
+    """Whether this user name has used up its failed attempts: its attempts are refused before
+    the password is checked (one cache read, which also reads the address's count for
+    :func:`address_blocked` and remembers whether the user name has failures to clear after a
+    success). An address's failures never refuse a correct password."""
     keys = _keys(request, username)
     counts = cache.get_many([key for key, _ in keys])
     request._hv_login_user_failures = counts.get(keys[1][0], 0)
-    return any(limit and counts.get(key, 0) >= limit for key, limit in keys)
+    request._hv_login_ip_failures = counts.get(keys[0][0], 0)
+    limit = keys[1][1]
+    return bool(limit and counts.get(keys[1][0], 0) >= limit)
+
+
+def address_blocked(request) -> bool:
+    """Whether this address has used up its failed attempts: a *failed* attempt from it is then
+    answered 429 (a correct credential is still accepted)."""
+    key, limit = _keys(request, "")[0]
+    seen = getattr(request, "_hv_login_ip_failures", None)
+    count = cache.get(key, 0) if seen is None else seen
+    return bool(limit and count >= limit)
 
 
 def _count_failure(key: str) -> None:
@@ -99,9 +120,8 @@ TOKEN_KEYWORDS = ("token", "bearer")
 
 def token_blocked(request) -> bool:
     """Whether this address has used up its failed attempts (a token names no user, so only the
-    address's count applies)."""
-    key, limit = _keys(request, "")[0]
-    return bool(limit and cache.get(key, 0) >= limit)
+    address's count applies). Asked only for a wrong token: a valid one is always accepted."""
+    return address_blocked(request)
 
 
 def token_failed(request) -> None:
@@ -123,8 +143,14 @@ class _Throttled:
         try:
             cleaned = super().clean()
         except ValidationError:
-            if self.request is not None:
+            # a correct password refused for another reason (a non-staff user at the admin's
+            # login) is no failed log-in: only a wrong one (no user authenticated) counts
+            if self.request is not None and getattr(self, "user_cache", None) is None:
+                blocked = address_blocked(self.request)
                 login_failed(self.request, username)
+                if blocked:
+                    self.throttled = True
+                    raise ValidationError(self.error_messages["throttled"], code="throttled") from None
             raise
         if self.request is not None:
             login_succeeded(self.request, username)
@@ -181,7 +207,12 @@ class BasicAuthentication(authentication.BasicAuthentication):
             result = super().authenticate_credentials(userid, password, request)
         except exceptions.AuthenticationFailed:
             if request is not None:
+                blocked = address_blocked(request)
                 login_failed(request, userid)
+                if blocked:  # a failed attempt from an address that used up its failures
+                    raise exceptions.Throttled(
+                        wait=settings.HV_LOGIN_WINDOW_SECONDS, detail=THROTTLED_MESSAGE
+                    ) from None
             raise
         if request is not None:
             login_succeeded(request, userid)

@@ -113,7 +113,7 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
     the rubric (Table 3 classes, the refusal judge's refused / answered), or null."""
 
     external_id = serializers.CharField(source="item.external_id")
-    member = serializers.CharField(source="member.name", default=None)
+    member = serializers.CharField(source="member.name", default=None, allow_null=True)
     parsed = serializers.SerializerMethodField()
     labels = serializers.SerializerMethodField()
 
@@ -419,7 +419,7 @@ class JudgeRunOutputs(ListAPIView):
 class FailedOutputSerializer(serializers.Serializer):
     pass_index = serializers.IntegerField()
     order = serializers.CharField()
-    member = serializers.CharField(source="member.name", default=None)
+    member = serializers.CharField(source="member.name", default=None, allow_null=True)
     raw_output = serializers.CharField(allow_blank=True, help_text="what the model said")
     error = serializers.CharField(allow_blank=True)
 

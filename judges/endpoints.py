@@ -7,11 +7,21 @@ to the endpoint those parameters name. So both are allow-listed by whoever runs 
 - **keys** (``params.api_key_env``): the name of an environment variable holding the key, one
   of ``settings.HV_JUDGE_API_KEYS`` (``HV_JUDGE_API_KEYS``: names, or prefixes ending in ``*``;
   default ``HV_JUDGE_API_KEY`` and ``HV_JUDGE_KEY_*``). Only ``os.environ`` is read, never a
-  Django setting, and the platform's own secrets are refused even when listed.
-- **endpoints** (``params.base_url``): ``http(s)`` URLs whose host (and port) is in
-  ``settings.HV_JUDGE_ALLOWED_HOSTS`` (``host`` any port, ``host:port``, ``.example.com`` its
-  subdomains, ``*`` any host; default loopback only), or the admin's default endpoint
-  ``HV_JUDGE_API_BASE``. No credentials in the URL.
+  Django setting, and the platform's own secrets are refused even when listed. Each key is
+  **bound to the endpoints it may be sent to** (issue 23, finding 6): ``NAME@endpoint`` entries
+  (``HV_JUDGE_KEY_LAB@gpu-box:8000``; repeat the name for more endpoints), in the endpoint
+  syntax below; a name listed without ``@`` goes only to the default endpoint
+  ``HV_JUDGE_API_BASE``. A judge naming a key not bound to its endpoint is refused when created
+  and by the worker; the default key ``HV_JUDGE_API_KEY``, when the judge names none, is simply
+  not sent to an endpoint it is not bound to.
+- **endpoints** (``params.base_url``): ``http(s)`` URLs whose host *and port* are in
+  ``settings.HV_JUDGE_ALLOWED_HOSTS``: ``host:port``; ``host`` alone means the scheme's default
+  port (80 for http, 443 for https); ``host:*`` any port (not advised); ``.example.com`` (with
+  an optional ``:port``) its subdomains; ``*`` any host and port (not advised). Default
+  ``127.0.0.1:8000,localhost:8000,[::1]:8000`` (a vLLM on this machine), plus the admin's
+  default endpoint ``HV_JUDGE_API_BASE``. No credentials in the URL. A refusal names the
+  allow-list, never what a connection found; the worker's connection errors say only that the
+  endpoint could not be reached (no open / closed port oracle).
 - **no literal secrets** in a judge's parameters: any key naming a key, token, secret, password
   or authorization (but ``api_key_env``) is refused, and :func:`public_params` hides such
   values already stored wherever parameters are shown or exported.
@@ -24,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -32,7 +43,8 @@ from django.conf import settings
 
 DEFAULT_KEY_ENV = "HV_JUDGE_API_KEY"
 DEFAULT_KEY_NAMES = (DEFAULT_KEY_ENV, "HV_JUDGE_KEY_*")
-DEFAULT_HOSTS = ("127.0.0.1", "localhost", "::1")
+DEFAULT_HOSTS = ("127.0.0.1:8000", "localhost:8000", "[::1]:8000")
+ANY_PORT = -1
 # never a judge's key, whatever the allow-list says: the platform's own secrets
 NEVER_KEYS = frozenset(
     {"SECRET_KEY", "DATABASE_URL", "HV_CROWD_PID_KEY", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "HV_CACHE_URL"}
@@ -54,6 +66,24 @@ SECRET_WORDS = frozenset(
 )
 KEY_ENV_PARAM = "api_key_env"
 REDACTED = "(hidden)"
+
+
+# ------------------------------------------------------------------------------ control characters
+#: Unicode categories refused in a URL, a key name or a key (a header value): control characters
+#: (line breaks, tab, NUL, DEL...) and the line / paragraph separators
+CONTROL_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+
+
+def has_control(text: str) -> bool:
+    return any(unicodedata.category(ch) in CONTROL_CATEGORIES for ch in text)
+
+
+def check_no_control(what: str, text: str) -> str:
+    """``text`` when it holds no control character (issue 23, finding 2): a URL parser strips a
+    line break the HTTP client then refuses, mid-run; refused here, when the judge is created."""
+    if has_control(text):
+        raise ValueError(f"{what} must not hold control characters (line breaks, tabs, NUL)")
+    return text
 
 
 # ------------------------------------------------------------------------------ literal secrets
@@ -108,14 +138,52 @@ def _list_setting(name: str, default: tuple[str, ...]) -> list[str]:
     return [str(v).strip() for v in value if str(v).strip()]
 
 
+def _key_entries() -> list[tuple[str, str | None]]:
+    """(name or prefix*, endpoint entry or None) of each ``HV_JUDGE_API_KEYS`` entry."""
+    out = []
+    for entry in _list_setting("HV_JUDGE_API_KEYS", DEFAULT_KEY_NAMES):
+        name, at, endpoint = entry.partition("@")
+        out.append((name.strip(), endpoint.strip().lower() if at else None))
+    return out
+
+
 def allowed_key_names() -> list[str]:
-    return _list_setting("HV_JUDGE_API_KEYS", DEFAULT_KEY_NAMES)
+    return list(dict.fromkeys(name for name, _ in _key_entries()))
+
+
+def _name_matches(pattern: str, name: str) -> bool:
+    return name == pattern or (pattern.endswith("*") and len(name) >= len(pattern) and name.startswith(pattern[:-1]))
+
+
+def key_endpoints(name: str) -> list[str]:
+    """The endpoint entries the key ``name`` is bound to (``NAME@endpoint``)."""
+    return [e for pattern, e in _key_entries() if e and _name_matches(pattern, name)]
+
+
+def key_bound_to(name: str, url: str) -> bool:
+    """Whether the key ``name`` may be sent to ``url``: the default endpoint takes any allowed
+    key; any other endpoint only the keys bound to it."""
+    host, port, scheme = _host_port(url)
+    default = default_base_url()
+    if default and _host_port(default)[:2] == (host, port):
+        return True
+    return any(_entry_matches(e, host, port, scheme) for e in key_endpoints(name))
+
+
+def check_key_for_endpoint(name: str, url: str) -> None:
+    if not key_bound_to(name, url):
+        raise ValueError(
+            f"params.api_key_env {name!r} may not be sent to this endpoint: the administrator binds each key "
+            f"to its endpoints in HV_JUDGE_API_KEYS (NAME@host:port); {name} is bound to "
+            f"{', '.join(key_endpoints(name)) or 'the default endpoint (HV_JUDGE_API_BASE) only'}"
+        )
 
 
 def check_key_name(name: str) -> str:
     """``name`` when a judge may use the environment variable of that name as its key."""
+    check_no_control("params.api_key_env", name)
     allowed = allowed_key_names()
-    listed = any(name == a or (a.endswith("*") and len(name) >= len(a) and name.startswith(a[:-1])) for a in allowed)
+    listed = any(_name_matches(a, name) for a in allowed)
     ok = name == DEFAULT_KEY_ENV or (name not in NEVER_KEYS and listed)
     if not ok:
         raise ValueError(
@@ -125,10 +193,19 @@ def check_key_name(name: str) -> str:
     return name
 
 
-def api_key(params: Mapping[str, Any]) -> str:
+def api_key(params: Mapping[str, Any], base_url: str | None = None) -> str:
     """The judge's API key: the allowed environment variable ``params.api_key_env`` names
-    (default ``HV_JUDGE_API_KEY``), read from ``os.environ`` only; "" when unset."""
-    return os.environ.get(check_key_name(str(params.get(KEY_ENV_PARAM) or DEFAULT_KEY_ENV)), "")
+    (default ``HV_JUDGE_API_KEY``), read from ``os.environ`` only; "" when unset. Given the
+    endpoint ``base_url``: a key the judge names must be bound to it (else ValueError); the
+    default key, when the judge names none, is "" (not sent) where it is not bound."""
+    explicit = params.get(KEY_ENV_PARAM)
+    name = check_key_name(str(explicit or DEFAULT_KEY_ENV))
+    if base_url is not None and not key_bound_to(name, base_url):
+        if explicit:
+            check_key_for_endpoint(name, base_url)
+        return ""
+    # the key goes into a header: one with a line break is the deployment's mistake, never sent
+    return check_no_control(f"the key in {name}", os.environ.get(name, ""))
 
 
 # ------------------------------------------------------------------------------ endpoints
@@ -140,8 +217,9 @@ def allowed_hosts() -> list[str]:
     return [h.lower() for h in _list_setting("HV_JUDGE_ALLOWED_HOSTS", DEFAULT_HOSTS)]
 
 
-def _host_port(url: str) -> tuple[str, int | None, str]:
+def _host_port(url: str) -> tuple[str, int, str]:
     """(host, port, scheme) of an endpoint URL; ValueError for anything but a plain http(s) URL."""
+    check_no_control("params.base_url", url)
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -157,8 +235,9 @@ def _host_port(url: str) -> tuple[str, int | None, str]:
 
 
 def _entry(entry: str) -> tuple[str, int | None]:
-    """(host, port or None for any) of an allow-list entry: ``host``, ``host:port``, ``[v6]``,
-    ``[v6]:port`` or a bare IPv6 address."""
+    """(host, port) of an allow-list entry: ``host``, ``host:port``, ``host:*``, ``[v6]``,
+    ``[v6]:port`` or a bare IPv6 address; the port None when the entry names none (the URL's
+    scheme's default port then), :data:`ANY_PORT` for ``*``."""
     if entry.startswith("["):
         host, _, rest = entry[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else ""
@@ -166,14 +245,18 @@ def _entry(entry: str) -> tuple[str, int | None]:
         host, port = entry.split(":")
     else:
         host, port = entry, ""
+    if port == "*":
+        return host, ANY_PORT
     return host, int(port) if port.isdigit() else None
 
 
-def _entry_matches(entry: str, host: str, port: int | None) -> bool:
+def _entry_matches(entry: str, host: str, port: int, scheme: str) -> bool:
     if entry == "*":
         return True
     e_host, e_port = _entry(entry)
-    if e_port is not None and e_port != port:
+    if e_port is None:  # no port named: the scheme's default port only
+        e_port = 443 if scheme == "https" else 80
+    if e_port != ANY_PORT and e_port != port:
         return False
     if e_host.startswith("*."):
         e_host = e_host[1:]
@@ -185,14 +268,14 @@ def _entry_matches(entry: str, host: str, port: int | None) -> bool:
 def check_base_url(url: str) -> str:
     """``url`` when the worker may send a judge's requests there: the administrator's default
     endpoint (``HV_JUDGE_API_BASE``), or a host allowed by ``HV_JUDGE_ALLOWED_HOSTS``."""
-    host, port, _ = _host_port(url)
+    host, port, scheme = _host_port(url)
     default = default_base_url()
     if default and _host_port(default)[:2] == (host, port):
         return url
     allowed = allowed_hosts()
-    if not any(_entry_matches(e, host, port) for e in allowed):
+    if not any(_entry_matches(e, host, port, scheme) for e in allowed):
         raise ValueError(
-            f"params.base_url host {host}:{port} is not allowed: judge endpoints are the ones the "
+            f"params.base_url host {host}:{port} is not allowed: judge endpoints are the host:port pairs the "
             f"administrator allows in HV_JUDGE_ALLOWED_HOSTS ({', '.join(allowed) or 'none'})"
             + (" or HV_JUDGE_API_BASE" if default else "")
         )
@@ -218,6 +301,9 @@ def check_params(backend: str, params: Mapping[str, Any]) -> None:
             if not isinstance(params["base_url"], str):
                 raise ValueError("params.base_url is a URL")
             check_base_url(params["base_url"])
+        url = params.get("base_url") or default_base_url()
+        if params.get(KEY_ENV_PARAM) and url:  # a key the judge names goes only where it is bound
+            check_key_for_endpoint(params[KEY_ENV_PARAM], url)
 
 
 __all__ = [
@@ -225,10 +311,14 @@ __all__ = [
     "allowed_key_names",
     "api_key",
     "check_base_url",
+    "check_key_for_endpoint",
     "check_key_name",
+    "check_no_control",
     "check_params",
     "default_base_url",
     "is_secret_name",
+    "key_bound_to",
+    "key_endpoints",
     "public_params",
     "secret_params",
 ]

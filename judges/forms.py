@@ -50,8 +50,9 @@ def field_name(backend: str, name: str) -> str:
 
 # ------------------------------------------------------------------------------ choices offered
 def endpoint_suggestions() -> list[str]:
-    """Endpoints to offer: the administrator's default and one URL per allowed host (vLLM's
-    port 8000 where the entry names none); wildcard entries are named in the help instead."""
+    """Endpoints to offer: the administrator's default and one URL per allowed host and port (an
+    entry naming no port means the scheme's default; ``host:*`` is offered with vLLM's 8000);
+    wildcard entries are named in the help instead."""
     out = []
     default = endpoints.default_base_url()
     if default:
@@ -61,13 +62,14 @@ def endpoint_suggestions() -> list[str]:
             continue
         if entry.startswith("["):
             host, _, rest = entry[1:].partition("]")
-            port = rest[1:] if rest.startswith(":") else "8000"
+            port = rest[1:] if rest.startswith(":") else ""
         elif entry.count(":") == 1:
             host, port = entry.split(":")
         else:
-            host, port = entry, "8000"
+            host, port = entry, ""
         shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{port}/v1"
+        port = "8000" if port == "*" else port
+        url = f"http://{shown}:{port}/v1" if port else f"http://{shown}/v1"
         if url not in out:
             out.append(url)
     return out

@@ -3,6 +3,7 @@ to the backend's queue (``api``, ``gpu``, ``default``) by ``runs.enqueue_chunks`
 
 from celery import shared_task
 
+from .chunk_failures import record_chunk_failure
 from .execution import execute_judge_chunk, maybe_finish
 from .models import JudgeRun
 from .runs import resume_judge_run
@@ -10,7 +11,14 @@ from .runs import resume_judge_run
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, name="judges.run_judge_chunk")
 def run_judge_chunk(run_id: int, item_ids: list[int]) -> str:
-    return execute_judge_chunk(run_id=run_id, item_ids=item_ids).status
+    """One chunk of a run. An exception the chunk raises fails its items with that exception and
+    ends the run or lets it go on, at once (``judges/chunk_failures.py``): never a run held
+    "running" until the reaper. A lost worker (``kill -9``) is still the reaper's to resume."""
+    try:
+        return execute_judge_chunk(run_id=run_id, item_ids=item_ids).status
+    except Exception as exc:
+        run = record_chunk_failure(run_id=run_id, item_ids=item_ids, exc=exc)
+        return run.status if run is not None else JudgeRun.Status.CANCELLED
 
 
 @shared_task(acks_late=True, name="judges.resume_run")

@@ -23,7 +23,7 @@ import io
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 FORMATS = ("r", "%", "count", "num", "p", "text")
 MISSING = "–"
@@ -271,16 +271,19 @@ def csv_rows(tables: Iterable[Table]) -> list[dict[str, Any]]:
     return rows
 
 
-def to_csv(tables: Iterable[Table], cell: Callable[[Any], Any] | None = None) -> str:
-    """One CSV row per cell (:data:`CSV_COLUMNS`). ``cell`` rewrites each written value: the
-    platform passes its spreadsheet-formula defusing (``core.csvsafe.defuse``), since labels
-    carry names researchers choose (a judge called ``=HYPERLINK(...)``)."""
+def to_csv(tables: Iterable[Table], writer: Callable[[IO[str], Sequence[str]], Any] | None = None) -> str:
+    """One CSV row per cell (:data:`CSV_COLUMNS`). ``writer(file, fieldnames)`` makes the
+    ``DictWriter`` (``writeheader`` / ``writerow``): the platform passes its one spreadsheet-safe
+    writer (``core.csvsafe.dict_writer``), since labels carry names researchers choose (a judge
+    called ``=HYPERLINK(...)``); without one, ``csv.DictWriter`` with ``\r\n`` rows."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    if writer is None:
+        w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\r\n")
+    else:
+        w = writer(buf, CSV_COLUMNS)
     w.writeheader()
     for row in csv_rows(tables):
-        out = {k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()}
-        w.writerow({k: cell(v) for k, v in out.items()} if cell is not None else out)
+        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
     return buf.getvalue()
 
 
@@ -295,8 +298,8 @@ NO_TABLES = {
 }
 
 
-def render(tables: Sequence[Table], fmt: str, csv_cell: Callable[[Any], Any] | None = None) -> str:
-    """``markdown``, ``latex`` or ``csv`` text of the tables (``csv_cell``: see :func:`to_csv`).
+def render(tables: Sequence[Table], fmt: str, csv_writer: Callable[[IO[str], Sequence[str]], Any] | None = None) -> str:
+    """``markdown``, ``latex`` or ``csv`` text of the tables (``csv_writer``: see :func:`to_csv`).
     No tables (a project with no ratings yet) is said in the format's own words, never an empty
     file: an empty download reads as a failure, and an empty HTTP body loses its Content-Type."""
     if not tables and fmt in NO_TABLES:
@@ -306,5 +309,5 @@ def render(tables: Sequence[Table], fmt: str, csv_cell: Callable[[Any], Any] | N
     if fmt == "latex":
         return to_latex(tables)
     if fmt == "csv":
-        return to_csv(tables, csv_cell)
+        return to_csv(tables, csv_writer)
     raise ValueError(f"unknown table format {fmt!r}; one of markdown, latex, csv")

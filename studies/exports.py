@@ -1,13 +1,11 @@
 """The progress dashboard's tables as CSV (``/projects/<id>/dashboard/<table>.csv``): per annotator,
 per stratum of each plan, and submissions per hour over 30 days.
 
-Every cell goes through the platform's one rule for CSV cells (:func:`core.csvsafe.csv_cell`:
-formula-like text quoted, numbers left as numbers, None empty); rows end in ``\\r\\n``, the
-``csv`` module's default, as this export always wrote them."""
+Written by the platform's one CSV writer (:func:`core.csvsafe.writer`: every cell through
+:func:`core.csvsafe.csv_cell`, rows ending in ``\\r\\n``, values with line breaks quoted)."""
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -55,9 +53,9 @@ THROUGHPUT_HOURS = 24 * 30
 def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """CSV text of ``header`` and ``rows``, each cell through :func:`core.csvsafe.csv_cell`."""
     buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow([csvsafe.csv_cell(c) for c in header])
-    writer.writerows([csvsafe.csv_cell(c) for c in row] for row in rows)
+    writer = csvsafe.writer(buf)  # the one writer: formulas defused in every cell, line breaks quoted
+    writer.writerow(header)
+    writer.writerows(rows)
     return buf.getvalue()
 
 

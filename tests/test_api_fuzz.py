@@ -34,6 +34,7 @@ def test_every_operation_answers_without_server_errors_and_as_the_schema_says(se
     records = "\n".join(json.dumps(r) for r in turing_records(3))
     assert importing.import_items(project=project, data=records, data_format="jsonl").ok
     _, key = tokens.create_token(user=owner, name="fuzz")
+    real_ids = {"project_id": project.id, **judge_run_with_a_failure(project)}
     schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
     failures: list[str] = []
     operations = 0
@@ -51,8 +52,10 @@ def test_every_operation_answers_without_server_errors_and_as_the_schema_says(se
             suppress_health_check=list(HealthCheck),
         )
         def run(case, real):
-            if real and case.path_parameters and "project_id" in case.path_parameters:
-                case.path_parameters["project_id"] = project.id
+            if real and case.path_parameters:  # real objects (a judge run's null member, issue 23)
+                for name, value in real_ids.items():
+                    if name in case.path_parameters:
+                        case.path_parameters[name] = value
             response = case.call(headers={"Authorization": f"Token {key}"})
             for check in (not_a_server_error, response_schema_conformance):
                 try:
@@ -63,6 +66,19 @@ def test_every_operation_answers_without_server_errors_and_as_the_schema_says(se
         run()
     assert operations >= 30, operations
     assert not failures, "\n".join(failures[:20])
+
+
+def judge_run_with_a_failure(project) -> dict[str, int]:
+    """A single judge's run with a failed item (its outputs' member is null)."""
+    from judges import configuration as judges
+    from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
+
+    config = judges.create_judge_config(project=project, name="fuzz-judge", backend="openai_chat", model_id="m")
+    item = project.items.first()
+    run = JudgeRun.objects.create(config=config, project=project, item_ids=[item.id], total=1, status="done")
+    JudgeOutput.objects.create(run=run, item=item, pass_index=0, member=None, raw_output="?", error="bad reply")
+    JudgeItemResult.objects.create(run=run, item=item, status="failed", error="pass 1: bad reply")
+    return {"config_id": config.id, "run_id": run.id}
 
 
 @pytest.fixture

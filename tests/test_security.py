@@ -96,13 +96,43 @@ def test_staff_cannot_rewrite_answers_in_the_admin(django_user_model):
 
 @pytest.mark.django_db
 @override_settings(HV_LOGIN_FAILURES_PER_USER=100, HV_LOGIN_FAILURES_PER_IP=4)
-def test_login_throttle_per_address_and_success_clears_the_user_count(user):
+def test_login_throttle_per_address_refuses_failures_not_correct_passwords(user):
+    """Issue 23, finding 5: an address that used up its failures gets 429 for further *failed*
+    attempts, but a correct password from it (a lab behind one NAT address) still logs in."""
     c = Client()
     for name in ("u1", "u2", "u3", "u4"):
-        c.post("/login/", {"username": name, "password": "wrong"})
-    assert c.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 429
+        assert c.post("/login/", {"username": name, "password": "wrong"}).status_code == 200
+    r = c.post("/login/", {"username": "u5", "password": "wrong"})
+    assert r.status_code == 429 and b"Too many failed log-ins" in r.content
+    assert c.post("/login/", {"username": "alice", "password": "wrong"}).status_code == 429
+    assert c.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
     other = Client(REMOTE_ADDR="10.1.1.1")
     assert other.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+
+
+@pytest.mark.django_db
+@override_settings(HV_LOGIN_FAILURES_PER_USER=100, HV_LOGIN_FAILURES_PER_IP=3)
+def test_basic_credentials_from_a_blocked_address_still_work(user):
+    for name in ("u1", "u2", "u3"):
+        assert Client().get("/api/projects/", **basic(name, "wrong")).status_code == 401
+    assert Client().get("/api/projects/", **basic("u4", "wrong")).status_code == 429
+    assert Client().get("/api/projects/", **basic("alice", PASSWORD)).status_code == 200
+
+
+@pytest.mark.django_db
+@override_settings(HV_LOGIN_FAILURES_PER_USER=3, HV_LOGIN_FAILURES_PER_IP=100)
+def test_a_non_staff_password_at_the_admin_login_is_no_failed_login(user):
+    """Issue 23, finding 5: alice (no staff) trying her correct password at /admin/login/ is
+    refused there, but it is not a failed log-in: /login/ still lets her in."""
+    c = Client()
+    for _ in range(5):
+        r = c.post("/admin/login/", {"username": "alice", "password": PASSWORD})
+        assert r.status_code == 200 and "_auth_user_id" not in c.session
+    assert c.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+    # a wrong password at the admin's login still counts
+    for _ in range(3):
+        Client().post("/admin/login/", {"username": "alice", "password": "wrong"})
+    assert Client().post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 429
 
 
 @pytest.mark.django_db

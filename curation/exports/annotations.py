@@ -25,7 +25,6 @@ ticked among those it decides, named in ``judge_parameters["decides"]``.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable, Iterator, Sequence
@@ -40,11 +39,12 @@ from agreement.selectors import submitted_annotations
 from annotation.answers import flatten_answers
 from annotation.models import Annotation, AnnotationRevision, Rater, RubricVersion
 from annotation.rubric import Rubric
+from core import csvsafe
 from judges.decides import rater_decides
 from judges.endpoints import public_params
 
 from ..models import Export
-from .common import Pseudonyms, TableWriter, csv_cell, json_field
+from .common import Pseudonyms, TableWriter, json_field, plain_value
 from .provenance import attribute_keys as attribute_keys_of
 from .provenance import public_attributes, text_cell
 
@@ -287,20 +287,21 @@ def annotation_rows(
 
 
 class _CsvCells:
-    """CSV text of a run of cells exactly as ``csv.writer(lineterminator="\n")`` writes them inside
-    a row (QUOTE_MINIMAL decides per cell, so runs joined by "," equal the whole row written at
-    once; a sentinel last cell avoids the lone-empty-cell special case)."""
+    """CSV text of a run of cells exactly as the platform's one writer (``core.csvsafe.writer``:
+    formulas defused, ``\r\n`` rows) writes them inside a row (QUOTE_MINIMAL decides per cell, so
+    runs joined by "," equal the whole row written at once; a sentinel last cell avoids the
+    lone-empty-cell special case)."""
 
     def __init__(self) -> None:
         self._buf = io.StringIO()
-        self._w = csv.writer(self._buf, lineterminator="\n")
+        self._w = csvsafe.writer(self._buf)
 
     def __call__(self, cells: Sequence[Any]) -> str:
         buf = self._buf
         buf.seek(0)
         buf.truncate()
         self._w.writerow([*cells, "x"])
-        return buf.getvalue()[:-3]  # drop ",x\n"
+        return buf.getvalue()[: -(2 + len(csvsafe.LINE_END))]  # drop ",x\r\n"
 
 
 _VALUE_CACHE_MAX = 10_000
@@ -326,11 +327,11 @@ def annotation_text(
         key = [("{" if i == 0 else ", ") + dumps(n, ensure_ascii=False) + ": " for i, n in enumerate(names)]
         end = "}\n"
     else:
-        end = "\n"
+        end = csvsafe.LINE_END
         cells = _CsvCells()
 
         def enc_cells(vs: Sequence[Any]) -> str:
-            return cells([csv_cell(v) for v in vs])
+            return cells([plain_value(v, nested=False) for v in vs])
 
     # the value_exact cell of a row without an exact value
     no_exact = (key[18] + enc(None)) if fmt == "jsonl" else "," + enc_cells([None])

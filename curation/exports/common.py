@@ -4,7 +4,6 @@ provenance record written beside the data."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import hmac
 import json
@@ -97,7 +96,7 @@ class TableWriter:
         else:
             self._fh = open(self.tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed in close()
             if fmt == "csv":
-                self._csv = csv.writer(self._fh, lineterminator="\n")
+                self._csv = csvsafe.writer(self._fh)  # defuses every cell (header too); \r\n rows
                 self._csv.writerow(self.names)
 
     def write(self, rows: Sequence[tuple]) -> None:
@@ -114,7 +113,7 @@ class TableWriter:
                 arrays.append(pa.array(col, type=f.type))
             self._pq.write_table(pa.Table.from_arrays(arrays, schema=self.schema), row_group_size=self.row_group_size)
         elif self.fmt == "csv":
-            self._csv.writerows([[csv_cell(v) for v in r] for r in rows])
+            self._csv.writerows([[plain_value(v, nested=False) for v in r] for r in rows])
         else:
             names = self.names
             dumps = json.dumps

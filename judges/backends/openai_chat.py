@@ -56,6 +56,9 @@ def _client(base_url: str, timeout: float):
     return client
 
 
+UNREACHABLE = "the endpoint could not be reached or did not answer"
+
+
 def data_url(path: Path) -> str:
     mime = mimetypes.guess_type(path.name)[0] or "image/png"
     return f"data:{mime};base64,{base64.b64encode(Path(path).read_bytes()).decode('ascii')}"
@@ -76,7 +79,7 @@ class OpenAIChatBackend(GenerativeBackend):
             raise BackendUnavailable("the OpenAI-compatible judge needs a model id")
         try:  # checked when the judge was created; again here, for rows written before
             endpoints.check_base_url(self.base_url)
-            self.api_key = endpoints.api_key(p)
+            self.api_key = endpoints.api_key(p, self.base_url)  # only a key bound to this endpoint
         except ValueError as exc:
             raise BackendUnavailable(str(exc)) from None
         self.timeout = float(p.get("timeout_s", 60))
@@ -145,10 +148,10 @@ class OpenAIChatBackend(GenerativeBackend):
             body = self.payload(req, constrained=constrained)
             try:
                 resp = client.post("chat/completions", json=body, headers=headers)
-            except httpx.TimeoutException:
-                last = f"timed out after {self.timeout:g}s"
-            except httpx.TransportError as exc:
-                last = f"connection error: {exc.__class__.__name__}"
+            except httpx.TransportError:  # timeouts included
+                # one message for a refused, reset or silent connection: no port open / closed
+                # oracle (issue 23, finding 6)
+                last = UNREACHABLE
             else:
                 if resp.status_code == 400 and "response_format" in body:
                     constrained = False  # the server may not support constrained output: ask again without

@@ -89,6 +89,45 @@ def test_the_cell_rule():
     assert csv_cell("+1+1") == "'+1+1"
     assert csv_cell("@x") == "'@x"
     assert csv_cell("\t=1") == "'\t=1"
-    assert csv_cell("\r=1") == "'\r=1"
+    assert csv_cell("\r=1") == "'\r'=1"  # the line after the break is defused too (issue 23)
     assert csv_cell("-1") == "-1" and csv_cell("-0.5") == "-0.5" and csv_cell("+2e3") == "+2e3"
     assert csv_cell(-1) == -1 and csv_cell(None) == "" and csv_cell("a=1") == "a=1"
+
+
+# ------------------------------------------------------------------ issue 23, finding 1: line breaks
+BREAK = "fine\r=cmd|' /C calc'!A0"
+
+
+@pytest.fixture
+def broken_project(researcher, annotators, tmp_path):
+    folder = tmp_path / "img"
+    folder.mkdir()
+    records = valueground_records(folder, n=2)
+    records[0].update(question="Q?\r=1+1", option_a="a\nb,@SUM(A1)", option_b='x\r\n"=2+2')
+    project = make_project("valueground.pair_quality", owner=researcher, annotators=annotators[:2], k=2)
+    report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=folder)
+    assert report.ok, report.errors
+    answers = {"q1": 2, "q2": 2, "q3": 2, "q4": 0, "feedback": BREAK}
+    submit_all(project, lambda item, rater: answers)
+    services.apply_policy(project=project, user=researcher)
+    return project
+
+
+@pytest.mark.parametrize("content", ["items", "annotations"])
+def test_a_line_break_in_a_value_starts_no_formula_row(broken_project, researcher, content):
+    """Issue 23, finding 1: a bare CR in a free-text answer or an item field is quoted, and the
+    text after it cannot start a formula row for a reader splitting lines naively either."""
+    from tests.test_csv_safety import assert_line_breaks_quoted, assert_spreadsheet_safe
+
+    e = export(broken_project, researcher, content, "csv")
+    for path in export_root(e).rglob("*.csv"):
+        text = path.read_bytes().decode("utf-8")
+        assert_spreadsheet_safe(text)
+        assert_line_breaks_quoted(text)
+    rows = csv_rows(e, f"{content}.csv")
+    if content == "annotations":
+        feedback = [r["value"] for r in rows if r["field"] == "feedback"]
+        assert feedback and set(feedback) == {"fine\r'=cmd|' /C calc'!A0"}
+    else:
+        [row] = [r for r in rows if r["id"] == "vg0"]
+        assert row["question"] == "Q?\r'=1+1" and row["option_a"] == "a\nb,'@SUM(A1)"

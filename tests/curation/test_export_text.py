@@ -54,7 +54,7 @@ def reference(export, fmt: str) -> bytes:
     """The straightforward writer: one dict per row, json.dumps; or csv.writer per row."""
     out = io.StringIO(newline="")
     names = annotation_schema(attribute_keys(export.project)).names
-    w = csv.writer(out, lineterminator="\n")
+    w = csv.writer(out, lineterminator="\r\n")  # the platform's CSV rows end in \r\n (issue 23)
     if fmt == "csv":
         w.writerow(names)
     for batch in annotation_exports.annotation_rows(export, Pseudonyms(SALT)):

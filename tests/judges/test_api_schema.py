@@ -113,3 +113,50 @@ def test_judge_answers_match_the_schema(researcher, tmp_path, schema_and_message
     r = c.get(f"/api/judge-runs/{run_id}/outputs/?failures=1")
     assert r.status_code == 200 and r.json()["count"] == 0
     check("/api/judge-runs/{run_id}/outputs/", "get", 200, r.json())
+
+
+@pytest.mark.django_db
+def test_outputs_and_failures_without_a_member_match_the_schema(researcher, tmp_path, schema_and_messages):
+    """Issue 23, finding 4: a single judge's outputs and failures answer ``"member": null``; the
+    schema says the member is nullable."""
+    import jsonschema
+    from django.test import Client
+
+    from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
+
+    schema, _messages = schema_and_messages
+    project = project_with_demo("cqbench.story", researcher, tmp_path)
+    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    item = project.items.first()
+    run = JudgeRun.objects.create(config=config, project=project, item_ids=[item.id], total=1, status="done")
+    JudgeOutput.objects.create(run=run, item=item, pass_index=0, member=None, raw_output="?", error="bad reply")
+    JudgeItemResult.objects.create(run=run, item=item, status="failed", error="pass 1: bad reply")
+    c = Client()
+    c.force_login(researcher)
+    for path, url in [
+        ("/api/judge-runs/{run_id}/outputs/", f"/api/judge-runs/{run.id}/outputs/"),
+        ("/api/judge-runs/{run_id}/failures/", f"/api/judge-runs/{run.id}/failures/"),
+    ]:
+        r = c.get(url)
+        assert r.status_code == 200, r.content
+        assert '"member":null' in r.content.decode().replace(" ", "")
+        declared = schema["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+        jsonschema.validate(r.json(), json_schema({**declared, "components": schema["components"]}))
+
+
+@pytest.mark.django_db
+def test_the_item_imports_400_for_a_missing_file_matches_the_schema(researcher, tmp_path, schema_and_messages):
+    """Issue 23, finding 4: the item import's 400 for a request without a file is what its
+    declared 400 schema allows."""
+    import jsonschema
+    from django.test import Client
+
+    schema, _messages = schema_and_messages
+    project = project_with_demo("cqbench.story", researcher, tmp_path)
+    c = Client()
+    c.force_login(researcher)
+    [path] = [p for p in schema["paths"] if p.startswith("/api/projects/{") and p.endswith("}/import/")]
+    r = c.post(f"/api/projects/{project.id}/import/", {})
+    assert r.status_code == 400 and "data" in r.json()
+    declared = schema["paths"][path]["post"]["responses"]["400"]["content"]["application/json"]["schema"]
+    jsonschema.validate(r.json(), json_schema({**declared, "components": schema["components"]}))

@@ -220,3 +220,85 @@ def test_a_refused_response_format_is_dropped_for_that_request_only():
     assert all(r.error == "" for r in replies)
     sent = [("response_format" in r["body"]) for r in server.requests]
     assert sent == [True, False, True]
+
+
+# ------------------------------------------------------------------------------ issue 23, finding 6
+def test_allowed_hosts_name_the_port_and_a_bare_host_means_the_default_port(project, settings):
+    settings.HV_JUDGE_API_BASE = ""
+    settings.HV_JUDGE_ALLOWED_HOSTS = ["127.0.0.1:8000", "gpu-box", "[::1]:8001", "lab:*"]
+    assert create(project, "a", base_url="http://127.0.0.1:8000/v1")
+    assert create(project, "b", base_url="http://gpu-box/v1")  # no port named: http's 80
+    assert create(project, "c", base_url="https://gpu-box/v1")  # https's 443
+    assert create(project, "d", base_url="http://[::1]:8001/v1")
+    assert create(project, "e", base_url="http://lab:6006/v1")  # the administrator's explicit any port
+    for url in ["http://127.0.0.1:6379/", "http://127.0.0.1:22/", "http://gpu-box:8000/v1", "http://[::1]:8000/v1"]:
+        with pytest.raises(DomainError, match="not allowed"):
+            create(project, "x", base_url=url)
+
+
+def test_the_default_allow_list_is_the_local_vllm_port_only(project, settings):
+    from django.test import override_settings
+
+    with override_settings():
+        del settings.HV_JUDGE_ALLOWED_HOSTS  # the platform's default
+        settings.HV_JUDGE_API_BASE = ""
+        assert endpoints.allowed_hosts() == ["127.0.0.1:8000", "localhost:8000", "[::1]:8000"]
+        endpoints.check_base_url("http://127.0.0.1:8000/v1")
+        for port in (22, 5432, 6379, 9):
+            with pytest.raises(ValueError, match="not allowed"):
+                endpoints.check_base_url(f"http://127.0.0.1:{port}/")
+
+
+def test_connection_errors_tell_no_port_state(tmp_path):
+    """A closed port (refused) and a silent one (timeout) read the same: no port oracle."""
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()  # nothing listens: connection refused
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(0)  # accepts the connection, never answers: a timeout
+    try:
+        errors = []
+        for port in (closed_port, silent.getsockname()[1]):
+            backend = backend_for(
+                spec("cultivate.faithfulness", f"http://127.0.0.1:{port}/v1", max_retries=0, timeout_s=0.5)
+            )
+            [v] = backend.judge([faith_item(tmp_path)], [0])
+            errors.append(v.error)
+    finally:
+        silent.close()
+    assert errors[0] == errors[1]
+    assert "refused" not in errors[0].lower() and "timed out" not in errors[0].lower()
+    assert str(closed_port) not in errors[0]
+
+
+def test_each_key_is_bound_to_its_endpoints(project, settings, monkeypatch, django_capture_on_commit_callbacks):
+    settings.HV_JUDGE_API_BASE = "https://api.example.com/v1"
+    settings.HV_JUDGE_ALLOWED_HOSTS = ["127.0.0.1:*", "gpu-box:8000"]
+    settings.HV_JUDGE_API_KEYS = ["HV_JUDGE_API_KEY", "HV_JUDGE_KEY_LAB@gpu-box:8000", "HV_JUDGE_KEY_LAB@127.0.0.1:*"]
+    monkeypatch.setenv("HV_JUDGE_API_KEY", "sk-admin-default")
+    monkeypatch.setenv("HV_JUDGE_KEY_LAB", "sk-lab")
+    # the lab key goes to its endpoints; the admin's default key only to the default endpoint
+    assert create(project, "a", base_url="http://gpu-box:8000/v1", api_key_env="HV_JUDGE_KEY_LAB")
+    assert create(project, "b", base_url="https://api.example.com/v1", api_key_env="HV_JUDGE_API_KEY")
+    with pytest.raises(DomainError, match="may not be sent to this endpoint"):
+        create(project, "c", base_url="http://gpu-box:8000/v1", api_key_env="HV_JUDGE_API_KEY")
+    assert not JudgeConfig.objects.filter(name="c").exists()
+    with ChatServer() as server:
+        # a judge naming no key: the default key is not sent where it is not bound
+        config = create(project, "d", base_url=server.base_url)
+        backend = backend_for(spec("cultivate.faithfulness", server.base_url))
+        backend.generate([ChatRequest(system="", user="score is?", images=[])])
+        assert server.requests[-1]["auth"] is None
+        backend = backend_for(spec("cultivate.faithfulness", server.base_url, api_key_env="HV_JUDGE_KEY_LAB"))
+        backend.generate([ChatRequest(system="", user="score is?", images=[])])
+        assert server.requests[-1]["auth"] == "Bearer sk-lab"
+        # a row naming an unbound key (written before the check, or by hand) fails at run time
+        JudgeConfig.objects.filter(pk=config.pk).update(params={**config.params, "api_key_env": "HV_JUDGE_API_KEY"})
+        sent = len(server.requests)
+        run = run_all(JudgeConfig.objects.get(pk=config.pk), django_capture_on_commit_callbacks)
+    assert run.status == "failed" and "may not be sent to this endpoint" in run.message
+    assert len(server.requests) == sent and "sk-admin-default" not in run.message

@@ -280,7 +280,7 @@ def form_data(backend: str, name: str, fields: dict | None = None, params: str =
 
 
 def test_the_form_shows_every_backends_fields(client, researcher, projects, settings, monkeypatch):
-    settings.HV_JUDGE_ALLOWED_HOSTS = ["127.0.0.1", "gpu-box:8001", ".corp.example"]
+    settings.HV_JUDGE_ALLOWED_HOSTS = ["127.0.0.1:8000", "gpu-box:8001", ".corp.example"]
     settings.HV_JUDGE_API_KEYS = ["HV_JUDGE_API_KEY", "HV_JUDGE_KEY_*", "TEAM_KEY"]
     monkeypatch.setenv("HV_JUDGE_KEY_LAB", "sk-the-value-itself")
     client.force_login(researcher)

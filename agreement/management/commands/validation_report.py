@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agreement import validation
 from agreement.services import MAX_BOOTSTRAP
 from annotation.models import Project
-from core.csvsafe import defuse
+from core import csvsafe
 from core.errors import DomainError
 from stats import tables
 from stats.alt_test import DEFAULT_EPSILON
@@ -50,4 +50,4 @@ class Command(BaseCommand):
         if o["format"] == "json":
             self.stdout.write(json.dumps(tables.to_json(result), indent=2, ensure_ascii=False))
         else:
-            self.stdout.write(tables.render(result, o["format"], csv_cell=defuse), ending="")
+            self.stdout.write(tables.render(result, o["format"], csv_writer=csvsafe.dict_writer), ending="")

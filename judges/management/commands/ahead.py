@@ -8,7 +8,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
-from core.csvsafe import defuse
+from core import csvsafe
 from core.errors import DomainError
 from judges import ahead
 from stats.tables import to_csv, to_json, to_markdown
@@ -38,6 +38,6 @@ class Command(BaseCommand):
         if format == "json":
             self.stdout.write(json.dumps(to_json(tables), indent=2))
         elif format == "csv":
-            self.stdout.write(to_csv(tables, cell=defuse))  # judge and prompt names are researchers' text
+            self.stdout.write(to_csv(tables, csvsafe.dict_writer))  # judge and prompt names are researchers' text
         else:
             self.stdout.write(to_markdown(tables))
