@@ -126,7 +126,7 @@ def test_outputs_and_failures_without_a_member_match_the_schema(researcher, tmp_
 
     schema, _messages = schema_and_messages
     project = project_with_demo("cqbench.story", researcher, tmp_path)
-    config = services.create_judge_config(project=project, name="minilm", backend="embedding")
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     item = project.items.first()
     run = JudgeRun.objects.create(config=config, project=project, item_ids=[item.id], total=1, status="done")
     JudgeOutput.objects.create(run=run, item=item, pass_index=0, member=None, raw_output="?", error="bad reply")
