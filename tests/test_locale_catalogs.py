@@ -22,11 +22,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils.translation import to_locale
 
+from tests.test_architecture import ROOMS
+
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = [to_locale(code) for code, _name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
-#: what makemessages reads: the apps and the templates (not tests, scripts or vendored static files)
-SOURCES = ["accounts", "agreement", "annotation", "benchmarks", "config", "core", "curation", "judges", "studies"]
-SOURCES += ["templates"]
+#: what makemessages reads: every room of the order (tests/test_architecture.py) and the templates
+#: (not tests, scripts or vendored static files)
+SOURCES = [room for layer in ROOMS for room in layer] + ["templates"]
 PLACEHOLDER = re.compile(r"%(?:\((\w+)\))?[-#0 +]*\d*(?:\.\d+)?[sdifr%]")
 
 
