@@ -19,16 +19,23 @@ from core.security import LoginView as ThrottledLoginView
 from . import services
 from .models import ApiToken
 
+#: where a new token waits, in the session, for the one page that shows it (issue 25)
+NEW_TOKEN_KEY = "hv_new_api_token"
+
 
 @login_required
 def tokens(request: HttpRequest) -> HttpResponse:
-    new_key = None
+    """POST makes a token and redirects (a reload makes nothing); the GET after it shows the new
+    token once, taken out of the session, so it is forgotten as soon as it is shown."""
     if request.method == "POST":
         try:
             _token, new_key = services.create_token(user=request.user, name=request.POST.get("name", ""))
         except DomainError as exc:
             messages.error(request, exc.message)
-            return redirect("api_tokens")
+        else:
+            request.session[NEW_TOKEN_KEY] = new_key
+        return redirect("api_tokens")
+    new_key = request.session.pop(NEW_TOKEN_KEY, None)
     rows = ApiToken.objects.filter(user=request.user)
     response = render(request, "accounts/tokens.html", {"tokens": rows, "new_key": new_key})
     response["Cache-Control"] = "no-store"  # the page that shows a new token is never cached

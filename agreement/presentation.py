@@ -83,8 +83,19 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
 
 def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The protocol's tables as the template shows them: the cells' ``display`` is the text the
-    exports write (``stats.tables.format_cell``), so page and exports agree."""
-    return [{**t, "first": k == 0} for k, t in enumerate(tables)]
+    exports write (``stats.tables.format_cell``), so page and exports agree. On the page a cell is
+    compact (issue 25: Table 4 with two judges was 1,645 px wide): the value, and its interval on
+    a second line (``value_text`` and ``ci_text``, the two halves of ``display``)."""
+    return [
+        {**t, "first": k == 0, "rows": [{**r, "cells": [_compact(c) for c in r["cells"]]} for r in t["rows"]]}
+        for k, t in enumerate(tables)
+    ]
+
+
+def _compact(cell: dict[str, Any]) -> dict[str, Any]:
+    display = cell.get("display", "")
+    value, sep, ci = display.partition(" [") if cell.get("ci") else (display, "", "")
+    return {**cell, "value_text": value, "ci_text": "[" + ci if sep else ""}
 
 
 def _field_groups(fields: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -454,3 +465,44 @@ def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
             rows.append(row)
         out.append({"column": col, "metric": LABELS.get(main, main), "judges": judges, "rows": rows})
     return out
+
+
+def printable_context(result: dict[str, Any], study: dict[str, Any]) -> dict[str, Any]:
+    """The printable report page (``/projects/<id>/report/``): the protocol's tables and the
+    verdicts as the agreement page shows them, and the study's settings (``selectors.study_settings``)
+    as label / value rows, parameters written as ``key = value``."""
+    return {
+        **report_context(result),
+        "printable": True,
+        "study": study,
+        "qc_rows": [(k.replace("_", " "), _setting(v)) for k, v in study["qc"].items()] if study["qc_enabled"] else [],
+        "judge_rows": [
+            {
+                **j,
+                "settings": "; ".join(
+                    f"{k} = {_setting(v)}"
+                    for k, v in {
+                        "model": j["model_id"],
+                        "questions": j["questions"],
+                        "passes": j["passes"],
+                        "combine": j["combine"] if j["passes"] > 1 or j["members"] else "",
+                        "both orders": "yes" if j["both_orders"] else "",
+                        "members": j["members"],
+                        **j["params"],
+                    }.items()
+                    if v not in ("", None, [], {})
+                ),
+            }
+            for j in study["judges"]
+        ],
+    }
+
+
+def _setting(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_setting(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_setting(x)}" for k, x in v.items())
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)

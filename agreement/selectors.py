@@ -48,6 +48,9 @@ from annotation.models import Annotation, Assignment, Item, Project, Rater
 from annotation.rubric import Question, Rubric
 from benchmarks.base import STRATA_KEYS
 from judges.decides import rater_decides
+from judges.models import JudgeConfig
+from studies import quality
+from studies.models import AssignmentPlan, Sample
 
 CHUNK = 5_000
 RESERVED = {"item", "rater", "rater_kind", "field", "value", "external_id", "item_pk", "element"}
@@ -335,3 +338,57 @@ def strata_columns(frame: pd.DataFrame) -> list[str]:
 def items_by_pk(pks: Iterable[int]) -> dict[int, dict[str, Any]]:
     """External id and strata of a few items (drill-down rows)."""
     return {r["id"]: r for r in Item.objects.filter(pk__in=list(pks)).values("id", "external_id", *STRATA_KEYS)}
+
+
+def study_settings(project: Project) -> dict[str, Any]:
+    """The study's settings the printable report states beside its tables (issue 25): k, the
+    samples, the plans, quality control and the judges shown in the reports, with their settings.
+    Plain values, newest first, read here once for the page."""
+    samples = [
+        {
+            "name": s.name,
+            "strata": list(s.strata_keys),
+            "allocation": s.allocation,
+            "total_size": s.total_size,
+            "per_stratum": s.per_stratum,
+            "seed": s.seed,
+            "drawn": (s.report or {}).get("total_drawn"),
+        }
+        for s in Sample.objects.filter(project=project).order_by("-created_at")
+    ]
+    plans = [
+        {
+            "name": p.name,
+            "sample": p.sample.name,
+            "mode": p.mode,
+            "status": p.status,
+            "k": p.k,
+            "eligibility": list(p.eligibility or []),
+            "balance": dict(p.balance or {}),
+            "cap_per_annotator": p.cap_per_annotator,
+            "seed": p.seed,
+        }
+        for p in AssignmentPlan.objects.filter(project=project).select_related("sample").order_by("-created_at")
+    ]
+    judges = [
+        {
+            "name": j.name,
+            "backend": j.backend,
+            "model_id": j.model_id,
+            "questions": list(j.questions or []),
+            "params": dict(j.params or {}),
+            "passes": j.passes,
+            "combine": j.combine,
+            "both_orders": j.both_orders,
+            "members": [m.name for m in j.members.all()],
+        }
+        for j in JudgeConfig.objects.filter(project=project, hidden=False).prefetch_related("members").order_by("name")
+    ]
+    return {
+        "k": project.k_per_item,
+        "samples": samples,
+        "plans": plans,
+        "qc_enabled": quality.qc_enabled(project),
+        "qc": quality.qc_settings(project),
+        "judges": judges,
+    }

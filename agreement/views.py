@@ -15,9 +15,9 @@ from core import reaper
 from core.errors import DomainError
 from stats.alt_test import EPSILON_GUIDANCE
 
-from . import services
+from . import selectors, services
 from .models import AgreementReport
-from .presentation import report_context
+from .presentation import printable_context, report_context
 from .services import ReportParams
 
 
@@ -56,3 +56,25 @@ def report_job(request: HttpRequest, project_id: int, job_id: int) -> HttpRespon
         ctx.update(report_context(job.result))
     template = "agreement/_job.html" if request.headers.get("HX-Request") else "agreement/report.html"
     return render(request, template, ctx)
+
+
+@login_required
+def printable_report(request: HttpRequest, project_id: int) -> HttpResponse:
+    """One printable page: the protocol's tables, the verdicts and the study's settings (issue 25).
+    Researchers only; the same query parameters as the agreement page."""
+    project = managed_project_or_403(request.user, project_id)
+    ctx: dict[str, Any] = {"project": project, "epsilon_guidance": EPSILON_GUIDANCE}
+    try:
+        params = ReportParams.from_query(request.GET)
+        ctx["params"] = params
+        answer = services.report_for(project=project, params=params, user=request.user)
+    except DomainError as exc:
+        ctx["error"] = exc.message
+        return render(request, "agreement/printable.html", ctx, status=400)
+    if isinstance(answer, AgreementReport):
+        ctx["job"] = answer
+        if answer.status != AgreementReport.Status.DONE:
+            return render(request, "agreement/printable.html", ctx)
+        answer = answer.result
+    ctx.update(printable_context(answer, selectors.study_settings(project)))
+    return render(request, "agreement/printable.html", ctx)

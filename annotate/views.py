@@ -150,6 +150,8 @@ def _annotate_post_lean(
     request.user = done.loaded.user
     assignment = done.loaded.assignment
     if done.error is None:
+        if request.POST.get("mode") == "edit":
+            messages.success(request, _("Your changes are saved."))
         if done.next_id is None:
             return redirect("next_item", project_id=assignment.project_id)
         return redirect("annotate", assignment_id=done.next_id)
@@ -199,6 +201,8 @@ def _annotate_page(
             messages.error(request, exc.message)
             status = 400
         else:
+            if request.POST.get("mode") == "edit":
+                messages.success(request, _("Your changes are saved."))
             nxt = next_after_submit(rater=rater, project=project, queue_next=False)
             if nxt is None:
                 return redirect("next_item", project_id=project.id)

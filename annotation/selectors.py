@@ -91,18 +91,22 @@ def my_assignments(user: AbstractBaseUser, project: Project | None = None) -> Qu
 
 
 def project_progress(project: Project) -> dict[str, Any]:
-    by_status = dict(Assignment.objects.filter(project=project).values_list("status").annotate(c=Count("id")))
+    """The people's work: a judge is a rater too, but its outputs are neither assignments nor
+    annotations here (issue 25)."""
+    human = Assignment.objects.filter(project=project, rater__kind=Rater.Kind.HUMAN)
+    by_status = dict(human.values_list("status").annotate(c=Count("id")))
     return {
         "items": Item.objects.filter(project=project).count(),
         "assignments": sum(by_status.values()),
         "by_status": by_status,
-        "annotations": Annotation.objects.filter(item__project=project).count(),
+        "annotations": Annotation.objects.filter(item__project=project, rater__kind=Rater.Kind.HUMAN).count(),
     }
 
 
 def per_annotator_progress(project: Project) -> list[dict[str, Any]]:
+    """Each human annotator's assigned, done and skipped items (judges are not annotators)."""
     rows = (
-        Assignment.objects.filter(project=project)
+        Assignment.objects.filter(project=project, rater__kind=Rater.Kind.HUMAN)
         .values("rater__name")
         .annotate(
             assigned=Count("id"),

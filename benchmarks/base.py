@@ -61,6 +61,7 @@ never the reverse): a preset is plain data plus pure functions.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,6 +205,16 @@ class LazyReport:
         return getattr(importlib.import_module(self.module), self.function)(inp)
 
 
+#: the paper's text file a preset cites, e.g. "(valueground.txt)": internal, never shown in the UI
+_PAPER_FILE = re.compile(r"\s*\([\w.-]+\.(?:txt|pdf|md)\)")
+
+
+def without_file_names(text: str) -> str:
+    """``text`` without the parenthesised paper file names (issue 25): "ValueGround
+    (valueground.txt), Sec. 4.2" -> "ValueGround, Sec. 4.2"."""
+    return _PAPER_FILE.sub("", text)
+
+
 @dataclass(frozen=True)
 class Preset:
     key: str  # e.g. "valueground.pair_quality"; stable, used in URLs and exports
@@ -236,6 +247,11 @@ class Preset:
     # The protocol's validation report (the paper's tables from a project's ratings), a
     # LazyReport naming its tables module; None: the protocol has no report.
     validation_report: Callable[..., Any] | None = None
+
+    @property
+    def protocol_text(self) -> str:
+        """The protocol paragraph as pages show it: without the paper's file name."""
+        return without_file_names(self.protocol)
 
     def field(self, name: str) -> dict[str, Any] | None:
         return next((f for f in self.item_fields if f["name"] == name), None)

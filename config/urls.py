@@ -14,7 +14,11 @@ urlpatterns = [
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html"),
+        name="swagger-ui",
+    ),
     path("", include("annotation.urls")),
     path("", include("annotate.urls")),
     path("", include("studies.urls")),

@@ -66,14 +66,27 @@
   }
 
   // ---------------------------------------------------------------- moving between units
-  function activate(i, focus = true) {
+  // ``scroll`` false: focus without moving the page (on load, so a phone opens at the top of
+  // the item, not part-way down at the first question: issue 25)
+  function activate(i, focus = true, scroll = true) {
     if (!units.length) return;
     active = Math.max(0, Math.min(units.length - 1, i));
     units.forEach((u, j) => u.classList.toggle("active", j === active));
     if (focus) {
       focusTarget(units[active]).focus({ preventScroll: true });
-      units[active].scrollIntoView({ block: "nearest" });
+      if (scroll) units[active].scrollIntoView({ block: "nearest" });
+      else if (rubricScrolls()) scrollInsideRubric(units[active]);
     }
+  }
+
+  // Side by side (wide screens) the rubric is its own scroll box: on load only that box moves
+  // to the first question, never the page.
+  const rubricBox = form.closest(".rubric");
+  const rubricScrolls = () => rubricBox && ["auto", "scroll"].includes(getComputedStyle(rubricBox).overflowY);
+  function scrollInsideRubric(u) {
+    const box = rubricBox.getBoundingClientRect();
+    const r = u.getBoundingClientRect();
+    if (r.bottom > box.bottom) rubricBox.scrollTop += r.bottom - box.bottom;
   }
 
   // the next (delta 1) or previous (-1) unit that applies, from ``from``; -1 if none
@@ -256,5 +269,6 @@
     (u) => available(u) && u.dataset.type !== "checklist" && u.dataset.type !== "text" && !u.querySelector("input:checked"),
   );
   const firstUsable = units.findIndex((u) => available(u) && !isOptionalText(u));
-  activate(firstError >= 0 ? firstError : firstEmpty >= 0 ? firstEmpty : Math.max(0, firstUsable));
+  // A question the server refused is brought into view; otherwise the page stays at the top.
+  activate(firstError >= 0 ? firstError : firstEmpty >= 0 ? firstEmpty : Math.max(0, firstUsable), true, firstError >= 0);
 })();

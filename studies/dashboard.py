@@ -10,7 +10,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from annotation.models import Assignment, Membership, Project
+from annotation.models import Assignment, Membership, Project, Rater
 from studies.models import AssignmentPlan, PoolSlot, SampleItem
 
 from .quality import consistency_scores, qc_settings
@@ -116,10 +116,12 @@ def progress_by_annotator(project: Project) -> list[dict[str, Any]]:
 
 
 def throughput(project: Project, *, hours: int = 48) -> list[dict[str, Any]]:
-    """Submissions per hour over the last ``hours`` hours."""
+    """The people's submissions per hour over the last ``hours`` hours (a judge's are not)."""
     since = timezone.now() - timedelta(hours=hours)
     rows = (
-        Assignment.objects.filter(project=project, status=Assignment.Status.SUBMITTED, submitted_at__gte=since)
+        Assignment.objects.filter(
+            project=project, rater__kind=Rater.Kind.HUMAN, status=Assignment.Status.SUBMITTED, submitted_at__gte=since
+        )
         .annotate(hour=TruncHour("submitted_at"))
         .values("hour")
         .annotate(n=Count("id"))

@@ -9,9 +9,10 @@ its own) to dicts."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from benchmarks.base import STRATA_KEYS, StudyDesign
+from benchmarks.base import STRATA_KEYS, StudyDesign, without_file_names
 
 from .rules import format_balance_text
 
@@ -43,6 +44,8 @@ def design_summary(design: StudyDesign) -> dict[str, str]:
 
 def suggestion(design: StudyDesign | None) -> dict[str, Any]:
     """Template context of the "Suggested by <paper>" lines: ``suggested`` and ``summary``."""
+    if design is not None:  # the paper is named, never its internal file (issue 25)
+        design = replace(design, source=without_file_names(design.source))
     return {"suggested": design, "summary": design_summary(design) if design else {}}
 
 

@@ -70,6 +70,13 @@ def sample_preview(request: HttpRequest, project_id: int) -> HttpResponse:
             preview = sampling.plan_sample(project=project, **form.params()).report()
         except DomainError as exc:
             form_error(form, exc)
+    if request.headers.get("HX-Request"):  # the button's htmx request: the counts in place (issue 25)
+        return render(
+            request,
+            "studies/_sample_preview.html",
+            {"form": form, "preview": preview, "partial": True},
+            status=400 if form.errors else 200,
+        )
     return render_design(request, project, form, preview)
 
 

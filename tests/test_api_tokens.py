@@ -19,6 +19,8 @@ pytestmark = pytest.mark.django_db
 
 def make_token(client: Client, name: str = "export script") -> str:
     r = client.post("/account/tokens/", {"name": name})
+    assert r.status_code == 302 and r["Location"] == "/account/tokens/"  # POST, redirect, GET (issue 25)
+    r = client.get("/account/tokens/")
     assert r.status_code == 200 and r["Cache-Control"] == "no-store"
     m = re.search(r'<code class="token">(hv_[A-Za-z0-9_-]+)</code>', r.content.decode())
     assert m, "the new token is shown once"

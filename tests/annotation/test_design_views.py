@@ -130,7 +130,8 @@ def test_the_valueground_design_page_suggests_the_papers_design(demo):
     c = client_for("researcher")
     page = c.get(f"/projects/{project.id}/design/")
     assert page.status_code == 200
-    assert b"Suggested by ValueGround (valueground.txt), Sec. 4.2 and App. B.2" in page.content
+    assert b"Suggested by ValueGround, Sec. 4.2 and App. B.2" in page.content
+    assert b".txt)" not in page.content  # no internal file name (issue 25)
     sample_form = page.context["form"]
     assert sample_form["total_size"].initial == 36 and sample_form["strata"].initial == ["generator"]
     assert b'name="total_size" value="36"' in page.content
