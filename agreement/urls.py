@@ -1,5 +1,5 @@
 """Agreement report URLs. Mounted at the root by config/urls.py: ``path("", include("agreement.urls"))``.
-All paths sit under ``projects/<id>/agreement/``, ``api/projects/<id>/agreement/`` and
+All paths sit under ``projects/<id>/agreement/``, ``projects/<id>/active/`` (active samples), ``api/projects/<id>/agreement/`` and
 ``api/projects/<id>/validation-report/``, which the
 annotation app's pages and DRF router (``api/projects/<pk>/`` + its actions) do not claim."""
 
