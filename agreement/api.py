@@ -20,7 +20,7 @@ from annotation.access import managed_project_or_403
 from core import csvsafe
 from stats import tables
 
-from . import services
+from . import active, services
 from .models import AgreementReport
 from .services import ReportParams
 
@@ -169,6 +169,8 @@ class ValidationReportView(APIView):
             }
             code = 200
         body["params"] = {"bootstrap": params.bootstrap, "seed": params.seed, "epsilon": params.epsilon}
+        if code == 200 and active.has_active(project):
+            body["active"] = active.estimates(project)  # the active sample's estimates (issue 27)
         headers = {}
         fmt = request.accepted_renderer.format
         if fmt in EXTENSIONS and code == 200:

@@ -78,6 +78,7 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         "joint_verdicts": _joint_panel(result),
         "epsilon_guidance": EPSILON_GUIDANCE,
         "export_formats": EXPORT_FORMATS,
+        "active": active_context(result.get("active")),
     }
 
 
@@ -506,3 +507,59 @@ def _setting(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:g}"
     return str(v)
+
+# ------------------------------------------------------------------------------ active samples
+def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]:
+    """One estimate of ``stats.active`` as table cells: the estimate and its interval (the
+    confidence sequence where a stopping rule is in use), what it took and what uniform sampling
+    of the same number of items would give."""
+    u = r.get("uniform") or {}
+    ci = r.get("cs") if sequence else r.get("ci")
+    hw = r.get("cs_half_width") if sequence else r.get("half_width")
+    return {
+        "label": label,
+        "estimate": _fmt(r.get("estimate")),
+        "ci": _ci_text(ci) if ci else "",
+        "half_width": _fmt(hw),
+        "n_labeled": r.get("n_labeled"),
+        "n_items": r.get("n_items"),
+        "expected": _fmt(r.get("expected_labels"), 1),
+        "lambda": _fmt(r.get("lambda"), 2),
+        "ppi_half_width": _fmt(u.get("ppi_half_width")),
+        "human_half_width": _fmt(u.get("human_only_half_width")),
+        "ppi_effective": _fmt(u.get("ppi_effective_labels")) if u.get("ppi_effective_labels") is not None else "> N",
+        "ppi_saved": _fmt(u.get("ppi_labels_saved")),
+        "human_effective": _fmt(u.get("human_only_effective_labels"), 1),
+        "human_saved": _fmt(u.get("human_only_labels_saved"), 1),
+        "reason": r.get("reason") or u.get("reason") or "",
+        "stop": r.get("stop"),
+    }
+
+
+def active_context(active: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The active estimates (``agreement.active.estimates``) shaped for ``agreement/_active.html``."""
+    out = []
+    for s in (active or {}).get("series", []):
+        sequence = bool(s.get("target_half_width"))
+        fields = []
+        for name, fo in s.get("fields", {}).items():
+            if "overall" not in fo:
+                fields.append({"name": name, "reason": fo.get("reason", "")})
+                continue
+            strata = [
+                {"column": col, "rows": [_active_row(v, r, False) for v, r in values.items()]}
+                for col, values in fo.get("strata", {}).items()
+            ]
+            fields.append(
+                {
+                    "name": name,
+                    "kind": fo["kind"],
+                    "overall": _active_row("all items", fo["overall"], sequence),
+                    "rounds": fo["overall"].get("rounds_summary", []),
+                    "strata": strata,
+                    "without_judge": fo.get("n_items_without_judge"),
+                    "without_value": fo.get("n_drawn_without_value"),
+                }
+            )
+        out.append({**s, "sequence": sequence, "field_rows": fields})
+    return out

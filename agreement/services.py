@@ -29,7 +29,7 @@ from stats.report import joint_alt_tests
 from stats.tables import Table
 from stats.validation import judge_label
 
-from . import selectors, validation
+from . import active, selectors, validation
 from .models import AgreementReport
 
 MAX_BOOTSTRAP = 10_000
@@ -171,6 +171,8 @@ def compute_report(
             project, bootstrap=params.bootstrap, seed=params.seed, frame=frame, epsilon=params.epsilon
         )
         out["validation"] = [t.to_dict() for t in tables]
+    if not params.field and active.has_active(project):
+        out["active"] = active.estimates(project, frame)
     if params.joint and len(frame):
         sub = frame[frame["field"].isin(fields)]
         levels = {f: lv for f in fields if (lv := selectors.field_level(rubric, f))}

@@ -22,13 +22,13 @@ from stats.tables import Table
 from stats.validation import RaterInfo, ValidationInput
 from stats.verdicts import verdicts_table
 
-from . import selectors
+from . import active, selectors
 
 FORMATS = ("json", "markdown", "latex", "csv")
 
 
 def has_tables(project: Project) -> bool:
-    return project.preset.validation_report is not None
+    return project.preset.validation_report is not None or active.has_active(project)
 
 
 def validation_input(
@@ -62,10 +62,12 @@ def compute_tables(
 ) -> list[Table]:
     """The preset's validation tables of the project's submitted ratings ([] without a report),
     then, when the project has judges, their verdicts table (alt-test at ``epsilon`` and the
-    PPI mean per field, :mod:`stats.verdicts`)."""
+    PPI mean per field, :mod:`stats.verdicts`); then, for a project with an active sample, one
+    table of active estimates per series (:func:`agreement.active.estimates_tables`)."""
     fn = project.preset.validation_report
+    extra = active.estimates_tables(active.estimates(project, frame)) if active.has_active(project) else []
     if fn is None:
-        return []
+        return extra
     inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame)
     try:
         out = list(fn(inp))
@@ -73,4 +75,4 @@ def compute_tables(
     except ValueError as exc:  # a pure library refused the data
         raise DomainError(f"the validation tables could not be computed: {exc}") from exc
     table = verdicts_table(verdicts, inp.judge_label, epsilon)
-    return out + ([table] if table is not None else [])
+    return out + ([table] if table is not None else []) + extra

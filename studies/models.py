@@ -29,6 +29,10 @@ class Sample(models.Model):
     per_stratum = models.PositiveIntegerField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
     report = models.JSONField(default=dict, blank=True, help_text="per-stratum available / asked / drawn")
+    # {} for a stratified sample; an active sample (``studies/active.py``) keeps how it was drawn:
+    # {"kind": "active", "series", "round", "rounds", "judge", "field", "uncertainty", "budget",
+    #  "tau", "floor", "seed", "population": {"items": [...], "pi": [...]}}
+    design = models.JSONField(default=dict, blank=True, help_text="how an active sample was drawn")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -52,6 +56,9 @@ class SampleItem(models.Model):
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="members")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     stratum = models.CharField(max_length=300, blank=True)
+    # active samples only: the probability the item was drawn with, and the round that drew it
+    pi = models.FloatField(null=True, blank=True)
+    round = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         db_table = "annotation_sampleitem"

@@ -1,0 +1,67 @@
+"""Pages of active samples (issue 27): choose a judge and its uncertainty, see the
+uncertainty's distribution, draw the first round, release the next rounds. Thin: parse, call
+one service, redirect or render. The drawn rounds are ordinary samples, assigned on their
+sample page with the usual plans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.access import managed_project_or_403
+from annotation.models import Project
+from core.errors import DomainError
+from core.pages import refused
+from studies.models import Sample
+
+from . import active_pages
+from .active_forms import NextRoundForm
+
+
+def _render(request: HttpRequest, project: Project, data: Any, error: str = "", status: int = 200) -> HttpResponse:
+    ctx = active_pages.page_context(project, data)
+    ctx.update(project=project, error=error, next_form=NextRoundForm())
+    return render(request, "agreement/active.html", ctx, status=status)
+
+
+@login_required
+@require_GET
+def active_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    try:
+        return _render(request, project, request.GET or None)
+    except DomainError as exc:
+        return _render(request, project, None, error=exc.message, status=400)
+
+
+@login_required
+@require_POST
+def active_draw(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    try:
+        sample = active_pages.draw_from_form(project, request.POST, request.user)
+    except DomainError as exc:
+        return _render(request, project, request.POST, error=exc.message, status=400)
+    messages.success(request, f"Drew {sample.report['total_drawn']} items: assign them with a plan below.")
+    return redirect(reverse("sample_detail", args=[project.id, sample.id]))
+
+
+@login_required
+@require_POST
+def active_next_round(request: HttpRequest, project_id: int, sample_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    first = get_object_or_404(Sample, pk=sample_id, project=project, design__kind="active", design__round=0)
+    form = NextRoundForm(request.POST)
+    form.is_valid()
+    try:
+        sample = active_pages.next_round(first, refit=bool(form.cleaned_data.get("refit")), user=request.user)
+    except DomainError as exc:
+        return refused(request, exc, reverse("active_sample", args=[project.id]))
+    messages.success(request, f"Round {sample.design['round'] + 1}: drew {sample.report['total_drawn']} items.")
+    return redirect(reverse("sample_detail", args=[project.id, sample.id]))

@@ -1,0 +1,308 @@
+"""Active samples on the platform (issue 27): the judge's uncertainty, the seeded draw with its
+stored probabilities, rounds refitted on the labels so far, the usual plans over the drawn items,
+and the estimates on the agreement page, the validation report and the API, recomputed here
+independently with numpy."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.urls import reverse
+from django.utils.html import escape
+from scipy.stats import norm
+
+from agreement import active as agreement_active
+from agreement import selectors
+from annotate import annotating
+from annotation import importing, projects
+from annotation.answers import METRICS_KEY
+from annotation.models import Annotation, Assignment, Item
+from judges import uncertainty as judge_uncertainty
+from stats.active import draw_sample, refit_uncertainty, sampling_probabilities
+from studies import active as active_design
+from studies import plans
+from studies.models import SampleItem
+from tests.agreement.test_platform_report import judge_annotates, judge_rater, story_answers, story_records
+from tests.annotation.factories import jsonl, make_project, make_user
+
+N_ITEMS = 60
+
+
+@pytest.fixture(autouse=True)
+def fast_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def project(db):
+    """60 story items; a judge rates every item's naturalness (its quality, wrong on every
+    fourth item) with a confidence metric (low where it is wrong); two humans, no rating yet."""
+    owner = make_user("aowner", researcher=True)
+    anns = [make_user("aann0"), make_user("aann1")]
+    for k, a in enumerate(anns):
+        r = projects.rater_for_user(a)
+        r.attributes = {"nationality": "Japan" if k == 0 else "Chile"}
+        r.save(update_fields=["attributes"])
+    p = make_project("cqbench.story", owner=owner, annotators=anns, k=2)
+    assert importing.import_items(project=p, data=jsonl(story_records(N_ITEMS)), data_format="jsonl").ok
+    items = list(Item.objects.filter(project=p).order_by("id"))
+    quality = {it.id: 1 + (k % 5) for k, it in enumerate(items)}
+    wrong = {it.id for k, it in enumerate(items) if k % 4 == 0}
+    rng = random.Random(3)
+    judge = judge_rater("conf-judge")
+
+    def answers(item):
+        q = quality[item.id]
+        return {**story_answers(rng, q), "naturalness": (6 - q) if item.id in wrong else q}
+
+    judge_annotates(p, judge, answers)
+    for a in Annotation.objects.filter(rater=judge):
+        a.derived = {**a.derived, METRICS_KEY: {"conf": 0.3 if a.item_id in wrong else 0.9}}
+        a.save(update_fields=["derived"])
+    p.owner, p.annotators_, p.judge, p.quality = owner, anns, judge, quality
+    return p
+
+
+def uncertainty(project):
+    return judge_uncertainty.item_uncertainty(project, project.judge, "confidence:conf")
+
+
+def draw(project, **kw):
+    args = dict(
+        project=project,
+        uncertainty=uncertainty(project),
+        budget=20,
+        judge={"rater": project.judge.id, "name": project.judge.name},
+        field="naturalness",
+        source="1 - confidence",
+        seed=11,
+    )
+    return active_design.draw_active_sample(**{**args, **kw})
+
+
+def label(project, sample, rng_seed=5):
+    """Both humans rate every drawn item of the sample (their rating: the item's quality, noisy)."""
+    rng = random.Random(rng_seed)
+    drawn = set(SampleItem.objects.filter(sample=sample).values_list("item_id", flat=True))
+    for a in Assignment.objects.filter(project=project, rater__kind="human", item_id__in=drawn).select_related(
+        "rater", "item"
+    ):
+        annotating.submit_annotation(
+            assignment_id=a.id, rater=a.rater, answers=story_answers(rng, project.quality[a.item_id])
+        )
+
+
+# ------------------------------------------------------------------------------ uncertainty and draw
+def test_uncertainty_sources_and_values(project):
+    keys = [k for k, _ in judge_uncertainty.sources(project, project.judge)]
+    assert "confidence:conf" in keys and "uncertainty:conf" in keys and "uniform" in keys
+    u = uncertainty(project)
+    assert len(u) == N_ITEMS and set(np.round(list(u.values()), 9)) == {0.1, 0.7}
+
+
+def test_the_draw_is_seeded_reproducible_and_stores_its_probabilities(project):
+    a, b = draw(project), draw(project, name="again")
+    drawn_a = sorted(SampleItem.objects.filter(sample=a).values_list("item_id", "pi"))
+    drawn_b = sorted(SampleItem.objects.filter(sample=b).values_list("item_id", "pi"))
+    assert drawn_a == drawn_b and drawn_a
+    assert draw(project, seed=12).report["total_drawn"] >= 0
+    # independently: the probabilities and the Bernoulli draws of stats.active
+    u = uncertainty(project)
+    ids = sorted(u)
+    pi = sampling_probabilities(np.array([u[i] for i in ids]), 20, floor=0.05 * 20 / len(ids), tau=0.0)
+    xi = draw_sample(pi, np.random.default_rng((11, 0)))
+    assert [i for i, x in zip(ids, xi, strict=True) if x] == [i for i, _ in drawn_a]
+    assert np.allclose([p for _, p in drawn_a], pi[xi == 1], atol=1e-12)
+    pop = a.design["population"]
+    assert pop["items"] == ids and np.allclose(pop["pi"], pi, atol=1e-12) and abs(sum(pop["pi"]) - 20) < 1e-9
+    assert a.design["kind"] == "active" and a.design["judge"]["name"] == "conf-judge"
+    # the uncertain items (the judge is wrong there) are drawn far more often
+    assert max(pi) > 3 * min(pi)
+
+
+def test_a_plan_over_an_active_sample_respects_k_and_eligibility(project):
+    sample = draw(project)
+    plan = plans.create_plan(
+        sample=sample,
+        mode="preassigned",
+        k=1,
+        eligibility=[{"attribute": "nationality", "item_key": "country"}],
+        take_over=True,
+    )
+    rows = Assignment.objects.filter(plan=plan).select_related("rater", "item")
+    drawn = set(SampleItem.objects.filter(sample=sample).values_list("item_id", flat=True))
+    per_item: dict[int, int] = {}
+    for a in rows:
+        per_item[a.item_id] = per_item.get(a.item_id, 0) + 1
+        assert a.rater.attributes["nationality"] == a.item.country
+    assert set(per_item) <= drawn and all(n == 1 for n in per_item.values())
+    # Kenya items have no eligible annotator: left unstaffed, not given to someone else
+    kenya = {i for i in drawn if Item.objects.get(pk=i).country == "Kenya"}
+    assert not kenya & set(per_item)
+
+
+def test_budget_for_a_half_width_follows_the_variance_formula():
+    u = np.array([0.1] * 30 + [0.7] * 10)
+    n = active_design.budget_for_half_width(u, residual_variance=1.0, half_width=0.3)
+    s = u * math.sqrt(1.0 / np.mean(u**2))
+    z = norm.ppf(0.975)
+    var = ((s.sum()) ** 2 / n - (s**2).sum()) / len(u) ** 2
+    assert abs(z * math.sqrt(var) - 0.3) < 1e-9
+
+
+# ------------------------------------------------------------------------------ estimates
+def _numpy_active(y, f, pi, xi, alpha=0.05):
+    """The active estimate recomputed from its definition: A = Y xi / pi, B = f (xi / pi - 1),
+    lambda = cov(A, B) / var(B) clipped to [0, 1], Z = A - lambda B, mean and sd / sqrt(N)."""
+    A = np.where(xi == 1, y, 0.0) * xi / pi
+    B = f * (xi / pi - 1)
+    lam = float(np.clip(np.cov(A, B, bias=True)[0, 1] / np.var(B), 0, 1))
+    Z = A - lam * B
+    se = Z.std() / math.sqrt(len(Z))
+    z = norm.ppf(1 - alpha / 2)
+    return Z.mean(), (Z.mean() - z * se, Z.mean() + z * se)
+
+
+def _field_data(project, sample_list, field="naturalness"):
+    frame = selectors.ratings_frame(project)
+    sub = frame[frame["field"] == field]
+    human = sub[sub["rater_kind"] == "human"].assign(v=lambda d: d["value"].astype(float))
+    ymean = human.groupby("item_pk")["v"].mean().to_dict()
+    fj = sub[sub["rater"] == "conf-judge"].set_index("item_pk")["value"].astype(float).to_dict()
+    ids, pis, xis = [], [], []
+    for s in sample_list:
+        drawn = set(SampleItem.objects.filter(sample=s).values_list("item_id", flat=True))
+        for i, p in zip(s.design["population"]["items"], s.design["population"]["pi"], strict=True):
+            ids.append(i)
+            pis.append(p)
+            xis.append(1 if i in drawn else 0)
+    y = np.array([ymean.get(i, np.nan) for i in ids])
+    return y, np.array([fj[i] for i in ids]), np.array(pis), np.array(xis)
+
+
+def test_estimates_equal_an_independent_numpy_recomputation(project):
+    sample = draw(project)
+    assert agreement_active.estimates(project)["series"][0]["reason"].startswith("round 1 is still")
+    label(project, sample)
+    est = agreement_active.estimates(project)["series"][0]
+    nat = est["fields"]["naturalness"]["overall"]
+    y, f, pi, xi = _field_data(project, [sample])
+    mean, ci = _numpy_active(y, f, pi, xi)
+    assert abs(nat["estimate"] - mean) < 1e-9
+    assert abs(nat["ci"][0] - ci[0]) < 1e-9 and abs(nat["ci"][1] - ci[1]) < 1e-9
+    assert nat["n_labeled"] == int(xi.sum()) and nat["n_items"] == N_ITEMS
+    assert "uniform" in nat and nat["uniform"]["human_only_half_width"] > 0
+    assert "country" in est["fields"]["naturalness"]["strata"]
+    assert est["guarantee"] == agreement_active.FIXED_GUARANTEE
+
+
+def test_rounds_refit_on_the_labels_so_far_and_the_estimate_stays_sequential(project):
+    first = draw(project, rounds=2, target_half_width=0.05)
+    assert first.design["rounds"] == 2 and len(first.design["population"]["items"]) == N_ITEMS // 2
+    with pytest.raises(Exception, match="still being labelled"):
+        agreement_active.refitted_uncertainty(first)
+    label(project, first)
+    u, source = agreement_active.refitted_uncertainty(first)
+    assert source.startswith("refitted on")
+    # the refit, recomputed: the prior of the done and next items, the done items' labels
+    y, f, pi, xi = _field_data(project, [first])
+    prior = dict(zip(first.design["prior"]["items"], first.design["prior"]["u"], strict=True))
+    done = first.design["population"]["items"]
+    _, nxt = active_design.next_round_items(first)
+    expect = refit_uncertainty(np.array([prior[i] for i in done]), f, y, xi, pi, np.array([prior[i] for i in nxt]))
+    assert np.allclose([u[i] for i in nxt], expect)
+    second = active_design.draw_next_round(first=first, uncertainty=u, source=source)
+    assert second.design["round"] == 1 and second.design["series"] == first.id
+    assert set(second.design["population"]["items"]).isdisjoint(done)
+    assert set(SampleItem.objects.filter(sample=second).values_list("round", flat=True)) <= {1}
+    with pytest.raises(Exception, match="every round"):
+        active_design.next_round_items(first)
+    label(project, second, rng_seed=6)
+    est = agreement_active.estimates(project)["series"][0]
+    assert est["rounds_used"] == 2
+    nat = est["fields"]["naturalness"]["overall"]
+    y2, f2, pi2, xi2 = _field_data(project, [first, second])
+    mean, _ = _numpy_active(y2, f2, pi2, xi2)
+    assert abs(nat["estimate"] - mean) < 1e-9 and nat["n_items"] == N_ITEMS
+    assert [r["round"] for r in nat["rounds_summary"]] == [0, 1]
+    assert nat["cs_half_width"] > nat["half_width"] and "stop" in nat
+    assert "confidence sequence" in est["guarantee"]
+
+
+# ------------------------------------------------------------------------------ pages and API
+def test_pages_and_api_for_the_researcher(client, project):
+    client.force_login(project.owner)
+    url = reverse("active_sample", args=[project.id])
+    r = client.get(url, {"judge": project.judge.id, "source": "confidence:conf", "field": "naturalness"})
+    assert r.status_code == 200
+    body = r.content.decode()
+    assert "Uncertainty used" in body and "1 - confidence" in body and "<svg" in body
+    r = client.post(
+        reverse("active_draw", args=[project.id]),
+        {
+            "judge": project.judge.id,
+            "source": "confidence:conf",
+            "field": "naturalness",
+            "budget": 20,
+            "tau": 0,
+            "floor": 0.05,
+            "seed": 11,
+            "rounds": 1,
+        },
+    )
+    assert r.status_code == 302
+    sample = active_design.project_series(project)[0]
+    assert r["Location"] == reverse("sample_detail", args=[project.id, sample.id])
+    label(project, sample)
+    est = agreement_active.estimates(project)["series"][0]["fields"]["naturalness"]["overall"]
+    page = client.get(reverse("agreement_report", args=[project.id]), {"bootstrap": 0}).content.decode()
+    assert "active-estimates" in page and f"{est['estimate']:.3f}" in page
+    assert escape(agreement_active.FIXED_GUARANTEE) in page
+    api = client.get(reverse("api_validation_report", args=[project.id]), {"bootstrap": 0}).json()
+    got = api["active"]["series"][0]["fields"]["naturalness"]["overall"]
+    assert abs(got["estimate"] - est["estimate"]) < 1e-12
+    assert any(t["key"] == f"active-{sample.id}" for t in api["tables"])
+    md = client.get(reverse("api_validation_report", args=[project.id]), {"bootstrap": 0, "format": "markdown"})
+    assert "Active estimates" in md.content.decode()
+
+
+def test_pages_and_api_refuse_annotators_and_outsiders(client, project):
+    draw(project)
+    outsider = make_user("outsider", researcher=True)
+    for user in (project.annotators_[0], outsider):
+        client.force_login(user)
+        assert client.get(reverse("active_sample", args=[project.id])).status_code in (403, 404)
+        assert client.post(reverse("active_draw", args=[project.id]), {}).status_code in (403, 404)
+        first = active_design.project_series(project)[0]
+        assert client.post(reverse("active_next_round", args=[project.id, first.id])).status_code in (403, 404)
+        assert client.get(reverse("api_validation_report", args=[project.id])).status_code in (403, 404)
+    client.force_login(project.owner)
+    assert client.get(reverse("active_sample", args=[987654])).status_code == 404
+
+
+def test_projects_without_an_active_sample_have_no_active_key(client, project):
+    client.force_login(project.owner)
+    api = client.get(reverse("api_validation_report", args=[project.id]), {"bootstrap": 0}).json()
+    assert "active" not in api
+
+
+# ------------------------------------------------------------------------------ migration
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_adds_the_design_and_probabilities_to_existing_samples():
+    executor = MigrationExecutor(connection)
+    executor.migrate([("studies", "0001_initial")])
+    old = executor.loader.project_state([("studies", "0001_initial")]).apps
+    Sample = old.get_model("studies", "Sample")
+    assert "design" not in {f.name for f in Sample._meta.get_fields()}
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    new = executor.loader.project_state(executor.loader.graph.leaf_nodes()).apps
+    fields = {f.name for f in new.get_model("studies", "SampleItem")._meta.get_fields()}
+    assert {"pi", "round"} <= fields
+    assert "design" in {f.name for f in new.get_model("studies", "Sample")._meta.get_fields()}
