@@ -508,6 +508,7 @@ def _setting(v: Any) -> str:
         return f"{v:g}"
     return str(v)
 
+
 # ------------------------------------------------------------------------------ active samples
 def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]:
     """One estimate of ``stats.active`` as table cells: the estimate and its interval (the
