@@ -23,6 +23,10 @@ from core.values import value_problem
 from studies import pool, quality
 from studies.next_item import next_after_submit, queue_alone_decides
 
+#: the longest wording key an answer may name (the column's length): the serializer's limit,
+#: which the lean API restates as its pre-check, defined once here
+LOCALE_MAX_LENGTH: int = Annotation._meta.get_field("locale").max_length
+
 
 def check_owner(assignment: Assignment, rater: Rater) -> None:
     if assignment.rater_id != rater.id:

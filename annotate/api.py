@@ -22,6 +22,7 @@ from annotation.presentation import annotator_item_payload, item_render_context
 from studies.next_item import next_after_submit, next_assignment
 
 from . import annotating
+from .annotating import LOCALE_MAX_LENGTH
 
 
 class AssignmentListSerializer(serializers.ModelSerializer):
@@ -38,7 +39,7 @@ class AnswerSerializer(serializers.Serializer):
     locale = serializers.CharField(
         required=False,
         allow_blank=True,
-        max_length=20,
+        max_length=LOCALE_MAX_LENGTH,
         help_text="the wording the rubric was shown in: 'en' (the paper's, canonical) or a key of the rubric's "
         "translations; stored with the answer",
     )

@@ -195,7 +195,11 @@ class HotPathMiddleware:
         if "duration_ms" in data and not (type(duration) is int and duration >= 0):
             return None  # the serializer's own answer for anything else
         locale = data.get("locale", "")
-        if not isinstance(locale, str) or len(locale.strip()) > 20 or not locale.isprintable():
+        if (
+            not isinstance(locale, str)
+            or len(locale.strip()) > annotating.LOCALE_MAX_LENGTH
+            or not locale.isprintable()
+        ):
             return None  # the serializer's own answer (it also takes numbers as text)
         done = annotating.submit_mine(
             uid=creds[0],
