@@ -168,6 +168,21 @@ class ValidationInput:
         info = self.raters.get(judge)
         return judge_label(judge, info.backend if info is not None else "")
 
+    def human_items(self) -> set[Any]:
+        """The frame's items with at least one human rating (of any field): the units of every
+        humans-only figure, whatever the judges rated besides."""
+        found = self.memo.get("human_items")
+        if found is None:
+            f = self.frame
+            found = self.memo["human_items"] = set(f.loc[f["rater_kind"] == "human", "item"]) if len(f) else set()
+        return set(found)
+
+    def human_rated(self, field_name: str) -> np.ndarray:
+        """Per row of :meth:`grid`: whether a human rated the item in this field."""
+        g = self.grid(field_name)
+        humans = [g.raters.index(h) for h in self.humans() if h in g.raters]
+        return ~np.isnan(g.values[:, humans]).all(1) if humans else np.zeros(len(g.items), dtype=bool)
+
     # ---- data
     def rows(self, field_name: str) -> pd.DataFrame:
         if not len(self.frame):
@@ -356,7 +371,8 @@ def judge_and_ceiling(
 ) -> dict[Any, HumanAgreement]:
     """Each judge vs the mean human and the two human ceilings, on aligned item rows: ``H``
     (items x humans), ``J`` (items x ``judges``), ``S`` (items x slots, as
-    :meth:`ValidationInput.slots`), NaN = missing. ``{stratum: HumanAgreement}`` with the whole
+    :meth:`ValidationInput.slots`), NaN = missing. Only the items with a human rating count
+    (``n_items`` is their number): what a judge alone rated moves no human figure. ``{stratum: HumanAgreement}`` with the whole
     under :data:`.pair_groups.WHOLE` and, with ``strata`` (a stratum per item), every stratum:
     the resamples are then drawn within strata (:mod:`.pair_groups`), so a table and its split
     by the stratum share them (``per_stratum=False``: the whole only, still resampled within
@@ -367,6 +383,13 @@ def judge_and_ceiling(
     per-human values in that resample), the slot ceiling (likewise over slot pairs), and the
     judges vs the mean human."""
     H, J, S = (np.asarray(A, dtype=float).reshape(len(A), -1) for A in (H, J, S))
+    # every statistic stands on the items a human rated: the ceilings are the humans' alone,
+    # and a judge is compared with the mean human, undefined where no human rated; an item
+    # only a judge rated is no unit of any of them (nor of the resamples, nor of ``n_items``)
+    human_rated = ~np.isnan(H).all(1) if H.shape[1] else np.zeros(len(H), dtype=bool)
+    H, J, S = H[human_rated], J[human_rated], S[human_rated]
+    if strata is not None:
+        strata = np.asarray(strata, dtype=object)[human_rated]
     nh, ns = H.shape[1], S.shape[1]
 
     def loo_means(V: np.ndarray) -> np.ndarray:  # functions of the humans' row: derived on distinct rows
@@ -414,7 +437,7 @@ def judge_and_ceiling(
         }
         ceiling, slots = ceiling_f.result(), slots_f.result()
         judged = {j: f.result() for j, f in judged_f.items()}
-    rated = ~np.isnan(np.column_stack([H, J])).all(1)
+    rated = np.ones(len(H), dtype=bool)  # every row left has a human rating
     out: dict[Any, HumanAgreement] = {}
     for key in ceiling:
         mask = rated if key is WHOLE else rated & (np.asarray(strata, dtype=object) == key)

@@ -23,7 +23,9 @@ REASON_LABELS = {
 
 def majority_table(inp: ValidationInput, key: str, title: str, unit: str) -> Table | None:
     """Good / Bad by the human majority of the derived ``good`` field, the Bad rate with its CI."""
-    W = inp.wide("good", inp.humans())
+    # the items with a human vote only: an item only a judge rated is no unit of this
+    # humans-only table (it would otherwise count as a tie)
+    W = inp.wide("good", inp.humans()).dropna(how="all")
     if not len(W):
         return None
     maj = majority_vote(W.to_numpy(dtype=float), min_votes=2)

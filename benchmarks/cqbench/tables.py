@@ -46,6 +46,7 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
     rows = []
     for k, (label, field) in enumerate(STORY_VALUE_FIELDS):
         W = inp.wide(field)
+        W = W[inp.human_rated(field)]  # the units a human judged: a judge's extra units move nothing
         H = W.reindex(columns=humans).to_numpy(dtype=float)
         units = np.arange(len(W))
         kappa = _mean_pairwise_kappa(H)
@@ -187,14 +188,18 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
     humans, judges = inp.humans(), inp.judges()
     if not humans:
         return []
+    # the units and stories a person scored: the judges are compared with people on them, and
+    # what a judge alone scored moves no figure of the people
     W = inp.wide(VALUE_EXTRACTION_FIELD)
+    W = W[inp.human_rated(VALUE_EXTRACTION_FIELD)]
     H = W.reindex(columns=humans).to_numpy(dtype=float)
     units = np.arange(len(W))
     S = inp.wide("ve_score")
+    scored = inp.human_rated("ve_score")  # the stories a person scored
     SH = S.reindex(columns=humans).to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         person_story = np.nanmean(SH, axis=1) if SH.size else np.zeros(0)
-    stories = np.arange(len(S))
+    stories = np.flatnonzero(scored)  # the units of the Pearson r's bootstrap
     cols = (
         "Exact agreement with people (per ground-truth value)",
         "Pearson r of the story score with the mean person",
@@ -280,7 +285,7 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
             for i, j in enumerate(judges):
                 js = S.reindex(columns=[j]).to_numpy(dtype=float)[:, 0][mine]
                 cells.append(Cell.of(mean(js, inp.bootstrap, inp.seed + 500 + 10 * k + i), "num"))
-            cells.append(Cell(int(mine.sum()), fmt="count"))
+            cells.append(Cell(int((mine & scored).sum()), fmt="count"))  # the stories people scored
             model_rows.append(Row(m, tuple(cells)))
     if model_rows:
         tables.append(

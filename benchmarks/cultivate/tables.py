@@ -31,10 +31,12 @@ def _region_order(values) -> list[str]:
 
 
 def _items_of(inp: ValidationInput, column: str) -> dict[str, set[str]]:
-    """Frame items by the value of an item column (strata: region, generator, country)."""
+    """Frame items with a human rating by the value of an item column (strata: region,
+    generator, country): an item only a model rater rated adds no column or row to a table."""
     if not len(inp.frame) or column not in inp.frame.columns:
         return {}
     items = inp.frame.drop_duplicates("item").set_index("item")[column]
+    items = items[items.index.isin(inp.human_items())]
     return {v: set(items.index[items == v]) for v in items.unique() if v}
 
 
@@ -85,7 +87,7 @@ def faithfulness_validation_report(inp: ValidationInput) -> list[Table]:
     humans = inp.humans()
     if not humans:
         return []
-    H = inp.wide(FAITH_FIELD, humans)
+    H = inp.wide(FAITH_FIELD, humans).dropna(how="all")  # the images a human rated
     gt = H.mean(axis=1, skipna=True).dropna()  # GT-FAITH per image
     slots = inp.by_slot(FAITH_FIELD, humans)
     series = _judge_series(inp)

@@ -81,7 +81,15 @@ def validation_report(inp: ValidationInput) -> list[Table]:
         return []
     backbones: list[str] = []
     if len(inp.frame) and "generator" in inp.frame.columns:
-        backbones = sorted({v for _, f in TABLE4_FIELDS for v in inp.item_values(f, "generator") if v})
+        # the backbones of the human-rated items: a judge's extra items split no table
+        backbones = sorted(
+            {
+                v
+                for _, f in TABLE4_FIELDS
+                for v, rated in zip(inp.item_values(f, "generator"), inp.human_rated(f), strict=True)
+                if v and rated
+            }
+        )
     split = len(backbones) > 1
 
     made: dict[str, np.ndarray] = {}
