@@ -21,6 +21,7 @@ from annotate import annotating
 from annotation.models import Assignment, Item, Rater
 from benchmarks import blendvis, counterfactuals
 from tests.agreement import test_paper_tables as paper
+from tests.agreement.latex import compile_latex
 from tests.agreement.test_paper_tables import (
     CC_DIMS,
     CC_FLAGS,
@@ -125,6 +126,7 @@ def test_blendvis_majority_counts_only_items_a_person_voted_on(tmp_path, preset_
         images=folder if preset_key == blendvis.IMAGE.key else None,
     )
     after = validation.compute_tables(project, bootstrap=200, seed=1)
+    compile_latex(after)  # every table of the preset, the verdicts table included
     humans_only = lambda key, row, col: key.startswith("blendvis-")  # noqa: E731 - every cell
     assert_unmoved(cells(before, humans_only), cells(after, humans_only))
 
@@ -166,6 +168,7 @@ def test_valueground_human_agreement_and_n_ignore_items_only_the_judge_rated(val
     ]
     judge_rates_extra_items(project, judge, records, lambda e: {"q1": 2, "q2": 0, "q3": 1, "q4": 1}, tmp_path / "x")
     after = validation.compute_tables(project, bootstrap=200, seed=2)
+    compile_latex(after)  # every table of the preset, the verdicts table included
     assert [t.key for t in after] == [t.key for t in before]
 
     def humans_only(key: str, row: str, col: str) -> bool:
@@ -212,6 +215,7 @@ def test_cultivate_human_tables_ignore_images_only_the_judge_rated(cultivate, tm
         tmp_path / "x",
     )
     after = validation.compute_tables(project, bootstrap=200, seed=3)
+    compile_latex(after)  # every table of the preset, the verdicts table included
 
     def humans_only(key: str, row: str, col: str) -> bool:
         return key in ("cultivate-agreement-by-country", "cultivate-agreement-by-region", "cultivate-table13") or (
@@ -259,6 +263,7 @@ def test_cqbench_annotator_kappa_ignores_units_only_the_judge_rated():
         lambda e: {"consistency": [1] * 5, "reflection": [0] * 5, "rewrite_improvement": [5, 5], "naturalness": 5},
     )
     after = validation.compute_tables(project, bootstrap=200, seed=4)
+    compile_latex(after)  # every table of the preset, the verdicts table included
 
     def humans_only(key: str, row: str, col: str) -> bool:
         if key == "cqbench-story-values":
@@ -318,6 +323,7 @@ def test_counterfactuals_flag_rates_ignore_images_only_the_judge_rated(tmp_path)
     before = validation.compute_tables(project, bootstrap=200, seed=5)
     judge_rates_extra_items(project, judge, extra, lambda e: {"flags": list(CC_FLAGS)}, tmp_path / "i")
     after = validation.compute_tables(project, bootstrap=200, seed=5)
+    compile_latex(after)  # every table of the preset, the verdicts table included
 
     def humans_only(key: str, row: str, col: str) -> bool:
         return key == "counterfactuals-flags"
