@@ -66,7 +66,7 @@ class AgreementReportView(APIView):
             OpenApiParameter(
                 "epsilon",
                 float,
-                description="alt-test margin, 0 < epsilon < 1 (default 0.2; the paper's guidance: 0.2 expert, "
+                description="alt-test margin, 0 <= epsilon < 1 (default 0.2; the paper's guidance: 0.2 expert, "
                 "0.15 skilled, 0.1 crowd annotators)",
             ),
             OpenApiParameter("half_width", float, description="CI half-width for the budget advice (optional, > 0)"),
@@ -140,7 +140,13 @@ class ValidationReportView(APIView):
             OpenApiParameter(
                 "epsilon",
                 float,
-                description="alt-test margin of the verdicts table (default 0.2; 0.15 skilled, 0.1 crowd)",
+                description="alt-test margin of the verdicts table, 0 <= epsilon < 1 (default 0.2; 0.15 skilled, 0.1 crowd)",
+            ),
+            OpenApiParameter(
+                "min_rater_items",
+                int,
+                description="least rated items for a rater to enter the human agreement ceilings and slots "
+                "(default 30, the alt-test's minimum; 0 = every rater)",
             ),
             OpenApiParameter("format", str, enum=["json", "markdown", "latex", "csv"]),
         ],
@@ -151,9 +157,19 @@ class ValidationReportView(APIView):
         Markdown, LaTeX (booktabs) or CSV; researchers and admins of the project only."""
         project = managed_project_or_403(request.user, project_id)
         q = request.query_params
-        params = ReportParams.parse(bootstrap=q.get("bootstrap"), seed=q.get("seed"), epsilon=q.get("epsilon"))
+        params = ReportParams.parse(
+            bootstrap=q.get("bootstrap"),
+            seed=q.get("seed"),
+            epsilon=q.get("epsilon"),
+            min_rater_items=q.get("min_rater_items"),
+        )
         answer = services.validation_tables_for(
-            project=project, bootstrap=params.bootstrap, seed=params.seed, epsilon=params.epsilon, user=request.user
+            project=project,
+            bootstrap=params.bootstrap,
+            seed=params.seed,
+            epsilon=params.epsilon,
+            min_rater_items=params.min_rater_items,
+            user=request.user,
         )
         if isinstance(answer, AgreementReport):
             body, code = _body(answer)
@@ -168,7 +184,12 @@ class ValidationReportView(APIView):
                 "tables": tables.to_json(answer),
             }
             code = 200
-        body["params"] = {"bootstrap": params.bootstrap, "seed": params.seed, "epsilon": params.epsilon}
+        body["params"] = {
+            "bootstrap": params.bootstrap,
+            "seed": params.seed,
+            "epsilon": params.epsilon,
+            "min_rater_items": params.min_rater_items,
+        }
         if code == 200 and active.has_active(project):
             body["active"] = active.estimates(project)  # the active sample's estimates (issue 27)
         headers = {}

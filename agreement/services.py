@@ -23,16 +23,18 @@ from annotation.models import Project
 from core import csvsafe, jobs
 from core.errors import DomainError
 from stats import agreement_report
-from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
+from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, EPSILON_RANGE, MIN_ITEMS_PER_HUMAN, valid_epsilon
 from stats.data import infer_level
 from stats.report import joint_alt_tests
 from stats.tables import Table
-from stats.validation import judge_label
+from stats.validation import MIN_RATER_ITEMS, judge_label
 
 from . import active, selectors, validation
 from .models import AgreementReport
 
 MAX_BOOTSTRAP = 10_000
+#: the largest minimum number of items per rater a report accepts
+MAX_MIN_RATER_ITEMS = 100_000
 DRILLDOWN_ROWS = 25
 MAX_SCATTER_POINTS = 2_000
 #: the verdicts every platform report carries per judge (``agreement_report(verdicts=...)``)
@@ -52,6 +54,9 @@ class ReportParams:
     # also one alt-test per judge over all fields (or, with ``by``, all strata) with one FDR
     # correction (the paper's "several environments")
     joint: bool = False
+    # the least number of rated items for a rater to enter the validation tables' human
+    # agreement ceilings and slots (``stats.validation.MIN_RATER_ITEMS``: the alt-test's 30)
+    min_rater_items: int = MIN_RATER_ITEMS
 
     @classmethod
     def parse(
@@ -64,20 +69,24 @@ class ReportParams:
         epsilon: Any = None,
         half_width: Any = None,
         joint: Any = None,
+        min_rater_items: Any = None,
     ) -> ReportParams:
         """Validate raw (query-string) values; raises DomainError with a clear message."""
         try:
             b = 1000 if bootstrap in (None, "") else int(bootstrap)
             s = 0 if seed in (None, "") else int(seed)
+            m = MIN_RATER_ITEMS if min_rater_items in (None, "") else int(min_rater_items)
         except (TypeError, ValueError):
-            raise DomainError("bootstrap and seed must be whole numbers") from None
+            raise DomainError("bootstrap, seed and min_rater_items must be whole numbers") from None
+        if not 0 <= m <= MAX_MIN_RATER_ITEMS:
+            raise DomainError(f"min_rater_items must be between 0 and {MAX_MIN_RATER_ITEMS}")
         if not 0 <= b <= MAX_BOOTSTRAP:
             raise DomainError(f"bootstrap must be between 0 and {MAX_BOOTSTRAP}")
         if s < 0:
             raise DomainError("seed must be zero or positive")
         e = _number(epsilon, "epsilon", DEFAULT_EPSILON)
-        if not 0 < e < 1:
-            raise DomainError(f"epsilon must be between 0 and 1 (exclusive); {_EPSILON_HINT}")
+        if not valid_epsilon(e):
+            raise DomainError(f"epsilon must be between 0 and 1 (0 included, 1 not: {EPSILON_RANGE}); {_EPSILON_HINT}")
         w = _number(half_width, "half_width", None)
         if w is not None and not w > 0:
             raise DomainError("half_width must be a positive number (the CI half-width to plan for)")
@@ -89,12 +98,13 @@ class ReportParams:
             epsilon=e,
             half_width=w,
             joint=str(joint).lower() in ("1", "true", "on", "yes"),
+            min_rater_items=m,
         )
 
     @classmethod
     def from_query(cls, q: Any) -> ReportParams:
         """:meth:`parse` of a request's query string (the page and the API read the same keys)."""
-        keys = ("field", "by", "bootstrap", "seed", "epsilon", "half_width", "joint")
+        keys = ("field", "by", "bootstrap", "seed", "epsilon", "half_width", "joint", "min_rater_items")
         return cls.parse(**{k: q.get(k) for k in keys})
 
     def as_dict(self) -> dict[str, Any]:
@@ -168,7 +178,12 @@ def compute_report(
         # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
         # large project's worker computes them too and the page shows them from the stored result
         tables = validation.compute_tables(
-            project, bootstrap=params.bootstrap, seed=params.seed, frame=frame, epsilon=params.epsilon
+            project,
+            bootstrap=params.bootstrap,
+            seed=params.seed,
+            frame=frame,
+            epsilon=params.epsilon,
+            min_rater_items=params.min_rater_items,
         )
         out["validation"] = [t.to_dict() for t in tables]
     if not params.field and active.has_active(project):
@@ -327,16 +342,23 @@ def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str
 
 
 def validation_tables_for(
-    *, project: Project, bootstrap: int = 1000, seed: int = 0, epsilon: float = DEFAULT_EPSILON, user=None
+    *,
+    project: Project,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    epsilon: float = DEFAULT_EPSILON,
+    min_rater_items: int = MIN_RATER_ITEMS,
+    user=None,
 ) -> list[Table] | AgreementReport:
     """The protocol's validation tables: computed inline while the project is small (they are
     cheap next to the full report), else read from the stored full report for these bootstrap
     settings (queued when there is none yet), whose ``validation`` entry holds the same tables."""
     if selectors.annotation_count(project) <= inline_max():
-        return validation.compute_tables(project, bootstrap=bootstrap, seed=seed, epsilon=epsilon)
-    answer = report_for(
-        project=project, params=ReportParams(bootstrap=bootstrap, seed=seed, epsilon=epsilon), user=user
-    )
+        return validation.compute_tables(
+            project, bootstrap=bootstrap, seed=seed, epsilon=epsilon, min_rater_items=min_rater_items
+        )
+    params = ReportParams(bootstrap=bootstrap, seed=seed, epsilon=epsilon, min_rater_items=min_rater_items)
+    answer = report_for(project=project, params=params, user=user)
     if isinstance(answer, AgreementReport):
         if answer.status != AgreementReport.Status.DONE:
             return answer

@@ -19,7 +19,7 @@ from core.errors import DomainError
 from stats.alt_test import DEFAULT_EPSILON
 from stats.report import judge_verdicts
 from stats.tables import Table
-from stats.validation import RaterInfo, ValidationInput
+from stats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
 from stats.verdicts import verdicts_table
 
 from . import active, selectors
@@ -32,7 +32,12 @@ def has_tables(project: Project) -> bool:
 
 
 def validation_input(
-    project: Project, *, bootstrap: int = 1000, seed: int = 0, frame: pd.DataFrame | None = None
+    project: Project,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    frame: pd.DataFrame | None = None,
+    min_rater_items: int = MIN_RATER_ITEMS,
 ) -> ValidationInput:
     frame = selectors.ratings_frame(project) if frame is None else frame
     rubric = project.rubric_version.parsed()
@@ -49,6 +54,7 @@ def validation_input(
         bootstrap=bootstrap,
         seed=seed,
         assignment_order=selectors.assignment_order(project),
+        min_rater_items=min_rater_items,
     )
 
 
@@ -59,16 +65,19 @@ def compute_tables(
     seed: int = 0,
     frame: pd.DataFrame | None = None,
     epsilon: float = DEFAULT_EPSILON,
+    min_rater_items: int = MIN_RATER_ITEMS,
 ) -> list[Table]:
     """The preset's validation tables of the project's submitted ratings ([] without a report),
     then, when the project has judges, their verdicts table (alt-test at ``epsilon`` and the
     PPI mean per field, :mod:`stats.verdicts`); then, for a project with an active sample, one
-    table of active estimates per series (:func:`agreement.active.estimates_tables`)."""
+    table of active estimates per series (:func:`agreement.active.estimates_tables`).
+    ``min_rater_items``: the least number of rated items for a rater to enter the human
+    agreement ceilings and slots."""
     fn = project.preset.validation_report
     extra = active.estimates_tables(active.estimates(project, frame)) if active.has_active(project) else []
     if fn is None:
         return extra
-    inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame)
+    inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame, min_rater_items=min_rater_items)
     try:
         out = list(fn(inp))
         verdicts = judge_verdicts(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else {}

@@ -54,6 +54,17 @@ DEFAULT_Q = 0.05
 MIN_HUMANS_PER_ITEM = 2
 MIN_ITEMS_PER_HUMAN = 30
 PASS_RATE = 0.5
+#: the margins accepted everywhere (the commands, the API, the report settings): 0 (no
+#: cost-benefit advantage granted to the judge) up to, not including, 1 (with E[d] <= 1 an
+#: epsilon of 1 or more makes every judge pass)
+EPSILON_RANGE = "[0, 1)"
+
+
+def valid_epsilon(epsilon: float) -> bool:
+    """Whether ``epsilon`` is in :data:`EPSILON_RANGE`."""
+    return 0 <= epsilon < 1
+
+
 _BLOCK_ELEMENTS = 4_000_000  # items x humans x humans elements per chunk of the leave-one-out scores
 
 

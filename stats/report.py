@@ -256,7 +256,43 @@ def judge_verdicts(
         X = _matrix(fc.item_codes, len(fc.item_ids), fc.rater_col, fc.values, cols, fc.item_ids, f)
         res: dict[str, Any] = {"judges_vs_humans": {}}
         _add_verdicts(res, X, fc.humans, fc.judges, fc.level, fc.labels, vopts)
+        H = X[:, : len(fc.humans)]
+        for k, j in enumerate(fc.judges):
+            a = res["judges_vs_humans"][j].get("alt_test")
+            if a is not None:
+                a["warnings"] = degenerate_warnings(H, X[:, len(fc.humans) + k], a.get("n_humans") or 0)
         out[f] = to_jsonable(res["judges_vs_humans"])
+    return out
+
+
+#: the alt-test paper's least number of human annotators (Calderon, Reichart and Dror, ACL
+#: 2025, Sec. 3: "at least three annotators"); with two, each is held out against one other
+MIN_HUMANS_TESTED = 3
+
+
+def degenerate_warnings(H: np.ndarray, y: np.ndarray, n_humans_tested: int) -> list[str]:
+    """What makes an alt-test verdict uninformative, in the reader's words (the verdict itself
+    stays the reference's): no variation at all on the tested items (every human and the judge
+    give one value: the reference passes with omega = rho = 1 and p = 0), one category only among
+    the humans (they never disagree), too few humans tested, and a judge that rated no item a
+    human rated. ``H``: items x humans, ``y``: the judge (NaN = none)."""
+    H = np.asarray(H, dtype=float)
+    y = np.asarray(y, dtype=float)
+    obs = ~np.isnan(H)
+    has_y = ~np.isnan(y)
+    out: list[str] = []
+    if not (obs.any(1) & has_y).any():
+        return ["the judge rated no item a human rated: the test cannot tell"]
+    kept = (obs.sum(1) >= 2) & has_y  # the alt-test's items
+    hv = H[kept][obs[kept]]
+    if len(hv):
+        human_values = np.unique(hv)
+        if len(human_values) == 1 and (y[kept] == human_values[0]).all():
+            out.append("no variation: the test cannot tell (every rating is the same value)")
+        elif len(human_values) == 1:
+            out.append("one category only: every human rating is the same value, the humans never disagree")
+    if 0 < n_humans_tested < MIN_HUMANS_TESTED:
+        out.append(f"too few humans: {n_humans_tested} tested (the alt-test asks for at least {MIN_HUMANS_TESTED})")
     return out
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -210,18 +211,105 @@ _LATEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
-    "–": "--",
-    "≥": r"$\geq$",
-    "≤": r"$\leq$",
-    "ρ": r"$\rho$",
-    "κ": r"$\kappa$",
-    "α": r"$\alpha$",
-    "τ": r"$\tau$",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
+
+# Greek letters by Unicode name: a math command where LaTeX has one, else the Latin capital
+# that looks the same (there is no \Alpha).
+_GREEK = {
+    "alpha": r"\alpha", "beta": r"\beta", "gamma": r"\gamma", "delta": r"\delta",
+    "epsilon": r"\epsilon", "zeta": r"\zeta", "eta": r"\eta", "theta": r"\theta",
+    "iota": r"\iota", "kappa": r"\kappa", "lamda": r"\lambda", "mu": r"\mu", "nu": r"\nu",
+    "xi": r"\xi", "omicron": "o", "pi": r"\pi", "rho": r"\rho", "final sigma": r"\varsigma",
+    "sigma": r"\sigma", "tau": r"\tau", "upsilon": r"\upsilon", "phi": r"\phi", "chi": r"\chi",
+    "psi": r"\psi", "omega": r"\omega",
+}  # fmt: skip
+_GREEK_CAPITAL = {
+    "gamma": r"\Gamma", "delta": r"\Delta", "theta": r"\Theta", "lamda": r"\Lambda", "xi": r"\Xi",
+    "pi": r"\Pi", "sigma": r"\Sigma", "upsilon": r"\Upsilon", "phi": r"\Phi", "psi": r"\Psi",
+    "omega": r"\Omega", "alpha": "A", "beta": "B", "epsilon": "E", "zeta": "Z", "eta": "H",
+    "iota": "I", "kappa": "K", "mu": "M", "nu": "N", "omicron": "O", "rho": "P", "tau": "T", "chi": "X",
+}  # fmt: skip
+
+_GREEK_SYMBOLS = {
+    "GREEK LUNATE EPSILON SYMBOL": r"$\varepsilon$",
+    "GREEK THETA SYMBOL": r"$\vartheta$",
+    "GREEK PHI SYMBOL": r"$\varphi$",
+}
+
+#: common symbols and punctuation, as commands of the LaTeX kernel (no package needed)
+_LATEX_SYMBOLS = {
+    "–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "„": ",,", "«": r"$\ll$",
+    "»": r"$\gg$", "…": r"\ldots{}", "•": r"$\bullet$", "·": r"$\cdot$", "°": r"$^{\circ}$",
+    "§": "Sec.", "¶": "para.", "©": "(C)", "®": "(R)", "™": "(TM)",
+    "†": r"$\dagger$", "‡": r"$\ddagger$", "£": "GBP", "€": "EUR", "¢": "c", "¥": "JPY", "¡": r"!`",
+    "¿": r"?`", "\u00a0": "~", "\u2009": r"\,", "\u202f": r"\,", "≥": r"$\geq$", "≤": r"$\leq$",
+    "≠": r"$\neq$", "≈": r"$\approx$", "±": r"$\pm$", "×": r"$\times$", "÷": r"$\div$",
+    "−": r"$-$", "→": r"$\rightarrow$", "←": r"$\leftarrow$", "↔": r"$\leftrightarrow$",
+    "⇒": r"$\Rightarrow$", "∞": r"$\infty$", "√": r"$\surd$", "∑": r"$\sum$", "∈": r"$\in$",
+    "∩": r"$\cap$", "∪": r"$\cup$", "≡": r"$\equiv$", "∼": r"$\sim$", "′": r"$'$", "″": r"$''$",
+    "µ": r"$\mu$", "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}",
+    "ø": r"\o{}", "Ø": r"\O{}", "å": r"\aa{}", "Å": r"\AA{}", "ł": r"\l{}", "Ł": r"\L{}",
+    "ı": r"\i{}", "ð": "dh", "Ð": "Dh", "þ": "th", "Þ": "Th",
+    "¹": r"$^{1}$", "²": r"$^{2}$", "³": r"$^{3}$", "½": "1/2", "¼": "1/4", "¾": "3/4",
+}  # fmt: skip
+
+#: combining accents (after Unicode decomposition) as LaTeX text accents
+_ACCENTS = {
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u",
+    "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0327": "c",
+    "\u0323": "d", "\u0331": "b",
+}  # fmt: skip
+
+
+def _latex_char(ch: str) -> str:
+    """One non-ASCII character as LaTeX that pdflatex compiles with no package beyond the
+    kernel: a symbol or Greek letter by its command (math mode where it is math), an accented
+    Latin letter by its text accents (é -> \\'{e}), and anything else (CJK, emoji, ...) as its
+    code point in brackets, ``[U+5F20]``: readable, and never an "Unicode character not set up"
+    error that stops the whole document."""
+    if ch in _LATEX_SYMBOLS:
+        return _LATEX_SYMBOLS[ch]
+    name = unicodedata.name(ch, "")
+    for prefix, table in (("GREEK SMALL LETTER ", _GREEK), ("GREEK CAPITAL LETTER ", _GREEK_CAPITAL)):
+        if name.startswith(prefix) and name[len(prefix) :].lower() in table:
+            cmd = table[name[len(prefix) :].lower()]
+            return f"${cmd}$" if cmd.startswith("\\") else cmd
+    if name in _GREEK_SYMBOLS:
+        return _GREEK_SYMBOLS[name]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if marks and base.isascii() and base.isalpha():
+        # the accents the kernel's OT1 encoding has; any other mark (an ogonek, ...) is left off
+        marks = [m for m in marks if m in _ACCENTS]
+        out = base
+        if out in ("i", "j") and marks and marks[0] not in ("\u0327", "\u0323", "\u0331"):
+            out = "\\" + out  # dotless i / j under an accent above
+        for m in marks:
+            out = "\\" + _ACCENTS[m] + "{" + out + "}"
+        return out
+    folded = unicodedata.normalize("NFKC", ch)
+    if folded != ch and folded.isascii():
+        return latex_escape(folded)  # e.g. ligatures, full-width letters, superscript digits
+    return f"[U+{ord(ch):04X}]"
 
 
 def latex_escape(s: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(s))
+    """Text safe in a LaTeX document compiled by pdflatex: the special characters escaped and
+    every non-ASCII character mapped (:func:`_latex_char`)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) if ch.isascii() else _latex_char(ch) for ch in str(s))
+
+
+#: what a document needs to compile :func:`to_latex`'s output (tested with pdflatex)
+LATEX_PREAMBLE = "\\documentclass{article}\n\\usepackage{booktabs}\n"
+
+
+def _latex_row(texts: Sequence[str]) -> str:
+    """One tabular row. A row whose text starts with ``[`` is opened with ``{}``: after ``\\``
+    or ``\\midrule`` a bracket would be read as their optional argument."""
+    line = " & ".join(latex_escape(x) for x in texts) + r" \\"
+    return "{}" + line if line.startswith("[") else line
 
 
 def to_latex(tables: Iterable[Table]) -> str:
@@ -233,10 +321,10 @@ def to_latex(tables: Iterable[Table]) -> str:
         out.append(r"\centering")
         out.append(r"\begin{tabular}{l" + "r" * len(t.columns) + "}")
         out.append(r"\toprule")
-        out.append(" & ".join(latex_escape(h) for h in (t.row_header, *t.columns)) + r" \\")
+        out.append(_latex_row([t.row_header, *t.columns]))
         out.append(r"\midrule")
         for r in t.rows:
-            out.append(" & ".join([latex_escape(r.label), *(latex_escape(format_cell(c)) for c in r.cells)]) + r" \\")
+            out.append(_latex_row([r.label, *(format_cell(c) for c in r.cells)]))
         out.append(r"\bottomrule")
         out.append(r"\end{tabular}")
         caption = " ".join(x for x in (t.title + ".", t.caption, *t.notes) if x)

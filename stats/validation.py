@@ -24,11 +24,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .alt_test import MIN_ITEMS_PER_HUMAN
 from .bootstrap import compress_rows, percentile_ci, resample_counts
 from .outcomes import rate
 from .pair_groups import WHOLE, PairGroupResult, pair_group_bootstrap
 from .reliability import alpha_features, krippendorff_alpha
 from .result import MetricResult, undefined
+
+#: The least number of items a rater must have rated in a field to enter the human agreement
+#: ceilings and the rater slots of a validation table (issue 22). The alt-test's minimum
+#: (Calderon, Reichart and Dror, ACL 2025, Sec. 3: ``MIN_ITEMS_PER_HUMAN`` = 30, the sample size
+#: at which the per-human t-test's normal approximation is trusted), so that the ceilings and the
+#: alt-test stand on the same people: below it, a rater's own coefficient (the leave-one-out
+#: ceiling averages one per rater, with equal weight) has a standard error near 1/sqrt(n - 3) >=
+#: 0.2, larger than the differences the tables are read for, and a rater with 3 identical
+#: answers makes a whole column undefined. Settable per report (``min_rater_items``).
+MIN_RATER_ITEMS = MIN_ITEMS_PER_HUMAN
 
 
 @dataclass(frozen=True)
@@ -133,6 +144,9 @@ class ValidationInput:
     # (item_pk, rater) -> the rank key of the rater's assignment for the item (its id): the
     # slot a rating filled is derived from it at read time (see by_slot)
     assignment_order: Mapping[tuple[int, str], int] = field(default_factory=dict)
+    # the least number of rated items (units) in a field for a rater to enter the human
+    # agreement ceilings and slots (:meth:`agreement_raters`)
+    min_rater_items: int = MIN_RATER_ITEMS
     # reads already made (a field's rows, its item x rater pivot, the assignment order as a
     # table): a report reads each field many times (every split, every table), and these
     # are its costliest reads
@@ -167,6 +181,36 @@ class ValidationInput:
         """The researcher's name for a judge: "LLM ensemble (<name>)" for an ensemble rater."""
         info = self.raters.get(judge)
         return judge_label(judge, info.backend if info is not None else "")
+
+    def agreement_raters(
+        self, field_name: str, raters: Sequence[str] | None = None
+    ) -> tuple[list[str], dict[str, int]]:
+        """``raters`` (default: the humans) split by :attr:`min_rater_items` in the field: the
+        ones with at least that many rated items (units: rows of :meth:`grid`), in the given
+        order, and the ones left out with their item counts, ``{name: n}``. Raters who rated
+        nothing in the field are in neither."""
+        raters = self.humans() if raters is None else list(raters)
+        g = self.grid(field_name)
+        counts = (~np.isnan(g.values)).sum(0) if g.values.size else np.zeros(len(g.raters), dtype=int)
+        n = {r: int(c) for r, c in zip(g.raters, counts, strict=True)}
+        kept = [r for r in raters if n.get(r, 0) >= max(self.min_rater_items, 1)]
+        small = {r: n[r] for r in raters if 0 < n.get(r, 0) < self.min_rater_items}
+        return kept, small
+
+    def human_items(self) -> set[Any]:
+        """The frame's items with at least one human rating (of any field): the units of every
+        humans-only figure, whatever the judges rated besides."""
+        found = self.memo.get("human_items")
+        if found is None:
+            f = self.frame
+            found = self.memo["human_items"] = set(f.loc[f["rater_kind"] == "human", "item"]) if len(f) else set()
+        return set(found)
+
+    def human_rated(self, field_name: str) -> np.ndarray:
+        """Per row of :meth:`grid`: whether a human rated the item in this field."""
+        g = self.grid(field_name)
+        humans = [g.raters.index(h) for h in self.humans() if h in g.raters]
+        return ~np.isnan(g.values[:, humans]).all(1) if humans else np.zeros(len(g.items), dtype=bool)
 
     # ---- data
     def rows(self, field_name: str) -> pd.DataFrame:
@@ -353,10 +397,13 @@ def judge_and_ceiling(
     strata: Sequence[Any] | np.ndarray | None = None,
     metrics: Sequence[str] = ("pearson", "spearman"),
     per_stratum: bool = True,
+    human_names: Sequence[str] | None = None,
+    ceiling_humans: Sequence[int] | None = None,
 ) -> dict[Any, HumanAgreement]:
     """Each judge vs the mean human and the two human ceilings, on aligned item rows: ``H``
     (items x humans), ``J`` (items x ``judges``), ``S`` (items x slots, as
-    :meth:`ValidationInput.slots`), NaN = missing. ``{stratum: HumanAgreement}`` with the whole
+    :meth:`ValidationInput.slots`), NaN = missing. Only the items with a human rating count
+    (``n_items`` is their number): what a judge alone rated moves no human figure. ``{stratum: HumanAgreement}`` with the whole
     under :data:`.pair_groups.WHOLE` and, with ``strata`` (a stratum per item), every stratum:
     the resamples are then drawn within strata (:mod:`.pair_groups`), so a table and its split
     by the stratum share them (``per_stratum=False``: the whole only, still resampled within
@@ -365,8 +412,24 @@ def judge_and_ceiling(
     Bootstraps (all over the same items, each over the distinct rows of what it reads, which
     keeps them cheap): the leave-one-out ceiling (its value in a resample is the mean of the
     per-human values in that resample), the slot ceiling (likewise over slot pairs), and the
-    judges vs the mean human."""
+    judges vs the mean human.
+
+    ``human_names`` names the columns of ``H`` (a leave-one-out undefined for a rater names
+    them); ``ceiling_humans`` the columns that enter the leave-one-out ceiling (default: all;
+    the mean human that the judges are compared with always averages every column)."""
     H, J, S = (np.asarray(A, dtype=float).reshape(len(A), -1) for A in (H, J, S))
+    names = list(human_names) if human_names is not None else [f"rater {k}" for k in range(H.shape[1])]
+    # every statistic stands on the items a human rated: the ceilings are the humans' alone,
+    # and a judge is compared with the mean human, undefined where no human rated; an item
+    # only a judge rated is no unit of any of them (nor of the resamples, nor of ``n_items``)
+    human_rated = ~np.isnan(H).all(1) if H.shape[1] else np.zeros(len(H), dtype=bool)
+    H, J, S = H[human_rated], J[human_rated], S[human_rated]
+    if strata is not None:
+        strata = np.asarray(strata, dtype=object)[human_rated]
+    mean = _nanmean_rows(H)
+    if ceiling_humans is not None:
+        cols = list(ceiling_humans)
+        H, names = H[:, cols], [names[c] for c in cols]
     nh, ns = H.shape[1], S.shape[1]
 
     def loo_means(V: np.ndarray) -> np.ndarray:  # functions of the humans' row: derived on distinct rows
@@ -374,7 +437,6 @@ def judge_and_ceiling(
 
     # the two ceilings resample the same items but over their own distinct rows: jointly,
     # humans x slots would be nearly one distinct row per item (the slot order varies)
-    mean = _nanmean_rows(H)
     with ThreadPoolExecutor(_THREADS) as pool:
         ceiling_f = pool.submit(
             pair_group_bootstrap,
@@ -414,7 +476,7 @@ def judge_and_ceiling(
         }
         ceiling, slots = ceiling_f.result(), slots_f.result()
         judged = {j: f.result() for j, f in judged_f.items()}
-    rated = ~np.isnan(np.column_stack([H, J])).all(1)
+    rated = np.ones(len(H), dtype=bool)  # every row left has a human rating
     out: dict[Any, HumanAgreement] = {}
     for key in ceiling:
         mask = rated if key is WHOLE else rated & (np.asarray(strata, dtype=object) == key)
@@ -423,7 +485,7 @@ def judge_and_ceiling(
                 j: {m: _with_ci(judged[j][key][j][m].pairs[0], judged[j][key][j][m].boot[:, 0]) for m in metrics}
                 for j in judges
             },
-            ceiling={m: _ceiling(ceiling[key]["ceiling"][m], nh, int(mask.sum())) for m in metrics},
+            ceiling={m: _ceiling(ceiling[key]["ceiling"][m], nh, int(mask.sum()), names) for m in metrics},
             slots={m: _slot_mean(slots[key]["slots"][m], S[mask]) for m in metrics},
             n_items=int(mask.sum()),
         )
@@ -439,14 +501,16 @@ def _with_ci(r: MetricResult, boot: np.ndarray) -> MetricResult:
     return r
 
 
-def _ceiling(g: PairGroupResult, nh: int, n_items: int) -> MetricResult:
+def _ceiling(g: PairGroupResult, nh: int, n_items: int, names: Sequence[str] | None = None) -> MetricResult:
     """Leave-one-rater-out: the mean of the per-human values (each human vs the mean of the
-    others), undefined when any is; per-human results in ``extra["per_rater"]``."""
+    others), undefined when any is (the reason names those raters)."""
     if nh < 2:
         return undefined(g.metric, "fewer than two human raters", n_items, nh)
     bad = [k for k, r in enumerate(g.pairs) if r.value is None]
     if bad:
-        return undefined(g.metric, f"leave-one-out undefined for rater(s) {bad}", n_items, nh)
+        who = ", ".join(str(names[k]) if names is not None else f"rater {k}" for k in bad)
+        why = "; ".join(dict.fromkeys(g.pairs[k].reason for k in bad if g.pairs[k].reason))
+        return undefined(g.metric, f"leave-one-out undefined for {who}" + (f" ({why})" if why else ""), n_items, nh)
     res = MetricResult(
         g.metric, float(np.mean([r.value for r in g.pairs])), None, None, max(r.n_items for r in g.pairs), nh, None
     )
@@ -488,10 +552,36 @@ def _nanmean_rows(A: np.ndarray) -> np.ndarray:
         return np.where(c > 0, np.where(m, A, 0.0).sum(1) / np.maximum(c, 1), np.nan)
 
 
+#: the captions' sentence on the intervals of shares at 0% and 100% (see :func:`share`)
+EXACT_SHARE_NOTE = (
+    "A share of 0% or 100% gets the exact binomial (Clopper-Pearson) 95% interval, since the "
+    "bootstrap's has zero width there."
+)
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The exact binomial interval of ``k`` events in ``n`` trials (Clopper and Pearson 1934,
+    Biometrika 26(4)): ``[B(alpha/2; k, n-k+1), B(1-alpha/2; k+1, n-k)]`` with ``B`` the beta
+    quantile, 0 at ``k = 0`` and 1 at ``k = n`` (statsmodels' ``proportion_confint(method="beta")``)."""
+    from scipy.stats import beta
+
+    lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
 def share(values: Sequence[Any] | np.ndarray, n_boot: int = 0, seed: int = 0, metric: str = "share") -> MetricResult:
     """Share of true (non-zero) values among the non-missing ones, with a percentile bootstrap
-    CI over the units (exact resampling of Bernoulli units, see ``outcomes.rate``)."""
-    return rate(values, n_boot, seed, metric)
+    CI over the units (exact resampling of Bernoulli units, see ``outcomes.rate``). With no
+    event or only events the bootstrap's interval has zero width (every resample is 0 or 1),
+    which a reader takes for certainty: there the interval is the exact binomial one
+    (:func:`clopper_pearson`; ``extra["ci_method"] = "clopper_pearson"``)."""
+    res = rate(values, n_boot, seed, metric)
+    if n_boot and res.value is not None and res.value in (0.0, 1.0):
+        n = int(res.n_items)
+        res.ci = clopper_pearson(n if res.value == 1.0 else 0, n)
+        res.extra["ci_method"] = "clopper_pearson"
+    return res
 
 
 def mean(values: Sequence[Any] | np.ndarray, n_boot: int = 0, seed: int = 0, metric: str = "mean") -> MetricResult:

@@ -33,11 +33,13 @@ def _alt_cells(a: Mapping[str, Any] | None) -> list[Cell]:
     if not a:
         return [Cell("not tested", fmt="text"), Cell(None), Cell(None), Cell(None, fmt="count")]
     n = a.get("n_items")
+    warn = "; ".join(a.get("warnings") or ())
     if a.get("passed") is None:
         why = str(a.get("reason") or "undefined").removeprefix("undefined: ")
+        why = "; ".join(x for x in (warn, why) if x)
         return [Cell("no verdict", fmt="text", note=why), Cell(None), Cell(None), Cell(None, fmt="count")]
     return [
-        Cell("passes" if a["passed"] else "fails", fmt="text"),
+        Cell("passes" if a["passed"] else "fails", fmt="text", note=warn),
         Cell(a.get("winning_rate"), n=n, fmt="num"),
         Cell(a.get("advantage_probability"), n=n, fmt="num"),
         Cell(a.get("n_humans"), fmt="count"),
@@ -81,6 +83,8 @@ def verdicts_table(
         if j in per
     )
     eps = f" at epsilon {epsilon:g}" if epsilon is not None else ""
+    # a verdict the data cannot support is said under the table too, not only in its cell
+    warnings = tuple(f"{r.label}: {r.cells[0].note}." for r in rows if r.cells[0].note)
     return Table(
         key="judge-verdicts",
         title="Judge verdicts: alternative annotator test and prediction-powered mean",
@@ -90,10 +94,15 @@ def verdicts_table(
             f"Alt-test{eps} (Calderon, Reichart and Dror 2025): the judge passes when it is as good as "
             "or better than at least half of the humans (winning rate ω ≥ 0.5; Benjamini-Yekutieli at "
             "q = 0.05); ρ = share of items where it scores at least as well as the held-out human "
-            "(accuracy for categorical fields, negative RMSE otherwise). PPI mean (PPI++, power-tuned λ, "
-            "95% CI): the field's mean over every item, human-rated items labelled by the mean of their "
-            "human ratings and judge-only items by the judge; beside it the mean of the human-rated items "
-            "alone. Two-label fields count the second label as 1."
+            "(accuracy for categorical fields, negative RMSE otherwise). The alt-test uses the items with "
+            "at least two human ratings and a judge rating; humans with fewer than 30 such items are not "
+            "tested (Humans tested). PPI mean (PPI++, power-tuned λ, 95% CI): the field's mean over every "
+            "item the judge rated, the human-rated ones labelled by the mean of their human ratings "
+            "(Human-rated items) and the judge-only ones by the judge (Judge-only items); the human-only "
+            "mean beside it covers only the human-rated items the judge also rated (items no judge rated "
+            "are in neither). Two-label fields count the second label as 1. A note in a verdict cell (no "
+            "variation, one category only, too few humans, no overlap) says when the test cannot tell."
         ),
         row_header="Judge: field",
+        notes=warnings,
     )

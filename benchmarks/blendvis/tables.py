@@ -8,7 +8,7 @@ import numpy as np
 
 from stats import majority_vote
 from stats.tables import Cell, Row, Table
-from stats.validation import ValidationInput, share
+from stats.validation import EXACT_SHARE_NOTE, ValidationInput, share
 
 # --------------------------------------------------------------------------- validation report
 # App. D: three annotators per item, decided by a 2-of-3 majority (27/500 = 5.4% Bad images,
@@ -23,7 +23,9 @@ REASON_LABELS = {
 
 def majority_table(inp: ValidationInput, key: str, title: str, unit: str) -> Table | None:
     """Good / Bad by the human majority of the derived ``good`` field, the Bad rate with its CI."""
-    W = inp.wide("good", inp.humans())
+    # the items with a human vote only: an item only a judge rated is no unit of this
+    # humans-only table (it would otherwise count as a tie)
+    W = inp.wide("good", inp.humans()).dropna(how="all")
     if not len(W):
         return None
     maj = majority_vote(W.to_numpy(dtype=float), min_votes=2)
@@ -48,6 +50,7 @@ def majority_table(inp: ValidationInput, key: str, title: str, unit: str) -> Tab
         caption="Each item is Good or Bad by the majority of its annotators (2 of 3); 95% bootstrap CI "
         f"of the Bad rate over {unit.lower()}. Items with a tied vote or fewer than two votes have no majority.",
         row_header="Decision",
+        notes=(EXACT_SHARE_NOTE,),
     )
 
 
@@ -69,6 +72,7 @@ def image_validation_report(inp: ValidationInput) -> list[Table]:
         rows=tuple(out),
         caption="Every annotator's Bad judgement with its failure category; 95% bootstrap CIs over judgements.",
         row_header="Failure category",
+        notes=(EXACT_SHARE_NOTE,),
     )
     return [t, reasons]
 

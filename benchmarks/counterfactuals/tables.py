@@ -8,7 +8,7 @@ import numpy as np
 
 from stats import cohen_kappa, majority_vote
 from stats.tables import Cell, Row, Table
-from stats.validation import ValidationInput, share, statistic_ci
+from stats.validation import EXACT_SHARE_NOTE, ValidationInput, share, statistic_ci
 
 from . import FLAGS
 
@@ -48,6 +48,7 @@ def validation_report(inp: ValidationInput) -> list[Table]:
             caption="Share of human judgements that tick each failure flag (a flag never ticked is 0%); "
             "95% bootstrap CIs over judgements. Paper: 9.7%, 4.3%, 1.7%, 0.3%, 0%, 0%.",
             row_header="Flag",
+            notes=(EXACT_SHARE_NOTE,),
         )
     ]
     judges = inp.judges()
@@ -94,6 +95,7 @@ def validation_report(inp: ValidationInput) -> list[Table]:
                 caption="Each judge's flag against the human majority flag of the same image (images without a "
                 "majority left out); 95% bootstrap CIs over images. The paper compared none of its judges with people.",
                 row_header="Judge: flag",
+                notes=(EXACT_SHARE_NOTE,),
             )
         )
     return tables

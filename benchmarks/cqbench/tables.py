@@ -11,7 +11,7 @@ import numpy as np
 from stats import cohen_kappa, restricted_agreement, turing_accuracy
 from stats.slots import slot_agreement
 from stats.tables import Cell, Row, Table
-from stats.validation import ValidationInput, mean, share, statistic_ci
+from stats.validation import EXACT_SHARE_NOTE, ValidationInput, mean, share, statistic_ci
 
 # --------------------------------------------------------------------------- validation report
 # App. A.3: Cohen's kappa between the two annotators for reflection and consistency, pooled over
@@ -44,16 +44,23 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
     cols += [f"Agreement with {inp.judge_label(j)} on its positive values" for j in judges]
     cols += ["n (story, value) units"]
     rows = []
+    left: dict[str, list[str]] = {}
     for k, (label, field) in enumerate(STORY_VALUE_FIELDS):
         W = inp.wide(field)
+        W = W[inp.human_rated(field)]  # the units a human judged: a judge's extra units move nothing
         H = W.reindex(columns=humans).to_numpy(dtype=float)
+        # the annotators' agreement: those with at least min_rater_items units in the field
+        kept, small = inp.agreement_raters(field, humans)
+        for name, n in small.items():
+            left.setdefault(name, []).append(f"{n} units of {label}")
+        HK = W.reindex(columns=kept).to_numpy(dtype=float)
         units = np.arange(len(W))
-        kappa = _mean_pairwise_kappa(H)
-        ci, _ = statistic_ci(units, lambda u, H=H: _mean_pairwise_kappa(H[u]), inp.bootstrap, inp.seed + k)
-        n_pairs = int(((~np.isnan(H)).sum(1) >= 2).sum())
+        kappa = _mean_pairwise_kappa(HK)
+        ci, _ = statistic_ci(units, lambda u, HK=HK: _mean_pairwise_kappa(HK[u]), inp.bootstrap, inp.seed + k)
+        n_pairs = int(((~np.isnan(HK)).sum(1) >= 2).sum())
         cells = [Cell(kappa, ci, n_pairs, "r", "" if kappa is not None else "undefined: fewer than two annotators")]
         # the paper's 50 volunteers: the first vs the second annotator of each story, pooled
-        cells.append(Cell.of(slot_agreement(inp.by_slot(field, humans), "cohen_kappa", inp.bootstrap, inp.seed + k)))
+        cells.append(Cell.of(slot_agreement(inp.by_slot(field, kept), "cohen_kappa", inp.bootstrap, inp.seed + k)))
         for j in judges:
             jv = W.reindex(columns=[j]).to_numpy(dtype=float)[:, 0]
             res = _model_positive_agreement(H, jv)
@@ -76,6 +83,7 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
             "judgements that are positive on the values the model judged positive (the paper's 94.5% / "
             "92.5%), each annotator's judgement counted. 95% bootstrap CIs over (story, value) units.",
             row_header="Value judgement",
+            notes=(_small_raters_note(inp, left),),
         )
     ]
     human_rows = inp.frame[inp.frame["rater_kind"] == "human"] if len(inp.frame) else inp.frame
@@ -101,9 +109,22 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
             caption="Means and shares over the human judgements (one per rewrite, one per story); 95% "
             "bootstrap CIs over judgements. Paper: mean rewrite improvement 3.28, naturalness mean 3.63.",
             row_header="Rating",
+            notes=(EXACT_SHARE_NOTE,),
         )
     )
     return tables
+
+
+def _small_raters_note(inp: ValidationInput, left: dict[str, list[str]]) -> str:
+    """The minimum number of units per annotator for the agreement between annotators, and
+    who was left out by name."""
+    head = (
+        f"Agreement between annotators uses the annotators with at least {inp.min_rater_items} judged units "
+        "in the field (the alt-test's minimum; report setting min_rater_items)"
+    )
+    if not left:
+        return head + "; no annotator was left out."
+    return head + "; left out: " + "; ".join(f"{r} ({', '.join(v)})" for r, v in left.items()) + "."
 
 
 def _turing_cells(answers: list, inp: ValidationInput, seed: int) -> tuple[Cell, ...]:
@@ -150,6 +171,7 @@ def turing_validation_report(inp: ValidationInput) -> list[Table]:
             caption="A tie scores 0 (paper: 44.8%, below the 50% chance level). p: exact two-sided binomial "
             "test of the correct answers among the non-tie answers against 0.5. 95% bootstrap CIs over answers.",
             row_header="Annotators",
+            notes=(EXACT_SHARE_NOTE,),
         )
     ]
 
@@ -187,14 +209,18 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
     humans, judges = inp.humans(), inp.judges()
     if not humans:
         return []
+    # the units and stories a person scored: the judges are compared with people on them, and
+    # what a judge alone scored moves no figure of the people
     W = inp.wide(VALUE_EXTRACTION_FIELD)
+    W = W[inp.human_rated(VALUE_EXTRACTION_FIELD)]
     H = W.reindex(columns=humans).to_numpy(dtype=float)
     units = np.arange(len(W))
     S = inp.wide("ve_score")
+    scored = inp.human_rated("ve_score")  # the stories a person scored
     SH = S.reindex(columns=humans).to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         person_story = np.nanmean(SH, axis=1) if SH.size else np.zeros(0)
-    stories = np.arange(len(S))
+    stories = np.flatnonzero(scored)  # the units of the Pearson r's bootstrap
     cols = (
         "Exact agreement with people (per ground-truth value)",
         "Pearson r of the story score with the mean person",
@@ -235,8 +261,11 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
                 ),
             )
         )
-    people = people_exact_agreement(H)
-    ci, _ = statistic_ci(units, lambda u: people_exact_agreement(H[u]), inp.bootstrap, inp.seed + 300)
+    # pooled over every pair of people who scored a unit (each pair's unit counted once): no
+    # rater's own coefficient is averaged in, so every person counts (no min_rater_items)
+    HK = H
+    people = people_exact_agreement(HK)
+    ci, _ = statistic_ci(units, lambda u: people_exact_agreement(HK[u]), inp.bootstrap, inp.seed + 300)
     rows.append(
         Row(
             "People (pairs of annotators)",
@@ -244,7 +273,7 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
                 Cell(
                     people,
                     ci if people is not None else None,
-                    int((~np.isnan(H)).any(1).sum()),
+                    int(((~np.isnan(HK)).sum(1) >= 2).sum()),  # the units two people scored
                     "r",
                     "" if people is not None else "no unit scored by two people",
                 ),
@@ -280,7 +309,7 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
             for i, j in enumerate(judges):
                 js = S.reindex(columns=[j]).to_numpy(dtype=float)[:, 0][mine]
                 cells.append(Cell.of(mean(js, inp.bootstrap, inp.seed + 500 + 10 * k + i), "num"))
-            cells.append(Cell(int(mine.sum()), fmt="count"))
+            cells.append(Cell(int((mine & scored).sum()), fmt="count"))  # the stories people scored
             model_rows.append(Row(m, tuple(cells)))
     if model_rows:
         tables.append(

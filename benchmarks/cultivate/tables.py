@@ -8,7 +8,7 @@ import numpy as np
 
 from stats.slots import slot_bootstrap
 from stats.tables import Cell, Row, Table
-from stats.validation import ValidationInput, alpha_bootstrap, mean, over_strata, share
+from stats.validation import EXACT_SHARE_NOTE, ValidationInput, alpha_bootstrap, mean, over_strata, share
 
 # the two regions of the paper's Tables 2-3, in its column order (GS before GN)
 GN = "Global North"
@@ -31,10 +31,12 @@ def _region_order(values) -> list[str]:
 
 
 def _items_of(inp: ValidationInput, column: str) -> dict[str, set[str]]:
-    """Frame items by the value of an item column (strata: region, generator, country)."""
+    """Frame items with a human rating by the value of an item column (strata: region,
+    generator, country): an item only a model rater rated adds no column or row to a table."""
     if not len(inp.frame) or column not in inp.frame.columns:
         return {}
     items = inp.frame.drop_duplicates("item").set_index("item")[column]
+    items = items[items.index.isin(inp.human_items())]
     return {v: set(items.index[items == v]) for v in items.unique() if v}
 
 
@@ -85,7 +87,7 @@ def faithfulness_validation_report(inp: ValidationInput) -> list[Table]:
     humans = inp.humans()
     if not humans:
         return []
-    H = inp.wide(FAITH_FIELD, humans)
+    H = inp.wide(FAITH_FIELD, humans).dropna(how="all")  # the images a human rated
     gt = H.mean(axis=1, skipna=True).dropna()  # GT-FAITH per image
     slots = inp.by_slot(FAITH_FIELD, humans)
     series = _judge_series(inp)
@@ -215,7 +217,9 @@ def _agreement_tables(inp: ValidationInput, H, slots, regions, region_cols) -> l
         caption="GT-FAITH ratings of the images of each country: Krippendorff's α at the ordinal level "
         "over the images rated twice, and Cohen's κ (unweighted) between the first and the second "
         "rater of each image (assignment order; the mean over slot pairs for images with more raters). "
-        "95% bootstrap CIs over images. Paper: α 0.15-0.62.",
+        "95% bootstrap CIs over images. Paper: α 0.15-0.62. Every rater counts whatever their number of "
+        "images (the report's min_rater_items is for the ceilings that average one coefficient per rater): "
+        "α and the rater 1 vs rater 2 κ pool the images, each image's pair of ratings counted once.",
         row_header="Country",
     )
     rows = []
@@ -360,5 +364,6 @@ def descriptors_validation_report(inp: ValidationInput) -> list[Table]:
             "precision 90.27% on average (minimum 85.21%, Iran), coverage 4.5/5, 26 of 378 "
             "annotators reported a missing descriptor.",
             row_header="Country",
+            notes=(EXACT_SHARE_NOTE,),
         )
     ]

@@ -19,29 +19,45 @@ TABLE4_CAPTION = (
     "bootstrap CI over items in brackets). Human agreement: each annotator vs the mean of the "
     "other annotators (leave-one-annotator-out), averaged (the paper's reference); pooled slot vs "
     "slot: the first-assigned annotator of each pair vs the second (and so on), pooled over pairs, "
-    "averaged over slot pairs. Total = (Q1/2 + Q2/2 + Q3/2 + Q4)/4 (Eq. 8)."
+    "averaged over slot pairs. Total = (Q1/2 + Q2/2 + Q3/2 + Q4)/4 (Eq. 8). Items: a judge's "
+    "columns use the items it and at least one annotator rated (its n column); the human agreement "
+    "the items two or more annotators rated; n = the items an annotator rated (an item only a judge "
+    "rated counts nowhere)."
 )
 SLOT_COLUMNS = ("Human agreement, pooled slot vs slot: Pearson r", "Human agreement, pooled slot vs slot: Spearman ρ")
 
 
 def _table4_columns(inp: ValidationInput, judges: list[str]) -> tuple[str, ...]:
+    """Per judge its two coefficients and the items they stand on (``n``: rated by the judge and
+    at least one human), then the human agreement and ``n``, the items a human rated."""
     cols: list[str] = []
     for j in judges:
         label = inp.judge_label(j)
-        cols += [f"{label} vs mean human: Pearson r", f"{label} vs mean human: Spearman ρ"]
+        cols += [
+            f"{label} vs mean human: Pearson r",
+            f"{label} vs mean human: Spearman ρ",
+            f"{label} vs mean human: n",
+        ]
     return (*cols, "Human agreement: Pearson r", "Human agreement: Spearman ρ", *SLOT_COLUMNS, "n")
+
+
+#: the cells of one judge (its coefficients and its n)
+JUDGE_CELLS = 3
+
+
+def _judge_cells(vs: dict | None) -> tuple[Cell, ...]:
+    if vs is None:  # a judge without ratings of this field: its columns stay empty
+        return (Cell.of(None), Cell.of(None), Cell(0, fmt="count"))
+    return (Cell.of(vs["pearson"]), Cell.of(vs["spearman"]), Cell(vs["pearson"].n_items, fmt="count"))
 
 
 def _table4_cells(judges: list[str], row: HumanAgreement) -> tuple[Cell, ...]:
     cells: list[Cell] = []
-    n = None
     for j in judges:
-        vs = row.judges[j]
-        cells += [Cell.of(vs["pearson"]), Cell.of(vs["spearman"])]
-        n = n if n is not None else vs["pearson"].n_items
+        cells += _judge_cells(row.judges.get(j))
     cells += [Cell.of(row.ceiling["pearson"]), Cell.of(row.ceiling["spearman"])]
     cells += [Cell.of(row.slots["pearson"]), Cell.of(row.slots["spearman"])]
-    return (*cells, Cell(n if n is not None else row.n_items, fmt="count"))
+    return (*cells, Cell(row.n_items, fmt="count"))
 
 
 def _agreement(
@@ -54,13 +70,18 @@ def _agreement(
     per_stratum: bool = True,
 ) -> dict:
     """Table 4's statistics of one field with ``humans`` as the human raters, for all items
-    and per backbone (``strata``: the backbone of each of the field's items, or None)."""
+    and per backbone (``strata``: the backbone of each of the field's items, or None). The
+    human agreement (leave-one-out ceiling and slots) stands on the humans with at least
+    ``inp.min_rater_items`` rated items in the field (:meth:`ValidationInput.agreement_raters`);
+    the mean human the judges are compared with averages every human's rating."""
     g = inp.grid(field)
-    rows, _, S = inp.slots(field, humans)
+    present = [h for h in humans if h in g.raters]
+    kept, _ = inp.agreement_raters(field, present)
+    rows, _, S = inp.slots(field, kept)
     S_all = np.full((len(g.items), S.shape[1]), np.nan)
     S_all[rows] = S
     return judge_and_ceiling(
-        g.values[:, [g.raters.index(h) for h in humans if h in g.raters]],
+        g.values[:, [g.raters.index(h) for h in present]],
         g.values[:, [g.raters.index(j) for j in judges if j in g.raters]],
         S_all,
         [j for j in judges if j in g.raters],
@@ -68,7 +89,25 @@ def _agreement(
         inp.seed + seed_offset,
         strata,
         per_stratum=per_stratum,
+        human_names=present,
+        ceiling_humans=[present.index(h) for h in kept],
     )
+
+
+def small_raters_note(inp: ValidationInput, fields: list[tuple[str, str]], humans: list[str]) -> str:
+    """The caption's sentence on the minimum number of items per rater: the minimum, and the
+    raters left out of the human agreement by name with their item counts per field."""
+    left: dict[str, list[str]] = {}
+    for label, f in fields:
+        for name, n in inp.agreement_raters(f, humans)[1].items():
+            left.setdefault(name, []).append(f"{n} in {label}")
+    head = (
+        f"Human agreement (both kinds) uses the annotators with at least {inp.min_rater_items} rated items "
+        "in the field (the alt-test's minimum; report setting min_rater_items)"
+    )
+    if not left:
+        return head + "; no annotator was left out."
+    return head + "; left out, with their items: " + "; ".join(f"{r} ({', '.join(v)})" for r, v in left.items()) + "."
 
 
 def validation_report(inp: ValidationInput) -> list[Table]:
@@ -81,7 +120,15 @@ def validation_report(inp: ValidationInput) -> list[Table]:
         return []
     backbones: list[str] = []
     if len(inp.frame) and "generator" in inp.frame.columns:
-        backbones = sorted({v for _, f in TABLE4_FIELDS for v in inp.item_values(f, "generator") if v})
+        # the backbones of the human-rated items: a judge's extra items split no table
+        backbones = sorted(
+            {
+                v
+                for _, f in TABLE4_FIELDS
+                for v, rated in zip(inp.item_values(f, "generator"), inp.human_rated(f), strict=True)
+                if v and rated
+            }
+        )
     split = len(backbones) > 1
 
     made: dict[str, np.ndarray] = {}
@@ -93,16 +140,9 @@ def validation_report(inp: ValidationInput) -> list[Table]:
 
     whole = {f: _agreement(inp, f, humans, judges, strata(f)) for _, f in TABLE4_FIELDS}
     cols = _table4_columns(inp, judges)
-    present = {f: [j for j in judges if j in inp.grid(f).raters] for _, f in TABLE4_FIELDS}
 
     def cells(f: str, row: HumanAgreement) -> tuple[Cell, ...]:
-        got = _table4_cells(present[f], row)
-        if present[f] == judges:
-            return got
-        # a judge without ratings of this field: its columns stay empty
-        by = dict(zip(present[f], zip(got[0::2], got[1::2], strict=False), strict=False))
-        empty = (Cell.of(None), Cell.of(None))
-        return (*[c for j in judges for c in by.get(j, empty)], *got[2 * len(present[f]) :])
+        return _table4_cells(judges, row)
 
     rows = tuple(Row(label, cells(f, whole[f][WHOLE])) for label, f in TABLE4_FIELDS)
     tables = [
@@ -113,7 +153,10 @@ def validation_report(inp: ValidationInput) -> list[Table]:
             rows=rows,
             caption=TABLE4_CAPTION + (" Resampled within generation backbone." if split else ""),
             row_header="Field",
-            notes=(f"{len(humans)} annotators, {len(judges)} judge(s).",),
+            notes=(
+                f"{len(humans)} annotators, {len(judges)} judge(s).",
+                small_raters_note(inp, list(TABLE4_FIELDS), humans),
+            ),
         )
     ]
     groups: dict[str, list[str]] = {}

@@ -576,7 +576,7 @@ def test_too_few_items_per_human_says_why_there_is_no_verdict(client, story_proj
 
 def test_epsilon_and_half_width_are_validated(client, story_project):
     with pytest.raises(DomainError, match="epsilon"):
-        ReportParams.parse(epsilon="0")
+        ReportParams.parse(epsilon="-0.1")  # issue 22: [0, 1) everywhere, 0 accepted as by `agreement`
     with pytest.raises(DomainError, match=r"0\.1 for crowd"):
         ReportParams.parse(epsilon="1")
     with pytest.raises(DomainError, match="half_width"):
@@ -585,7 +585,7 @@ def test_epsilon_and_half_width_are_validated(client, story_project):
     assert ReportParams.parse().epsilon == 0.2 and ReportParams.parse().half_width is None
     client.force_login(story_project.owner)
     api = reverse("api_agreement_report", args=[story_project.id])
-    for bad in ({"epsilon": "1.5"}, {"epsilon": "x"}, {"epsilon": "0"}, {"half_width": "0"}):
+    for bad in ({"epsilon": "1.5"}, {"epsilon": "x"}, {"epsilon": "-0.2"}, {"half_width": "0"}):
         r = client.get(api, {"bootstrap": 0, "field": "naturalness", **bad})
         assert r.status_code == 400, bad
     page = client.get(reverse("agreement_report", args=[story_project.id]), {"epsilon": "2"})

@@ -167,7 +167,10 @@ def test_valueground_table4_from_stored_ratings_every_cell(valueground):
     t4 = tables["valueground-table4"]
     want = table4_independent(humans, mean)
     cols = vg_columns("LLM ensemble (ensemble)")
-    assert t4.columns == (*cols.values(), *valueground_tables.SLOT_COLUMNS, "n")
+    judge_cols = list(cols.values())[:2]
+    human_cols = list(cols.values())[2:]
+    judge_n = "LLM ensemble (ensemble) vs mean human: n"  # issue 22: every judge says its n
+    assert t4.columns == (*judge_cols, judge_n, *human_cols, *valueground_tables.SLOT_COLUMNS, "n")
     for label, f in VG_ROWS:
         for k, col in cols.items():
             c = t4.cell(label, col)
@@ -293,7 +296,12 @@ def test_validation_report_api_formats_round_trip_and_equal_command_and_page(cli
     js = client.get(f"{url}?format=json&{q}")
     assert js.status_code == 200, js.content
     body = js.json()
-    assert body["status"] == "done" and body["params"] == {"bootstrap": 50, "seed": 2, "epsilon": 0.2}
+    assert body["status"] == "done" and body["params"] == {
+        "bootstrap": 50,
+        "seed": 2,
+        "epsilon": 0.2,
+        "min_rater_items": 30,
+    }
     tables = [Table.from_dict(t) for t in body["tables"]]
     assert tables[0].key == "valueground-table4"
     # the judges' verdicts ride with the protocol's tables: the same alt-test and PPI as the
@@ -503,7 +511,11 @@ def test_blendvis_image_majority_and_bad_reasons_every_cell(tmp_path):
     for value, label in blendvis_tables.REASON_LABELS.items():
         assert reasons.cell(label, "Bad judgements").value == given.count(value)
         assert close(reasons.cell(label, "Share of Bad judgements").value, given.count(value) / len(given))
-    assert reasons.cell("Inaccurate Regional Representation", "Share of Bad judgements").ci == (0.0, 0.0)
+    # never given: the exact (Clopper-Pearson) interval, not a zero-width bootstrap (issue 22)
+    from statsmodels.stats.proportion import proportion_confint
+
+    ci = reasons.cell("Inaccurate Regional Representation", "Share of Bad judgements").ci
+    assert np.allclose(ci, proportion_confint(0, len(given), method="beta"), atol=1e-12)
 
 
 # ------------------------------------------------------------------------------ Cultural Counterfactuals
@@ -570,7 +582,10 @@ def test_counterfactuals_flag_rates_by_dimension_and_judge_vs_humans(tmp_path):
         assert close(flags.cell("Any failure flag", col).value, float(np.mean([len(raw[e]) > 0 for e in sel])))
         assert flags.cell("n judgements", col).value == len(sel)
     never = flags.cell(labels[5], "All dimensions")
-    assert never.value == 0.0 and never.ci == (0.0, 0.0) and format_cell(never) == "0.0% [0.0%, 0.0%]"
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert never.value == 0.0 and np.allclose(never.ci, proportion_confint(0, 30, method="beta"), atol=1e-12)
+    assert format_cell(never) == "0.0% [0.0%, 11.6%]"  # exact binomial, not a zero-width bootstrap
 
     jt = tables["counterfactuals-judges"]
     assert [r.label for r in jt.rows] == [f"clf: {labels[0]}", f"clf: {labels[1]}"]  # only what it decides

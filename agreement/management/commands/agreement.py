@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from stats import agreement_report
 from stats.active_table import active_table
-from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE
+from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, EPSILON_RANGE, valid_epsilon
 from stats.data import LEVELS, RatingTableError
 from stats.io import read_ratings
 from stats.report import VERDICTS
@@ -75,8 +75,8 @@ class Command(BaseCommand):
     def handle(self, *args, **o):
         if o["bootstrap"] < 0:
             raise CommandError("--bootstrap must be >= 0")
-        if not 0 <= o["epsilon"] < 1:
-            raise CommandError("--epsilon must be in [0, 1)")
+        if not valid_epsilon(o["epsilon"]):
+            raise CommandError(f"--epsilon must be in {EPSILON_RANGE}")
         if o["half_width"] is not None and o["half_width"] <= 0:
             raise CommandError("--half-width must be positive")
         metrics = o["metrics"]

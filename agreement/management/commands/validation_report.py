@@ -9,12 +9,13 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement import validation
-from agreement.services import MAX_BOOTSTRAP
+from agreement.services import MAX_BOOTSTRAP, MAX_MIN_RATER_ITEMS
 from annotation.models import Project
 from core import csvsafe
 from core.errors import DomainError
 from stats import tables
-from stats.alt_test import DEFAULT_EPSILON
+from stats.alt_test import DEFAULT_EPSILON, EPSILON_RANGE, valid_epsilon
+from stats.validation import MIN_RATER_ITEMS
 
 
 class Command(BaseCommand):
@@ -26,7 +27,15 @@ class Command(BaseCommand):
         parser.add_argument("--bootstrap", type=int, default=1000, help="item resamples for 95%% CIs (0 = none)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
-            "--epsilon", type=float, default=DEFAULT_EPSILON, help="alt-test margin of the verdicts table (0 < E < 1)"
+            "--epsilon", type=float, default=DEFAULT_EPSILON, help="alt-test margin of the verdicts table, in [0, 1)"
+        )
+
+        parser.add_argument(
+            "--min-rater-items",
+            type=int,
+            default=MIN_RATER_ITEMS,
+            help=f"least rated items for a rater to enter the human agreement ceilings and slots "
+            f"(default {MIN_RATER_ITEMS}, the alt-test's minimum; 0 = every rater)",
         )
 
     def handle(self, *args, **o):
@@ -34,8 +43,10 @@ class Command(BaseCommand):
             raise CommandError(f"--bootstrap must be between 0 and {MAX_BOOTSTRAP}")
         if o["seed"] < 0:
             raise CommandError("--seed must be zero or positive")
-        if not 0 < o["epsilon"] < 1:
-            raise CommandError("--epsilon must be between 0 and 1 (exclusive)")
+        if not 0 <= o["min_rater_items"] <= MAX_MIN_RATER_ITEMS:
+            raise CommandError(f"--min-rater-items must be between 0 and {MAX_MIN_RATER_ITEMS}")
+        if not valid_epsilon(o["epsilon"]):
+            raise CommandError(f"--epsilon must be in {EPSILON_RANGE}")
         project = Project.objects.filter(pk=o["project_id"]).first()
         if project is None:
             raise CommandError(f"no project {o['project_id']}")
@@ -44,7 +55,13 @@ class Command(BaseCommand):
                 f"the protocol of project {project.id} ({project.preset.name}) declares no validation tables"
             )
         try:
-            result = validation.compute_tables(project, bootstrap=o["bootstrap"], seed=o["seed"], epsilon=o["epsilon"])
+            result = validation.compute_tables(
+                project,
+                bootstrap=o["bootstrap"],
+                seed=o["seed"],
+                epsilon=o["epsilon"],
+                min_rater_items=o["min_rater_items"],
+            )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         if o["format"] == "json":
