@@ -300,6 +300,7 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("a single category: chance agreement is 1"),
     gettext_noop("half means are constant or too few items"),
     gettext_noop("fewer than 2 labelled items"),
+    gettext_noop("no unlabelled items (judge-only items)"),
     gettext_noop("no unit scored by the judge and a person"),
     gettext_noop("fewer than three stories or no variation"),
     gettext_noop("no unit scored by two people"),
@@ -375,6 +376,8 @@ def is_known(text: str, data: frozenset[str] | set[str] = frozenset()) -> bool:
     worded parts are known, or ``data`` (names the researcher or the items chose: judges,
     raters, countries, generators) and field ids, which read the same in every language."""
     if not text or text in _compiled()[0] or text in data or FIELD.match(text) or RATERS_NOTE.match(text):
+        return True
+    if not re.search(r"[A-Za-z]{3}", text):  # a symbol or a number: λ, n
         return True
     found = _match(text)
     if found is None:
