@@ -308,7 +308,8 @@ MESSAGES: tuple[str, ...] = (
 )
 
 # ------------------------------------------------------------------------- texts with variables
-#: ``%(name)s`` matches any text (translated when it is a known text), ``%(name)d`` a number
+#: ``%(name)s`` matches any text (translated when it is a known text), ``%(name)d`` a number;
+#: a literal percent sign is written ``%%``
 TEMPLATES: tuple[str, ...] = (
     gettext_noop("%(judge)s vs mean human: Pearson r"),
     gettext_noop("%(judge)s vs mean human: Spearman ρ"),
@@ -327,7 +328,7 @@ TEMPLATES: tuple[str, ...] = (
         "good as or better than at least half of the humans (winning rate ω ≥ 0.5; Benjamini-Yekutieli at "
         "q = 0.05); ρ = share of items where it scores at least as well as the held-out human "
         "(accuracy for categorical fields, negative RMSE otherwise). PPI mean (PPI++, power-tuned λ, "
-        "95% CI): the field's mean over every item, human-rated items labelled by the mean of their "
+        "95%% CI): the field's mean over every item, human-rated items labelled by the mean of their "
         "human ratings and judge-only items by the judge; beside it the mean of the human-rated items "
         "alone. Two-label fields count the second label as 1."
     ),
@@ -352,10 +353,10 @@ def _compiled() -> tuple[frozenset[str], tuple[tuple[str, re.Pattern[str]], ...]
     for t in TEMPLATES:
         parts, at = [], 0
         for m in _PLACEHOLDER.finditer(t):
-            parts.append(re.escape(t[at : m.start()]))
+            parts.append(re.escape(t[at : m.start()].replace("%%", "%")))
             parts.append(f"(?P<{m.group(1)}>\\d+)" if m.group(2) == "d" else f"(?P<{m.group(1)}>.+?)")
             at = m.end()
-        parts.append(re.escape(t[at:]))
+        parts.append(re.escape(t[at:].replace("%%", "%")))
         compiled.append((t, re.compile("^" + "".join(parts) + "$", re.S)))
     return frozenset(MESSAGES), tuple(compiled)
 

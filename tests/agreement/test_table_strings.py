@@ -39,8 +39,14 @@ def test_every_valueground_and_verdicts_text_is_in_the_catalogue(valueground):
 
 
 def test_the_verdicts_table_without_epsilon_and_the_raters_note():
-    t = verdicts_table({"q1": {"j": {"alt_test": {"passed": True, "winning_rate": 0.6}}}}, str, None)
-    assert _unknown([t], {"j"}) == []
+    for eps in (None, 0.2):
+        t = verdicts_table({"q1": {"j": {"alt_test": {"passed": True, "winning_rate": 0.6}}}}, str, eps)
+        assert _unknown([t], {"j"}) == []
+        for language in ("en", "de", "zh-hans"):
+            with translation.override(language):
+                caption = table_strings.translate_table(t.to_dict())["caption"]
+            assert "95% CI" in caption or "95-%-KI" in caption or "95% 置信区间" in caption, (language, caption)
+            assert ("0.2" in caption) == (eps is not None)
     assert raters_note(1, 1) == "1 annotator, 1 judge." and raters_note(4, 2) == "4 annotators, 2 judges."
 
 
