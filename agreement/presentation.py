@@ -12,26 +12,35 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, ngettext
 
 from stats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 
+from . import table_strings
 from .selectors import base_field
 
 HUMAN_METRICS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2_quadratic", "percent_agreement")
-LABELS = {
+LABELS = {  # statistic names, translated where shown (label())
     "krippendorff_alpha": "Krippendorff's α",
     "fleiss_kappa": "Fleiss' κ",
     "gwet_ac1": "Gwet's AC1",
-    "gwet_ac2_linear": "Gwet's AC2 (linear)",
-    "gwet_ac2_quadratic": "Gwet's AC2 (quadratic)",
-    "percent_agreement": "percent agreement",
+    "gwet_ac2_linear": gettext_noop("Gwet's AC2 (linear)"),
+    "gwet_ac2_quadratic": gettext_noop("Gwet's AC2 (quadratic)"),
+    "percent_agreement": gettext_noop("percent agreement"),
     "pearson": "Pearson r",
     "spearman": "Spearman ρ",
     "kendall": "Kendall τ-b",
     "cohen_kappa": "Cohen's κ",
-    "cohen_kappa_linear": "Cohen's κ (linear)",
-    "cohen_kappa_quadratic": "Cohen's κ (quadratic)",
+    "cohen_kappa_linear": gettext_noop("Cohen's κ (linear)"),
+    "cohen_kappa_quadratic": gettext_noop("Cohen's κ (quadratic)"),
 }
+
+
+def label(metric: str) -> str:
+    """A statistic's name in the active language (symbols and names of coefficients stay)."""
+    return _(LABELS[metric]) if metric in LABELS else metric
+
 
 EXPORT_FORMATS = (("markdown", "Markdown"), ("latex", "LaTeX (booktabs)"), ("csv", "CSV"), ("json", "JSON"))
 
@@ -47,14 +56,15 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
             "n_items": fo.get("n_items"),
             "humans": fo.get("humans", []),
             "judges": fo.get("judges", []),
-            "reason": fo.get("reason"),
-            "human_rows": [_row(LABELS.get(m, m), hum[m]) for m in HUMAN_METRICS if m in hum],
+            "reason": table_strings.translate(fo.get("reason") or ""),
+            "human_rows": [_row(label(m), hum[m]) for m in HUMAN_METRICS if m in hum],
             "ceiling_rows": [
-                _row(f"leave-one-rater-out {LABELS.get(m, m)}", d)
+                _row(_("leave-one-rater-out %(metric)s") % {"metric": label(m)}, d)
                 for m, d in hum.get("leave_one_rater_out", {}).items()
             ]
             + [
-                _row(f"split-half {LABELS.get(m, m)} (Spearman-Brown)", d) for m, d in hum.get("split_half", {}).items()
+                _row(_("split-half %(metric)s (Spearman-Brown)") % {"metric": label(m)}, d)
+                for m, d in hum.get("split_half", {}).items()
             ],
             "heatmaps": [
                 _heatmap(m, pw)
@@ -84,12 +94,15 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
 
 def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The protocol's tables as the template shows them: the cells' ``display`` is the text the
-    exports write (``stats.tables.format_cell``), so page and exports agree. On the page a cell is
-    compact (issue 25: Table 4 with two judges was 1,645 px wide): the value, and its interval on
-    a second line (``value_text`` and ``ci_text``, the two halves of ``display``)."""
+    exports write (``stats.tables.format_cell``), so page and exports agree. The page shows them
+    in the UI's language (``agreement.table_strings``; the downloads stay in the paper's English).
+    On the page a cell is compact (issue 25: Table 4 with two judges was 1,645 px wide): the value,
+    and its interval on a second line (``value_text`` and ``ci_text``, the two halves of
+    ``display``)."""
+    translated = [table_strings.translate_table(t) for t in tables]
     return [
         {**t, "first": k == 0, "rows": [{**r, "cells": [_compact(c) for c in r["cells"]]} for r in t["rows"]]}
-        for k, t in enumerate(tables)
+        for k, t in enumerate(translated)
     ]
 
 
@@ -125,14 +138,23 @@ def _judge_lines(result: dict[str, Any]) -> list[dict[str, Any]]:
             if "[" in f and not f.endswith("[*]"):
                 continue
             jd = fo.get("judges_vs_humans", {}).get(j) or {}
-            d, m, ref = (jd.get("vs_human_mean") or {}).get("spearman"), "spearman", "mean human"
+            d, m, ref = (jd.get("vs_human_mean") or {}).get("spearman"), "spearman", _("mean human")
             if d is None:
-                d, m, ref = (jd.get("vs_human_majority") or {}).get("cohen_kappa"), "cohen_kappa", "human majority"
+                d, m, ref = (jd.get("vs_human_majority") or {}).get("cohen_kappa"), "cohen_kappa", _("human majority")
             if d is None or d.get("value") is None:
                 continue
-            r = _row(LABELS[m], d)
-            parts.append(f"{f}: {r['label']} {r['value']}{(' ' + r['ci']) if r['ci'] else ''} (vs {ref}, n={r['n']})")
-        out.append({"name": labels.get(j, j), "text": "; ".join(parts) or "no field with a defined coefficient"})
+            r = _row(label(m), d)
+            parts.append(
+                _("%(field)s: %(metric)s %(value)s (vs %(reference)s, n=%(n)s)")
+                % {
+                    "field": f,
+                    "metric": r["label"],
+                    "value": r["value"] + (" " + r["ci"] if r["ci"] else ""),
+                    "reference": ref,
+                    "n": r["n"],
+                }
+            )
+        out.append({"name": labels.get(j, j), "text": "; ".join(parts) or _("no field with a defined coefficient")})
     return out
 
 
@@ -180,10 +202,18 @@ def _joint_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             {
                 "name": name,
-                "sentence": (
-                    f"{name} passes in {r['passed_in']} of {r['of']} environments with a verdict, at epsilon "
-                    f"{r['epsilon']:g}, with one FDR correction over {r['n_hypotheses']} human tests (q = {r['q']:g})"
-                ),
+                "sentence": _(
+                    "%(judge)s passes in %(passed)s of %(of)s environments with a verdict, at epsilon %(epsilon)s, "
+                    "with one FDR correction over %(tests)s human tests (q = %(q)s)"
+                )
+                % {
+                    "judge": name,
+                    "passed": r["passed_in"],
+                    "of": r["of"],
+                    "epsilon": f"{r['epsilon']:g}",
+                    "tests": r["n_hypotheses"],
+                    "q": f"{r['q']:g}",
+                },
                 "environments": envs,
             }
         )
@@ -207,33 +237,69 @@ def _stratum_verdicts(name: str, field: str, judge: str, fo: dict[str, Any]) -> 
 
 def _alt_test_words(judge: str, field: str, a: dict[str, Any] | None) -> dict[str, Any]:
     if not a:
-        return {"status": "none", "sentence": f"{judge}: no alt-test on {field}", "notes": []}
+        return {
+            "status": "none",
+            "sentence": _("%(judge)s: no alt-test on %(field)s") % {"judge": judge, "field": field},
+            "notes": [],
+        }
     eps = f"{a['epsilon']:g}"
     notes = []
     if a.get("skipped_humans"):
         notes.append(
-            f"humans skipped with fewer than {MIN_ITEMS_PER_HUMAN} items (the paper's minimum): "
-            + ", ".join(f"{h} ({n} items)" for h, n in a["skipped_humans"].items())
+            _("humans skipped with fewer than %(n)s items (the paper's minimum): %(humans)s")
+            % {
+                "n": MIN_ITEMS_PER_HUMAN,
+                "humans": ", ".join(
+                    f"{h} ({ngettext('%(n)d item', '%(n)d items', n) % {'n': n}})"
+                    for h, n in a["skipped_humans"].items()
+                ),
+            }
         )
     if a.get("n_items_dropped"):
-        notes.append(f"{a['n_items_dropped']} items dropped (fewer than two human ratings, or no rating by the judge)")
+        notes.append(
+            ngettext(
+                "%(n)d item dropped (fewer than two human ratings, or no rating by the judge)",
+                "%(n)d items dropped (fewer than two human ratings, or no rating by the judge)",
+                a["n_items_dropped"],
+            )
+            % {"n": a["n_items_dropped"]}
+        )
     if a.get("passed") is None:
         why = a.get("reason") or "undefined"
         if why.startswith("undefined: "):
             why = why[len("undefined: ") :]
-        return {"status": "undefined", "sentence": f"{judge}: no alt-test verdict on {field}: {why}", "notes": notes}
+        return {
+            "status": "undefined",
+            "sentence": _("%(judge)s: no alt-test verdict on %(field)s: %(reason)s")
+            % {"judge": judge, "field": field, "reason": table_strings.translate(why)},
+            "notes": notes,
+        }
     m = a.get("n_humans") or 0
     won = sum(bool(d.get("rejected")) for d in (a.get("per_human") or {}).values())
-    stats = f"omega {_fmt(a['winning_rate'], 2)}, rho {_fmt(a['advantage_probability'], 2)}"
+    words = {
+        "judge": judge,
+        "field": field,
+        "epsilon": eps,
+        "omega": _fmt(a["winning_rate"], 2),
+        "rho": _fmt(a["advantage_probability"], 2),
+        "won": won,
+        "of": m,
+    }
     if a["passed"]:
         sentence = (
-            f"{judge} can replace annotators on {field} at epsilon {eps} ({stats}): "
-            f"as good as or better than {won} of {m} humans"
+            _(
+                "%(judge)s can replace annotators on %(field)s at epsilon %(epsilon)s (omega %(omega)s, rho %(rho)s): "
+                "as good as or better than %(won)s of %(of)s humans"
+            )
+            % words
         )
     else:
         sentence = (
-            f"{judge} cannot replace annotators on {field} at epsilon {eps} ({stats}): "
-            f"as good as or better than only {won} of {m} humans (at least half needed)"
+            _(
+                "%(judge)s cannot replace annotators on %(field)s at epsilon %(epsilon)s (omega %(omega)s, rho %(rho)s): "
+                "as good as or better than only %(won)s of %(of)s humans (at least half needed)"
+            )
+            % words
         )
     return {"status": "pass" if a["passed"] else "fail", "sentence": sentence, "notes": notes}
 
@@ -246,32 +312,57 @@ def _ppi_words(p: dict[str, Any] | None) -> str:
     if not p:
         return ""
     level = round(100 * (1 - p.get("alpha", 0.05)))
-    human = (
-        f"human-only mean {_fmt(p['classical_estimate'])} {_ci_text(p.get('classical_ci'))} "
-        f"({p['n_labeled']} human-rated items)"
-        if p.get("classical_estimate") is not None
-        else "no human-only mean (fewer than 2 human-rated items)"
-    )
+    if p.get("classical_estimate") is not None:
+        human = _("human-only mean %(mean)s %(ci)s (%(n)s human-rated items)") % {
+            "mean": _fmt(p["classical_estimate"]),
+            "ci": _ci_text(p.get("classical_ci")),
+            "n": p["n_labeled"],
+        }
+    else:
+        human = _("no human-only mean (fewer than 2 human-rated items)")
     if p.get("estimate") is None:
-        return f"PPI mean: {p.get('reason', 'undefined')}; {human}; {level}% intervals"
-    return (
-        f"PPI mean {_fmt(p['estimate'])} {_ci_text(p.get('ci'))} "
-        f"({p['n_labeled']} human-rated + {p['n_unlabeled']} judge-only items, lambda {_fmt(p['lambda'], 2)}) "
-        f"vs {human}; {level}% intervals"
-    )
+        return _("PPI mean: %(reason)s; %(human)s; %(level)s%% intervals") % {
+            "reason": table_strings.translate(p.get("reason", "undefined")),
+            "human": human,
+            "level": level,
+        }
+    return _(
+        "PPI mean %(mean)s %(ci)s (%(labeled)s human-rated + %(unlabeled)s judge-only items, lambda %(lam)s) "
+        "vs %(human)s; %(level)s%% intervals"
+    ) % {
+        "mean": _fmt(p["estimate"]),
+        "ci": _ci_text(p.get("ci")),
+        "labeled": p["n_labeled"],
+        "unlabeled": p["n_unlabeled"],
+        "lam": _fmt(p["lambda"], 2),
+        "human": human,
+        "level": level,
+    }
 
 
 def _budget_words(b: dict[str, Any] | None) -> str:
     if not b:
         return ""
-    human = f"{b['classical_items']} items ({b['classical_human_ratings']} human ratings) with humans only"
+    human = _("%(items)s items (%(ratings)s human ratings) with humans only") % {
+        "items": b["classical_items"],
+        "ratings": b["classical_human_ratings"],
+    }
     if b.get("ppi_items") is None:
-        return f"For a CI half-width of {b['half_width']:g}: {human}; with the judge: {b.get('reason', 'unattainable')}"
-    return (
-        f"For a CI half-width of {b['half_width']:g}: {b['ppi_items']} human-rated items "
-        f"({b['ppi_human_ratings']} human ratings, {b['ppi_additional_items']} more items than now) with the judge "
-        f"(PPI), vs {human}"
-    )
+        return _("For a CI half-width of %(width)s: %(human)s; with the judge: %(reason)s") % {
+            "width": f"{b['half_width']:g}",
+            "human": human,
+            "reason": table_strings.translate(b.get("reason", "unattainable")),
+        }
+    return _(
+        "For a CI half-width of %(width)s: %(items)s human-rated items (%(ratings)s human ratings, %(more)s more "
+        "items than now) with the judge (PPI), vs %(human)s"
+    ) % {
+        "width": f"{b['half_width']:g}",
+        "items": b["ppi_items"],
+        "ratings": b["ppi_human_ratings"],
+        "more": b["ppi_additional_items"],
+        "human": human,
+    }
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
@@ -290,7 +381,7 @@ def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
         "ci": f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "",
         "p": _fmt(d.get("p_value"), 4) if d.get("p_value") is not None else "",
         "n": d.get("n_items"),
-        "reason": d.get("reason") or "",
+        "reason": table_strings.translate(d.get("reason") or ""),
         "defined": d.get("value") is not None,
     }
 
@@ -325,27 +416,42 @@ def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
             cells.append({"value": "1" if i == k else _fmt(v, 2), "bg": colour(1.0 if i == k else v)})
         rows.append({"rater": a, "cells": cells})
     legend = [(f"{v:+g}" if v else "0", colour(v)) for v in (-1.0, -0.5, 0.0, 0.5, 1.0)]
-    return {"metric": LABELS.get(metric, metric), "raters": names, "rows": rows, "legend": legend}
+    return {"metric": label(metric), "raters": names, "rows": rows, "legend": legend}
 
 
 def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> dict[str, Any]:
-    rows = [_row(f"{LABELS.get(m, m)} vs mean human", d) for m, d in jd.get("vs_human_mean", {}).items()]
-    rows += [_row(f"{LABELS.get(m, m)} vs human majority", d) for m, d in jd.get("vs_human_majority", {}).items()]
+    rows = [
+        _row(_("%(metric)s vs mean human") % {"metric": label(m)}, d) for m, d in jd.get("vs_human_mean", {}).items()
+    ]
+    rows += [
+        _row(_("%(metric)s vs human majority") % {"metric": label(m)}, d)
+        for m, d in jd.get("vs_human_majority", {}).items()
+    ]
     ranks = []
     for m, r in jd.get("rank_among_humans", {}).items():
         if r.get("value", 0) is None:
-            ranks.append({"metric": LABELS.get(m, m), "text": r.get("reason") or "undefined"})
+            ranks.append({"metric": label(m), "text": table_strings.translate(r.get("reason") or "undefined")})
             continue
         dci = r.get("difference_ci")
         ranks.append(
             {
-                "metric": LABELS.get(m, m),
-                "text": (
-                    f"rank {r['rank']} of {r['of']} (judge {_fmt(r['judge'])}; humans leave-one-out "
-                    f"{_fmt(r['human_min'])}–{_fmt(r['human_max'])}, mean {_fmt(r['human_mean'])}); "
-                    f"{'inside' if r['inside_spread'] else ('above' if r['above_all_humans'] else 'below')} the human spread; "
-                    f"difference {_fmt(r['difference'])}" + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else "")
-                ),
+                "metric": label(m),
+                "text": _(
+                    "rank %(rank)s of %(of)s (judge %(judge)s; humans leave-one-out %(low)s–%(high)s, mean "
+                    "%(mean)s); %(where)s; difference %(difference)s"
+                )
+                % {
+                    "rank": r["rank"],
+                    "of": r["of"],
+                    "judge": _fmt(r["judge"]),
+                    "low": _fmt(r["human_min"]),
+                    "high": _fmt(r["human_max"]),
+                    "mean": _fmt(r["human_mean"]),
+                    "where": _("inside the human spread")
+                    if r["inside_spread"]
+                    else (_("above the human spread") if r["above_all_humans"] else _("below the human spread")),
+                    "difference": _fmt(r["difference"]) + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else ""),
+                },
             }
         )
     drows = []
@@ -359,7 +465,7 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
         "name": name,
         "rows": rows,
         "ranks": ranks,
-        "reason": jd.get("reason"),
+        "reason": table_strings.translate(jd.get("reason") or ""),
         "binary": jd.get("binary_vs_majority"),
         "scatter_svg": scatter_svg(drill.get("scatter")),
         "confusion": drill.get("confusion"),
@@ -452,7 +558,7 @@ def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
             row = {
                 "stratum": g,
                 "n": go.get("n_items"),
-                "reason": go.get("reason") or "",
+                "reason": table_strings.translate(go.get("reason") or ""),
                 "alpha": _row("α", hum["krippendorff_alpha"]) if "krippendorff_alpha" in hum else None,
                 "ceiling": _row("ceiling", hum.get("leave_one_rater_out", {})[main])
                 if main in hum.get("leave_one_rater_out", {})
@@ -464,7 +570,7 @@ def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
                 d = jd.get("vs_human_mean", {}).get(main) or jd.get("vs_human_majority", {}).get(main)
                 row["judges"].append(_row(j, d) if d else None)
             rows.append(row)
-        out.append({"column": col, "metric": LABELS.get(main, main), "judges": judges, "rows": rows})
+        out.append({"column": col, "metric": label(main), "judges": judges, "rows": rows})
     return out
 
 

@@ -50,8 +50,8 @@ class RubricVersion(models.Model):
 
 class Project(models.Model):
     class Status(models.TextChoices):
-        OPEN = "open", "Open"
-        CLOSED = "closed", "Closed"
+        OPEN = "open", _("Open")
+        CLOSED = "closed", _("Closed")
 
     name = models.CharField(max_length=200)
     preset_key = models.CharField(max_length=100)

@@ -142,6 +142,14 @@ class Table:
 
 
 # ------------------------------------------------------------------------------ formatting
+def raters_note(n_humans: int, n_judges: int) -> str:
+    """The note under a judge-vs-human table, in English with proper plurals ("1 annotator,
+    2 judges."); the pages translate it (``agreement.table_strings``), the downloads keep it."""
+    humans = f"{n_humans} annotator" + ("" if n_humans == 1 else "s")
+    judges = f"{n_judges} judge" + ("" if n_judges == 1 else "s")
+    return f"{humans}, {judges}."
+
+
 def format_number(v: float | None, fmt: str) -> str:
     """The one way a number is written (page, Markdown, LaTeX, CSV ``display``)."""
     if v is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Assignment, Item, Project, Rater
 
@@ -18,8 +19,8 @@ class Sample(models.Model):
     gives the same items) and, per stratum, how many were available, asked and drawn."""
 
     class Allocation(models.TextChoices):
-        EQUAL = "equal", "Equal per stratum"
-        PROPORTIONAL = "proportional", "Proportional to stratum size"
+        EQUAL = "equal", _("Equal per stratum")
+        PROPORTIONAL = "proportional", _("Proportional to stratum size")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="samples")
     name = models.CharField(max_length=200)
@@ -72,12 +73,12 @@ class AssignmentPlan(models.Model):
     annotators draw from with leases (:class:`PoolSlot`)."""
 
     class Mode(models.TextChoices):
-        PREASSIGNED = "preassigned", "Pre-assigned rows"
-        POOLED = "pooled", "Pooled (annotators draw the next item, with leases)"
+        PREASSIGNED = "preassigned", _("Pre-assigned rows")
+        POOLED = "pooled", _("Pooled (annotators draw the next item, with leases)")
 
     class Status(models.TextChoices):
-        ACTIVE = "active", "Active"
-        CLOSED = "closed", "Closed"
+        ACTIVE = "active", _("Active")
+        CLOSED = "closed", _("Closed")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="plans")
     sample = models.ForeignKey(Sample, on_delete=models.PROTECT, related_name="plans")
@@ -118,9 +119,9 @@ class PoolSlot(models.Model):
     canonical "attr=value&..." an annotator must match (eligibility and balance), "" for anyone."""
 
     class State(models.TextChoices):
-        OPEN = "open", "Open"
-        LEASED = "leased", "Leased"
-        SUBMITTED = "submitted", "Submitted"
+        OPEN = "open", _("Open")
+        LEASED = "leased", _("Leased")
+        SUBMITTED = "submitted", _("Submitted")
 
     plan = models.ForeignKey(AssignmentPlan, on_delete=models.CASCADE, related_name="slots")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")

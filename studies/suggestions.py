@@ -12,12 +12,21 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
+
 from benchmarks.base import STRATA_KEYS, StudyDesign, without_file_names
 
 from .rules import format_balance_text
 
 #: what each form's summary is called in the whole design's sentence
-FORM_LABELS = {"sample": "sample", "plan": "assignment", "qc": "quality control"}
+FORM_LABELS = {
+    "sample": gettext_lazy("sample"),
+    "plan": gettext_lazy("assignment"),
+    "qc": gettext_lazy("quality control"),
+}
+#: the allocation in words
+ALLOCATION_WORDS = {"equal": gettext_lazy("equal allocation"), "proportional": gettext_lazy("proportional allocation")}
 
 
 def design_summary(design: StudyDesign) -> dict[str, str]:
@@ -25,17 +34,23 @@ def design_summary(design: StudyDesign) -> dict[str, str]:
     ``all`` of it."""
     sample = []
     if design.sample_size:
-        sample.append(f"{design.sample_size} items")
+        sample.append(ngettext("%(n)d item", "%(n)d items", design.sample_size) % {"n": design.sample_size})
     if design.sample_strata:
-        sample.append("stratified by " + " × ".join(design.sample_strata))
+        sample.append(_("stratified by %(keys)s") % {"keys": " × ".join(design.sample_strata)})
     if design.sample_allocation:
-        sample.append(f"{design.sample_allocation} allocation")
+        sample.append(str(ALLOCATION_WORDS.get(design.sample_allocation, design.sample_allocation)))
     plan = [f"k = {design.k}"] if design.k else []
-    plan += [f"eligibility {r['attribute']} = item {r['item_key']}" for r in design.eligibility]
+    plan += [
+        _("eligibility %(attribute)s = item %(key)s") % {"attribute": r["attribute"], "key": r["item_key"]}
+        for r in design.eligibility
+    ]
     if design.balance:
-        plan.append(f"balance {design.balance['attribute']} {format_balance_text(design.balance)}")
+        plan.append(
+            _("balance %(attribute)s %(quota)s")
+            % {"attribute": design.balance["attribute"], "quota": format_balance_text(design.balance)}
+        )
     if design.cap_per_annotator:
-        plan.append(f"at most {design.cap_per_annotator} items per annotator")
+        plan.append(_("at most %(n)s items per annotator") % {"n": design.cap_per_annotator})
     qc = [f"{k.replace('_', ' ')} = {v}" for k, v in design.qc.items()]
     parts = {"sample": ", ".join(sample), "plan": ", ".join(plan), "qc": ", ".join(qc)}
     parts["all"] = "; ".join(f"{FORM_LABELS[k]} {v}" for k, v in parts.items() if v)

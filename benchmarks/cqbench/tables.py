@@ -10,7 +10,7 @@ import numpy as np
 
 from stats import cohen_kappa, restricted_agreement, turing_accuracy
 from stats.slots import slot_agreement
-from stats.tables import Cell, Row, Table
+from stats.tables import Cell, Row, Table, raters_note
 from stats.validation import EXACT_SHARE_NOTE, ValidationInput, mean, share, statistic_ci
 
 # --------------------------------------------------------------------------- validation report
@@ -297,7 +297,7 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
             "measure; exact agreement of the scores is ours). 95% bootstrap CIs over (story, value) units, and over "
             "stories for Pearson r.",
             row_header="Grader",
-            notes=(f"{len(humans)} annotators, {len(judges)} judge(s).",),
+            notes=(raters_note(len(humans), len(judges)),),
         )
     ]
     model_rows = []

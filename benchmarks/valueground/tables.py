@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from stats.pair_groups import WHOLE
-from stats.tables import Cell, Row, Table
+from stats.tables import Cell, Row, Table, raters_note
 from stats.validation import HumanAgreement, ValidationInput, judge_and_ceiling
 
 # --------------------------------------------------------------------------- validation report
@@ -154,7 +154,7 @@ def validation_report(inp: ValidationInput) -> list[Table]:
             caption=TABLE4_CAPTION + (" Resampled within generation backbone." if split else ""),
             row_header="Field",
             notes=(
-                f"{len(humans)} annotators, {len(judges)} judge(s).",
+                raters_note(len(humans), len(judges)),
                 small_raters_note(inp, list(TABLE4_FIELDS), humans),
             ),
         )

@@ -1,0 +1,238 @@
+"""Every researcher page is translated (issue 25, point 3): each page a researcher works in,
+rendered for a demo project with two judges (both run, so the validation tables carry judge
+columns and the verdicts table), in Simplified Chinese and German, shows no English sentence.
+
+The check compares each page's visible text (text nodes outside ``<script>``/``<style>``, plus
+``placeholder``, ``title`` and ``aria-label``) with the same page in English: a text of three
+or more letters that reads exactly as in English is untranslated, unless it is on the
+allow-list below (proper nouns, protocol and statistic names, units) or is user data (item
+ids, field names, judge, user and project names, sample and plan names). Failures of every page
+are collected and printed together, so one run lists all the work left."""
+
+from __future__ import annotations
+
+import io
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.utils import translation
+
+from accounts import services as account_services
+from annotation.models import Item, Project
+from benchmarks.registry import PRESETS
+from curation import services as curation_services
+from demo.management.commands import seed_demo
+from judges import configuration, execution, runs
+from judges.models import JudgeConfig, JudgeRun
+from studies import plans, sampling
+
+pytestmark = pytest.mark.django_db
+
+LANGUAGES = ("zh-hans", "de")
+#: what is still English on the researcher pages (issue 25 follow-up: the judge form's parameter
+#: help, curation policy help, item filters...): the test fails on any untranslated text that is
+#: not listed here; translate and delete lines, never add any
+KNOWN_LEFT = Path(__file__).with_name("researcher_pages_untranslated.txt")
+
+#: texts that read the same in every language: names of things, protocols, statistics, units
+ALLOWED = {
+    "Deutsch",  # the language switcher names each language in its own words
+    "English",
+    "HV",
+    "API",
+    "CSV",
+    "JSON",
+    "JSONL",
+    "LaTeX",
+    "LaTeX (booktabs)",
+    "Markdown",
+    "Parquet",
+    "ZIP",
+    "Swagger",
+    "ReDoc",
+    "OpenAPI",
+    "Hugging Face",
+    "Prolific",
+    "Pearson r",
+    "Spearman ρ",
+    "Kendall τ-b",
+    "Cohen's κ",
+    "Fleiss' κ",
+    "Krippendorff's α",
+    "Gwet's AC1",
+    "PPI",
+    "PPI++",
+    "SSIM",
+    "ValueGround",
+    "Total",
+    "Admin",
+    "Django",
+    "Bearer",
+    "Token",
+    "Tokens",
+}
+#: patterns of texts that are data or notation rather than words
+ALLOWED_PATTERNS = [
+    re.compile(p)
+    for p in (
+        r"^[\W\d_]*$",  # numbers, punctuation
+        r"^[A-Z]?\d*[A-Za-z]?\d+(\[\*\])?$",  # q1, Q3, total-like ids
+        r"^https?://",
+        r"^/",  # paths
+        r"^[\w.-]+\.(?:jsonl|json|csv|zip|png|jpg|md|tex|parquet)$",  # file names
+        r"^[a-z_]+(?:\[\*\]|\[\d+\])?$",  # field / key identifiers (q1, total, generator)
+        r"^[a-z]+\.[a-z_]+$",  # preset keys
+        r"^(?:ε|ω|ρ|λ|α|κ|n|k|q|p)\b",  # statistic symbols
+    )
+]
+
+
+class _Text(HTMLParser):
+    SKIP = {"script", "style", "code", "pre", "svg", "textarea"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.texts: list[str] = []
+        self.depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.depth += 1
+        for name, value in attrs:
+            if name in ("placeholder", "title", "aria-label") and value:
+                self.texts.append(value)
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.texts.append(data)
+
+
+def visible_texts(html: str) -> set[str]:
+    p = _Text()
+    p.feed(html)
+    return {" ".join(t.split()) for t in p.texts if t.strip()}
+
+
+def untranslated(english: set[str], other: set[str], data: set[str]) -> set[str]:
+    out = set()
+    for t in other & english:
+        if len(re.findall(r"[A-Za-z]", t)) < 3 or t in ALLOWED or t in data:
+            continue
+        if any(p.search(t) for p in ALLOWED_PATTERNS):
+            continue
+        # a name cut to fit a chart's axis: "judge: SSIM pair-…"
+        if t.endswith("…") and any(d.startswith(t[:-1]) for d in data):
+            continue
+        # user data followed by a count or an id: "annotator1 (2)", "judge: q3"
+        if any(t.startswith(d) and not re.search(r"[A-Za-z]{3,}", t[len(d) :]) for d in data if len(d) > 2):
+            continue
+        out.add(t)
+    return out
+
+
+@pytest.fixture
+def demo(settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    monkeypatch.setattr(seed_demo, "PRESETS", {"valueground.pair_quality": PRESETS["valueground.pair_quality"]})
+    call_command("seed_demo", stdout=io.StringIO())
+    project = Project.objects.get(name__startswith="Demo: ")
+    first = JudgeConfig.objects.get(project=project)
+    configuration.create_judge_config(
+        project=project,
+        name="Strict SSIM judge",
+        backend=first.backend,
+        model_id=first.model_id,
+        params={**first.params, "q3_thresholds": [0.9, 0.95]},
+        created_by=project.created_by,
+    )
+    for config in JudgeConfig.objects.filter(project=project):
+        with django_capture_on_commit_callbacks(execute=False):
+            run = runs.start_judge_run(config=config)
+        for start in range(0, len(run.item_ids), run.chunk_size):
+            execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids[start : start + run.chunk_size])
+    sample = sampling.draw_sample(project=project, name="paper subset", strata_keys=["generator"], per_stratum=2)
+    plan = plans.create_plan(sample=sample, name="two each", k=2, seed=1)
+    with django_capture_on_commit_callbacks(execute=False):
+        export = curation_services.start_export(
+            project=project, user=project.created_by, content="annotations", format="jsonl"
+        )
+    account_services.create_token(user=project.created_by, name="laptop")
+    return project, sample, plan, export
+
+
+def researcher_pages(project, sample, plan, export) -> dict[str, str]:
+    p = f"/projects/{project.id}"
+    config = JudgeConfig.objects.filter(project=project).order_by("id").first()
+    run = JudgeRun.objects.filter(config__project=project).order_by("id").first()
+    item = Item.objects.filter(project=project).order_by("id").first()
+    return {
+        "home": "/",
+        "new project": "/projects/new/",
+        "project": f"{p}/",
+        "annotators": f"{p}/annotators/",
+        "study design": f"{p}/design/",
+        "sample": f"{p}/samples/{sample.id}/",
+        "plan": f"{p}/plans/{plan.id}/",
+        "dashboard": f"{p}/dashboard/",
+        "items": f"{p}/items/",
+        "item preview": f"{p}/items/{item.id}/preview/",
+        "judges": f"{p}/judges/",
+        "judge": f"{p}/judges/{config.id}/",
+        "judge run": f"{p}/judges/runs/{run.id}/",
+        "agreement": f"{p}/agreement/?bootstrap=50&seed=0",
+        "curation": f"{p}/curation/",
+        "export": f"{p}/curation/exports/{export.id}/",
+        "tokens": "/account/tokens/",
+    }
+
+
+def user_data(project) -> set[str]:
+    """Names the researcher or the data chose: shown as they are in every language."""
+    data = {project.name, project.preset.name, project.created_by.username}
+    judges = set(JudgeConfig.objects.filter(project=project).values_list("name", flat=True))
+    data |= judges | {f"judge: {j}" for j in judges}  # a judge's rater name
+    data |= set(project.items.values_list("external_id", flat=True))
+    data |= {"annotator1", "annotator2", "annotator3", "researcher", "paper subset", "two each", "laptop"}
+    for item in project.items.all():
+        data |= {str(v) for v in (item.data or {}).values() if isinstance(v, str | int)}
+        data |= {str(v) for v in (item.meta or {}).values() if isinstance(v, str | int)}
+        data |= {item.country, item.region, item.generator, item.category, item.dimension}
+    return data
+
+
+def test_every_researcher_page_is_translated(demo):
+    project, sample, plan, export = demo
+    data = user_data(project)
+    client = Client()
+    client.force_login(project.created_by)
+    failures: dict[tuple[str, str], list[str]] = {}
+    for page, url in researcher_pages(project, sample, plan, export).items():
+        texts = {}
+        for language in ("en", *LANGUAGES):
+            client.cookies["django_language"] = language
+            with translation.override(language):
+                r = client.get(url)
+            if r.status_code != 200:
+                failures[(page, language)] = [f"HTTP {r.status_code}"]
+                break
+            texts[language] = visible_texts(r.content.decode())
+        for language in LANGUAGES if len(texts) == 3 else ():
+            if left := untranslated(texts["en"], texts[language], data):
+                failures[(page, language)] = sorted(left)
+    # numbers (timings, counts) vary from run to run: compared as N
+    found = {
+        re.sub(r"\d+(?:\.\d+)?", "N", f"{page} [{lang}]: {t!r}") for (page, lang), ts in failures.items() for t in ts
+    }
+    known = set(KNOWN_LEFT.read_text(encoding="utf-8").splitlines()) if KNOWN_LEFT.exists() else set()
+    new = sorted(found - known)
+    print(f"{len(found)} untranslated texts, {len(found & known)} of them listed in {KNOWN_LEFT.name}")
+    assert not new, f"{len(new)} untranslated texts (not in {KNOWN_LEFT.name}):\n" + "\n".join(new)
