@@ -41,7 +41,10 @@ MESSAGES: tuple[str, ...] = (
         "bootstrap CI over items in brackets). Human agreement: each annotator vs the mean of the "
         "other annotators (leave-one-annotator-out), averaged (the paper's reference); pooled slot vs "
         "slot: the first-assigned annotator of each pair vs the second (and so on), pooled over pairs, "
-        "averaged over slot pairs. Total = (Q1/2 + Q2/2 + Q3/2 + Q4)/4 (Eq. 8)."
+        "averaged over slot pairs. Total = (Q1/2 + Q2/2 + Q3/2 + Q4)/4 (Eq. 8). Items: a judge's columns "
+        "use the items it and at least one annotator rated (its n column); the human agreement the items "
+        "two or more annotators rated; n = the items an annotator rated (an item only a judge rated "
+        "counts nowhere)."
     ),
     gettext_noop("Human agreement: Pearson r"),
     gettext_noop("Human agreement: Spearman ρ"),
@@ -275,11 +278,23 @@ MESSAGES: tuple[str, ...] = (
         "Alt-test (Calderon, Reichart and Dror 2025): the judge passes when it is as good as or better than "
         "at least half of the humans (winning rate ω ≥ 0.5; Benjamini-Yekutieli at q = 0.05); ρ = share of "
         "items where it scores at least as well as the held-out human (accuracy for categorical fields, "
-        "negative RMSE otherwise). PPI mean (PPI++, power-tuned λ, 95% CI): the field's mean over every "
-        "item, human-rated items labelled by the mean of their human ratings and judge-only items by the "
-        "judge; beside it the mean of the human-rated items alone. Two-label fields count the second label "
-        "as 1."
+        "negative RMSE otherwise). The alt-test uses the items with at least two human ratings and a judge "
+        "rating; humans with fewer than 30 such items are not tested (Humans tested). PPI mean (PPI++, "
+        "power-tuned λ, 95% CI): the field's mean over every item the judge rated, the human-rated ones "
+        "labelled by the mean of their human ratings (Human-rated items) and the judge-only ones by the "
+        "judge (Judge-only items); the human-only mean beside it covers only the human-rated items the "
+        "judge also rated (items no judge rated are in neither). Two-label fields count the second label "
+        "as 1. A note in a verdict cell (no variation, one category only, too few humans, no overlap) says "
+        "when the test cannot tell."
     ),
+    gettext_noop(
+        # xgettext:no-python-format
+        "A share of 0% or 100% gets the exact binomial (Clopper-Pearson) 95% interval, since the "
+        "bootstrap's has zero width there."
+    ),
+    gettext_noop("the judge rated no item a human rated: the test cannot tell"),
+    gettext_noop("no variation: the test cannot tell (every rating is the same value)"),
+    gettext_noop("one category only: every human rating is the same value, the humans never disagree"),
     # reasons a value is undefined (cell notes)
     gettext_noop("undefined"),
     gettext_noop("fewer than two raters"),
@@ -327,11 +342,33 @@ TEMPLATES: tuple[str, ...] = (
         "Alt-test at epsilon %(epsilon)s (Calderon, Reichart and Dror 2025): the judge passes when it is as "
         "good as or better than at least half of the humans (winning rate ω ≥ 0.5; Benjamini-Yekutieli at "
         "q = 0.05); ρ = share of items where it scores at least as well as the held-out human "
-        "(accuracy for categorical fields, negative RMSE otherwise). PPI mean (PPI++, power-tuned λ, "
-        "95%% CI): the field's mean over every item, human-rated items labelled by the mean of their "
-        "human ratings and judge-only items by the judge; beside it the mean of the human-rated items "
-        "alone. Two-label fields count the second label as 1."
+        "(accuracy for categorical fields, negative RMSE otherwise). The alt-test uses the items with at "
+        "least two human ratings and a judge rating; humans with fewer than 30 such items are not tested "
+        "(Humans tested). PPI mean (PPI++, power-tuned λ, 95%% CI): the field's mean over every item the "
+        "judge rated, the human-rated ones labelled by the mean of their human ratings (Human-rated items) "
+        "and the judge-only ones by the judge (Judge-only items); the human-only mean beside it covers only "
+        "the human-rated items the judge also rated (items no judge rated are in neither). Two-label fields "
+        "count the second label as 1. A note in a verdict cell (no variation, one category only, too few "
+        "humans, no overlap) says when the test cannot tell."
     ),
+    gettext_noop("%(judge)s vs mean human: n"),
+    gettext_noop(
+        "Human agreement (both kinds) uses the annotators with at least %(n)d rated items in the field (the "
+        "alt-test's minimum; report setting min_rater_items); no annotator was left out."
+    ),
+    gettext_noop(
+        "Human agreement (both kinds) uses the annotators with at least %(n)d rated items in the field (the "
+        "alt-test's minimum; report setting min_rater_items); left out, with their items: %(raters)s."
+    ),
+    gettext_noop(
+        "Agreement between annotators uses the annotators with at least %(n)d judged units in the field "
+        "(the alt-test's minimum; report setting min_rater_items); no annotator was left out."
+    ),
+    gettext_noop(
+        "Agreement between annotators uses the annotators with at least %(n)d judged units in the field "
+        "(the alt-test's minimum; report setting min_rater_items); left out: %(raters)s."
+    ),
+    gettext_noop("too few humans: %(n)d tested (the alt-test asks for at least %(min)d)"),
     gettext_noop("undefined: %(reason)s"),
     gettext_noop("no human with at least %(n)d items rated by another human and the judge"),
     gettext_noop("fewer than %(n)d items"),

@@ -344,7 +344,10 @@ def test_validation_report_api_formats_round_trip_and_equal_command_and_page(cli
     for t in tables:
         for r in t.rows:
             for c in r.cells:
-                assert format_cell(c) in page
+                # a compact cell (issue 25): the value, then its interval on a line of its own
+                value, sep, ci = format_cell(c).partition(" [")
+                shown = value + (f'<span class="ci">[{ci}</span>' if sep else "")
+                assert shown in page, shown
     for fmt in ("markdown", "latex", "csv"):
         assert re.search(rf"validation-report/\?format={fmt}&amp;bootstrap=50&amp;seed=2&amp;epsilon=0.2", page), fmt
     # another epsilon: the verdicts table follows it; a bad one is refused
