@@ -102,7 +102,8 @@ def parse_mapping(pairs: Iterable[str] | Mapping[str, str] | str | None) -> dict
     if isinstance(pairs, Mapping):
         return {str(k).strip(): str(v or "").strip() for k, v in pairs.items()}
     if isinstance(pairs, str):
-        pairs = [p for chunk in pairs.splitlines() for p in chunk.split(",")]
+        pairs = [pairs]
+    pairs = [p for text in pairs for line in str(text).splitlines() for p in line.split(",")]
     out: dict[str, str] = {}
     for raw in pairs:
         text = str(raw).strip()
@@ -695,6 +696,12 @@ def stage_annotations(
         discard_staged(folder)
         raise
     return StagedAnnotations(token, path, size)
+
+
+def discard_staged_token(token: str) -> None:
+    """Drop a staged upload (a preview that will not be imported, or a cancelled page upload)."""
+    if re.fullmatch(r"[0-9a-f]{24}", token or ""):
+        discard_staged(staging_root() / token)
 
 
 def staged_annotations(*, project: Project, user: AbstractBaseUser | None, token: str) -> tuple[Path, str]:

@@ -11,8 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 
 from annotation import annotation_import, importing
 from annotation.models import Annotation, AnnotationImport, Assignment, Item, Rater
@@ -239,3 +241,91 @@ def test_items_of_another_project_are_unknown(project, researcher, tmp_path):
         data_format="csv",
     ).report
     assert not report.ok and report.errors[0].startswith("line 2: unknown item")
+
+
+# ------------------------------------------------------------------------------- API and page
+def ls_upload(path=LS):
+    return SimpleUploadedFile(path.name, path.read_bytes(), content_type="application/json")
+
+
+def test_the_api_previews_then_imports_for_the_projects_researchers_only(client, project, researcher, annotator):
+    from annotation import projects
+
+    projects.add_member(project=project, user=annotator, role="annotator")
+    url = reverse("api-project-annotation-imports", args=[project.id])
+    data = {"format": "labelstudio", "map": ["quality=q3"]}
+    assert client.post(url, {**data, "file": ls_upload()}).status_code in (401, 403)
+    client.force_login(annotator)
+    assert client.post(url, {**data, "file": ls_upload()}).status_code == 403
+    client.force_login(make_user("other-researcher", researcher=True))
+    assert client.post(url, {**data, "file": ls_upload()}).status_code == 404
+    assert nothing_written(project) and not AnnotationImport.objects.exists()
+
+    client.force_login(researcher)
+    resp = client.post(url, {**data, "preview": "true", "file": ls_upload()})
+    assert resp.status_code == 200, resp.content
+    body = resp.json()
+    assert body["preview"] and body["ok"] and body["mapping"]["quality"] == "q3"
+    assert body["annotations_read"] == 4 and body["skipped_cancelled"] == 1 and body["raters_new"] == 2
+    assert nothing_written(project) and not AnnotationImport.objects.exists()
+    assert not any(importing.staging_root().iterdir())  # the preview's upload is not kept
+
+    resp = client.post(url, {**data, "file": ls_upload()})
+    assert resp.status_code == 201, resp.content
+    job = resp.json()
+    assert job["status"] == "done" and job["report"]["annotations_created"] == 4
+    assert job["source"] == f"imported:{job['id']}" and job["sha256"] == hashlib.sha256(LS.read_bytes()).hexdigest()
+    got = client.get(reverse("api-annotation-import-detail", args=[job["id"]]))
+    assert got.status_code == 200 and got.json()["mapping"] == {"quality": "q3"}
+    client.force_login(annotator)
+    assert client.get(reverse("api-annotation-import-detail", args=[job["id"]])).status_code == 404
+
+    client.force_login(researcher)
+    resp = client.post(url, {**data, "file": ls_upload(LS_REFUSED)})
+    assert resp.status_code == 400
+    errors = resp.json()["report"]["errors"]
+    assert "task 42, annotation 104: unknown item: no item with external id 'vg-missing' in this project" in errors
+    assert Annotation.objects.filter(item__project=project).count() == 4
+
+
+def test_the_page_uploads_previews_and_confirms(client, project, researcher, annotator):
+    from annotation import projects
+
+    projects.add_member(project=project, user=annotator, role="annotator")
+    page = reverse("annotation_imports", args=[project.id])
+    preview = reverse("annotation_import_preview", args=[project.id])
+    form = {"format": "labelstudio", "item_key": "id", "mapping": "quality=q3"}
+    client.force_login(annotator)
+    assert client.get(page).status_code == 403
+    assert client.post(preview, {**form, "file": ls_upload()}).status_code == 403
+    client.force_login(make_user("other-researcher", researcher=True))
+    assert client.get(page).status_code == 404
+    assert client.post(preview, {**form, "file": ls_upload()}).status_code == 404
+
+    client.force_login(researcher)
+    assert client.get(reverse("project_detail", args=[project.id])).content.count(page.encode()) == 1
+    assert client.get(page).status_code == 200
+    # without the mapping: the preview names the unknown field; the mapping edited on the preview page
+    resp = client.post(preview, {**form, "mapping": "", "file": ls_upload()})
+    assert resp.status_code == 200 and b"unknown field &#x27;quality&#x27;" in resp.content
+    token = resp.context["staged"]["token"]
+    resp = client.post(preview, {**form, "token": token})
+    assert resp.status_code == 200 and resp.context["report"].ok
+    assert b"annotations 4" in resp.content and nothing_written(project)
+    # another user cannot confirm this upload
+    client.force_login(make_user("r2", researcher=True))
+    confirm = reverse("annotation_import_confirm", args=[project.id])
+    assert client.post(confirm, {**form, "token": token}).status_code == 404
+    client.force_login(researcher)
+    resp = client.post(confirm, {**form, "token": token})
+    job = AnnotationImport.objects.get(project=project)
+    assert resp.status_code == 302 and resp["Location"] == reverse("annotation_import_detail", args=[job.id])
+    detail = client.get(resp["Location"])
+    assert (
+        detail.status_code == 200
+        and b"annotations 4" in detail.content
+        and f"imported:{job.id}".encode() in detail.content
+    )
+    assert Annotation.objects.filter(item__project=project, source_import=job).count() == 4
+    client.force_login(annotator)
+    assert client.get(resp["Location"]).status_code == 403
