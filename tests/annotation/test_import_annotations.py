@@ -329,3 +329,100 @@ def test_the_page_uploads_previews_and_confirms(client, project, researcher, ann
     assert Annotation.objects.filter(item__project=project, source_import=job).count() == 4
     client.force_login(annotator)
     assert client.get(resp["Location"]).status_code == 403
+
+
+# ------------------------------------------------------------------------------- same study both ways
+ANSWERS = [  # per item, per rater slot: a study with some disagreement
+    [{"q1": 2, "q2": 1, "q3": 2, "q4": 1}, {"q1": 2, "q2": 2, "q3": 1, "q4": 1}, {"q1": 1, "q2": 1, "q3": 2, "q4": 0}],
+    [{"q1": 0, "q2": 2, "q3": 2, "q4": 1}, {"q1": 1, "q2": 2, "q3": 2, "q4": 1}, {"q1": 0, "q2": 1, "q3": 1, "q4": 1}],
+    [{"q1": 2, "q2": 0, "q3": 0, "q4": 0}, {"q1": 2, "q2": 1, "q3": 0, "q4": 0}, {"q1": 2, "q2": 0, "q3": 1, "q4": 1}],
+    [{"q1": 1, "q2": 1, "q3": 1, "q4": 1}, {"q1": 0, "q2": 1, "q3": 2, "q4": 1}, {"q1": 1, "q2": 2, "q3": 1, "q4": 0}],
+]
+NATIONALITY = ["China", "Germany", "China"]
+
+
+def test_the_same_study_collected_in_hv_or_imported_gives_the_same_validation_report(client, researcher, tmp_path):
+    from annotate import annotating
+
+    people = [make_user(f"a{i}") for i in range(3)]
+    here = valueground_project(researcher, people, tmp_path / "a", n=4, k=3)
+    for person, nationality in zip(people, NATIONALITY, strict=True):
+        Rater.objects.filter(user=person).update(attributes={"nationality": nationality})
+    slot = {}
+    lines = ["item,rater,field,value,nationality"]
+    for a in Assignment.objects.filter(project=here).select_related("item", "rater").order_by("id"):
+        i = int(a.item.external_id[2:])
+        s = slot[a.item_id] = slot.get(a.item_id, -1) + 1
+        person = people.index(a.rater.user)
+        given = ANSWERS[i][s]
+        annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers=given)
+        lines += [f"{a.item.external_id},src-{person},{q},{v},{NATIONALITY[person]}" for q, v in given.items()]
+    elsewhere = valueground_project(researcher, [], tmp_path / "b", n=4, k=3)
+    path = tmp_path / "study.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert "imported 12 annotations" in run(elsewhere, path, "csv")
+
+    client.force_login(researcher)
+
+    def report(project):
+        url = reverse("api_validation_report", args=[project.id])
+        resp = client.get(url, {"format": "json", "bootstrap": 200, "seed": 3})
+        assert resp.status_code == 200, resp.content
+        return resp.json()["tables"]
+
+    collected, imported = report(here), report(elsewhere)
+    # the raters' names differ (a0 in HV is the pseudonym imported-n of the source's src-0): the
+    # tables name them only in captions; read them under the HV names
+    text = json.dumps(imported)
+    for r in imported_raters(elsewhere):
+        text = text.replace(r.name, f"a{r.parameters['source_id'][4:]}")
+    imported = json.loads(text)
+    assert collected and json.dumps(collected).count("value") > 10
+    assert len(collected) == len(imported)
+    for a, b in zip(collected, imported, strict=True):
+        assert a == b, (a.get("title"), b.get("title"))  # every cell, interval and note
+
+
+# ------------------------------------------------------------------------------- exports
+def test_the_exports_mark_imported_ratings_and_give_the_imports_provenance(project, researcher):
+    import pandas as pd
+
+    from curation.exports import export_root, run_export_job
+    from curation.models import Export
+
+    run(project, LS, "labelstudio", "--map", "quality=q3")
+    job = AnnotationImport.objects.get(project=project)
+    export = Export.objects.create(
+        project=project, content="annotations", format="csv", scope="all", created_by=researcher
+    )
+    run_export_job(export=export)
+    export.refresh_from_db()
+    assert export.status == "done", export.message
+    df = pd.read_csv(export_root(export) / "annotations.csv", dtype=str)
+    assert set(df["source"]) == {f"imported:{job.id}"}
+    assert {"1", "2"}.isdisjoint(set(df["rater"]))  # per-export pseudonyms, never the source ids
+    imports = export.provenance["annotation_imports"]
+    assert imports == [
+        {
+            "id": job.id,
+            "source": f"imported:{job.id}",
+            "file": LS.name,
+            "sha256": hashlib.sha256(LS.read_bytes()).hexdigest(),
+            "format": "labelstudio",
+            "item_key": "id",
+            "mapping": {"q1": "q1", "q2": "q2", "quality": "q3", "q4": "q4", "feedback": "feedback"},
+            "explicit_mapping": {"quality": "q3"},
+            "annotations": 4,
+            "raters": 2,
+            "skipped_cancelled": 1,
+            "duplicate_of": None,
+            "imported_at": job.finished_at.isoformat(),
+        }
+    ]
+    hf = Export.objects.create(project=project, content="items", format="hf", scope="all", created_by=researcher)
+    run_export_job(export=hf)
+    hf.refresh_from_db()
+    assert hf.status == "done", hf.message
+    card = (export_root(hf) / "dataset" / "README.md").read_text()
+    assert "## Imported ratings" in card and f"`imported:{job.id}`" in card and job.sha256 in card
+    assert "quality -> q3" in card
