@@ -46,7 +46,7 @@ from core.values import value_problem
 from .bulk import insert_rows, reserve_ids
 from .importing import discard_staged, save_upload, staging_root
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
-from .presentation import item_render_context
+from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
 from .sources import labelstudio, long, wide
 from .sources.common import ReadCounts, SourceRating
@@ -63,8 +63,6 @@ ELEMENT = re.compile(r"^(?P<q>[a-z][a-z0-9_]*)\[(?P<n>\d+)\]$")
 #: file name endings of an upload, by format
 SUFFIXES = {"labelstudio": ".json", "csv": ".csv", "jsonl": ".jsonl", "wide": ".csv"}
 Progress = Callable[[float, str], None]
-#: what the check reads of an item (its render context: data and strata)
-ITEM_COLUMNS = ("id", "external_id", "version", "data", *STRATA_KEYS)
 
 
 @dataclass
@@ -276,22 +274,35 @@ def resolve_mapping(
     return mapping, unknown
 
 
-def _items_by_key(project: Project, item_key: str, keys: set[str]) -> tuple[dict[str, Item], dict[str, list[str]]]:
-    """key -> the latest version of the item it names, and key -> external ids when it names several."""
+@dataclass(slots=True)
+class _Item:
+    id: int
+    external_id: str
+    context: dict[str, Any]
+
+
+def _items_by_key(project: Project, item_key: str, keys: set[str]) -> tuple[dict[str, _Item], dict[str, list[str]]]:
+    """key -> the latest version of the item it names (its id, external id and render context,
+    read as values), and key -> external ids when it names several."""
     qs = Item.objects.filter(project=project).order_by("external_id", "version")
-    found: dict[str, Item] = {}
+    found: dict[str, _Item] = {}
     several: dict[str, list[str]] = {}
+
+    def rows(q):
+        for pk, ext, data, meta, *strata in q.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
+            yield _Item(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta
+
     if item_key in EXTERNAL_ID_KEYS:
         wanted = list(keys)
         for start in range(0, len(wanted), 5000):
-            for it in qs.filter(external_id__in=wanted[start : start + 5000]).only(*ITEM_COLUMNS):
+            for it, _meta in rows(qs.filter(external_id__in=wanted[start : start + 5000])):
                 found[it.external_id] = it  # ordered by version: the latest wins
         return found, several
-    latest: dict[str, Item] = {}
-    for it in qs.only(*ITEM_COLUMNS, "meta"):
-        latest[it.external_id] = it
-    for it in latest.values():
-        value = (it.data or {}).get(item_key, (it.meta or {}).get(item_key))
+    latest: dict[str, tuple[_Item, dict]] = {}
+    for it, meta in rows(qs):
+        latest[it.external_id] = (it, meta or {})
+    for it, meta in latest.values():
+        value = it.context.get(item_key, meta.get(item_key))
         if value is None or isinstance(value, (list, dict)):
             continue
         text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
@@ -370,7 +381,6 @@ def check_annotations(
     reported_unknown: set[str] = set()
     seen_pairs: dict[tuple[str, int], str] = {}
     attrs_of: dict[str, tuple[dict[str, Any], str]] = {}
-    contexts: dict[int, dict[str, Any]] = {}
     total = max(len(ratings), 1)
     key_label = "external id" if item_key in EXTERNAL_ID_KEYS else item_key
     for n, rating in enumerate(ratings):
@@ -400,9 +410,7 @@ def check_annotations(
             known.setdefault(name, value)
         if any(name in unknown for name in rating.answers):
             continue
-        ctx = contexts.get(item.id)
-        if ctx is None:
-            ctx = contexts[item.id] = item_render_context(item)
+        ctx = item.context
         answers: dict[str, Any] = {}
         elements: dict[str, dict[int, Any]] = {}
         for name, raw_value in rating.answers.items():

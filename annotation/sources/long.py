@@ -37,6 +37,7 @@ VALUE_COLUMN = "value"
 
 
 def _rows_csv(stream: io.TextIOBase, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, the row's non-empty cells by column); the first yield is (1, every column name)."""
     reader = csv.reader(stream)
     try:
         header = next(reader)
@@ -47,6 +48,7 @@ def _rows_csv(stream: io.TextIOBase, problem: Problem) -> Iterator[tuple[int, di
         problem("line 1", f"malformed CSV ({exc})")
         return
     header = [h.strip() for h in header]
+    yield 1, dict.fromkeys(header, "")
     width = len(header)
     while True:
         try:
@@ -60,6 +62,9 @@ def _rows_csv(stream: io.TextIOBase, problem: Problem) -> Iterator[tuple[int, di
             continue
         if len(row) > width:
             problem(f"line {reader.line_num}", "the row has more cells than the header")
+            continue
+        if any("\x00" in c for c in row):
+            problem(f"line {reader.line_num}", "text holds a NUL character (\\u0000), which cannot be stored")
             continue
         yield reader.line_num, {h: c for h, c in zip(header, row, strict=False) if c != ""}
 
@@ -88,34 +93,37 @@ def read(
     ratings: dict[tuple[str, str], SourceRating] = {}
     attributes: dict[str, tuple[dict[str, Any], str]] = {}  # rater -> (attributes, where first given)
     rows = _rows_jsonl(stream, problem) if jsonl else _rows_csv(stream, problem)
-    roles: tuple[str, str, str, str | None, str | None, str | None] | None = None
+    roles_of: dict[tuple[str, ...], tuple] = {}
+    header: tuple[str, ...] | None = None
     for line_no, row in rows:
+        if not jsonl and header is None:  # the CSV's columns, whatever cells a row leaves empty
+            header = tuple(row)
+            continue
         counts.records += 1
         where = f"line {line_no}"
-        if roles is None or not jsonl:
-            names = list(row)
+        names = header if header is not None else tuple(row)
+        roles = roles_of.get(names)
+        if roles is None:
             item_col = item_key if item_key in names else ITEM_COLUMN
-            rater_col = first_present(RATER_COLUMNS, names) or RATER_COLUMNS[0]
-            field_col = first_present(FIELD_COLUMNS, names) or FIELD_COLUMNS[0]
-            roles = (
-                item_col,
-                rater_col,
-                field_col,
-                first_present(TIMESTAMP_COLUMNS, names),
-                first_present(DURATION_MS_COLUMNS, names),
-                first_present(DURATION_S_COLUMNS, names),
-            )
-        item_col, rater_col, field_col, time_col, ms_col, s_col = roles
+            rater_col = first_present(RATER_COLUMNS, list(names)) or RATER_COLUMNS[0]
+            field_col = first_present(FIELD_COLUMNS, list(names)) or FIELD_COLUMNS[0]
+            time_col = first_present(TIMESTAMP_COLUMNS, list(names))
+            ms_col = first_present(DURATION_MS_COLUMNS, list(names))
+            s_col = first_present(DURATION_S_COLUMNS, list(names))
+            used = {item_col, rater_col, field_col, VALUE_COLUMN, time_col, ms_col, s_col}
+            roles = roles_of[names] = (item_col, rater_col, field_col, time_col, ms_col, s_col, used)
+        item_col, rater_col, field_col, time_col, ms_col, s_col, roles_used = roles
         missing = [c for c in (item_col, rater_col, field_col) if c not in row]
         if missing:
             problem(
                 where, f"no {', '.join(repr(c) for c in missing)} (each line needs the item, the rater and the field)"
             )
             continue
-        bad = value_problem(row)
-        if bad:
-            problem(where, bad)
-            continue
+        if jsonl:
+            bad = value_problem(row)
+            if bad:
+                problem(where, bad)
+                continue
         key, rater, field_name = text_of(row[item_col]), text_of(row[rater_col]), str(row[field_col]).strip()
         pair = (key, rater)
         rating = ratings.get(pair)
@@ -141,7 +149,6 @@ def read(
                 rating.duration_ms = duration_ms(row[s_col], seconds=True)
         except ValueError as exc:
             problem(where, str(exc))
-        roles_used = {item_col, rater_col, field_col, VALUE_COLUMN, time_col, ms_col, s_col}
         given = {attribute_name(c) or c: v for c, v in row.items() if c not in roles_used}
         if given:
             known, first = attributes.setdefault(rater, ({}, where))

@@ -10,8 +10,6 @@ from __future__ import annotations
 import csv
 import io
 
-from core.values import value_problem
-
 from .common import (
     DURATION_MS_COLUMNS,
     DURATION_S_COLUMNS,
@@ -69,9 +67,8 @@ def read(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: Read
             problem(where, "the row has more cells than the header")
             continue
         row = row + [""] * (len(header) - len(row))
-        bad = value_problem(row)
-        if bad:
-            problem(where, bad)
+        if any("\x00" in c for c in row):
+            problem(where, "text holds a NUL character (\\u0000), which cannot be stored")
             continue
         key, rater = row[index[item_col]].strip(), row[index[rater_col]].strip()
         if not key or not rater:
