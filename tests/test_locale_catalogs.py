@@ -25,7 +25,7 @@ from django.utils.translation import to_locale
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = [to_locale(code) for code, _name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
 #: what makemessages reads: the apps and the templates (not tests, scripts or vendored static files)
-SOURCES = ["accounts", "agreement", "annotation", "benchmarks", "config", "core", "curation", "judges", "studies"]
+SOURCES = ["accounts", "agreement", "annotate", "annotation", "benchmarks", "config", "core", "curation", "judges", "studies"]
 SOURCES += ["templates"]
 PLACEHOLDER = re.compile(r"%(?:\((\w+)\))?[-#0 +]*\d*(?:\.\d+)?[sdifr%]")
 
