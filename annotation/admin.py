@@ -4,6 +4,7 @@ from benchmarks.base import STRATA_KEYS
 
 from .models import (
     Annotation,
+    AnnotationImport,
     AnnotationRevision,
     Asset,
     Assignment,
@@ -119,3 +120,10 @@ class AnnotationAdmin(admin.ModelAdmin):
 @admin.register(ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ("id", "project", "status", "original_name", "created_at", "finished_at")
+
+
+@admin.register(AnnotationImport)
+class AnnotationImportAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "status", "data_format", "original_name", "sha256", "created_at", "finished_at")
+    list_filter = ("status", "data_format")
+    readonly_fields = ("sha256", "report", "created_at", "finished_at")

@@ -15,9 +15,9 @@ from rest_framework.response import Response
 from benchmarks.base import STRATA_KEYS
 from benchmarks.registry import PRESETS
 
-from . import importing, projects, selectors
+from . import annotation_import, importing, projects, selectors
 from .access import managed_visible_project
-from .models import ImportJob, Item, Project
+from .models import AnnotationImport, ImportJob, Item, Project
 
 
 # ------------------------------------------------------------------------- serializers
@@ -81,6 +81,48 @@ IMPORT_REFUSED = {
 }
 
 
+class AnnotationImportSerializer(serializers.ModelSerializer):
+    percent = serializers.IntegerField(read_only=True, help_text="how far the import is, 0-100")
+    source = serializers.CharField(
+        source="source_label", read_only=True, help_text="how the exports mark these ratings"
+    )
+
+    class Meta:
+        model = AnnotationImport
+        fields = [
+            "id",
+            "project",
+            "status",
+            "percent",
+            "original_name",
+            "data_format",
+            "item_key",
+            "mapping",
+            "sha256",
+            "source",
+            "report",
+            "created_at",
+            "finished_at",
+        ]
+
+
+class AnnotationImportUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="the exported annotations")
+    format = serializers.ChoiceField(choices=annotation_import.FORMATS)
+    item_key = serializers.CharField(
+        required=False, default="id", help_text="id (the external id) or a field of the items' data, e.g. pair_id"
+    )
+    map = serializers.ListField(
+        child=serializers.CharField(allow_blank=True),
+        required=False,
+        default=list,
+        help_text="FROM=TO: the source field FROM answers the rubric question TO (FROM= leaves it out); repeatable",
+    )
+    preview = serializers.BooleanField(
+        required=False, default=False, help_text="check only: the mapping and the counts, nothing written"
+    )
+
+
 # ------------------------------------------------------------------------- viewsets
 class ProjectViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
@@ -130,6 +172,62 @@ class ProjectViewSet(
         )
         code = {ImportJob.Status.DONE: 201, ImportJob.Status.FAILED: 400}.get(job.status, 202)
         return Response(ImportJobSerializer(job).data, status=code)
+
+    @extend_schema(
+        request=AnnotationImportUploadSerializer,
+        responses={200: dict, 201: AnnotationImportSerializer, 202: AnnotationImportSerializer, 400: dict},
+    )
+    @action(detail=True, methods=["post"], parser_classes=[MultiPartParser, FormParser], url_path="annotation-imports")
+    def annotation_imports(self, request: Request, pk: str | None = None) -> Response:
+        """Import human annotations made in another tool (Label Studio JSON, long CSV / JSONL,
+        wide CSV), all or nothing. ``preview`` answers 200 with the mapping, the counts and the
+        problems, writing nothing. Otherwise small files answer 201 with the job (its report), or
+        400 with the problems by task / line; large ones 202: poll /api/annotation-imports/{id}/."""
+        project = self._managed()
+        upload = AnnotationImportUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        data = upload.validated_data
+        mapping = annotation_import.parse_mapping(data["map"])
+        staged = annotation_import.stage_annotations(
+            project=project,
+            user=request.user,
+            name=data["file"].name,
+            chunks=data["file"].chunks(),
+            data_format=data["format"],
+        )
+        if data["preview"]:
+            try:
+                report = annotation_import.preview_staged(
+                    project=project,
+                    path=staged.path,
+                    data_format=data["format"],
+                    item_key=data["item_key"],
+                    mapping=mapping,
+                )
+            finally:
+                annotation_import.discard_staged_token(staged.token)
+            return Response(report.as_dict(), status=200)
+        job = annotation_import.start_annotation_import(
+            project=project,
+            user=request.user,
+            path=staged.path,
+            original_name=data["file"].name,
+            data_format=data["format"],
+            item_key=data["item_key"],
+            mapping=mapping,
+        )
+        code = {AnnotationImport.Status.DONE: 201, AnnotationImport.Status.FAILED: 400}.get(job.status, 202)
+        return Response(AnnotationImportSerializer(job).data, status=code)
+
+
+class AnnotationImportViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """An import of human annotations: its status, progress, provenance and report."""
+
+    serializer_class = AnnotationImportSerializer
+    queryset = AnnotationImport.objects.none()
+
+    def get_queryset(self):
+        return AnnotationImport.objects.filter(project__in=selectors.managed_projects(self.request.user).values("pk"))
 
 
 class ImportJobViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -162,6 +162,10 @@ class Item(models.Model):
         return f"{self.external_id} v{self.version}"
 
 
+#: ``Rater.backend`` of a human rater imported with a study run in another tool (no account)
+IMPORTED_BACKEND = "imported"
+
+
 class Rater(models.Model):
     """Whoever gives a judgement: a human user or a model. Judges are raters too, so every
     statistic and export treats them alike."""
@@ -187,7 +191,13 @@ class Rater(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(kind__in=["human", "model"]), name="rater_kind_valid"),
-            models.CheckConstraint(condition=Q(kind="model") | Q(user__isnull=False), name="human_rater_has_user"),
+            # a person rates through their account, except an annotator of a study run elsewhere,
+            # imported with their ratings (``annotation.annotation_import``): a pseudonymous
+            # rater with no account, its source id kept in ``parameters`` (never shown)
+            models.CheckConstraint(
+                condition=Q(kind="model") | Q(user__isnull=False) | Q(backend=IMPORTED_BACKEND),
+                name="human_rater_has_user",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -279,6 +289,11 @@ class Annotation(models.Model):
     # wording, else one of the rubric's translations; "" when not known (stored before, or an
     # API client that did not say).
     locale = models.CharField(max_length=20, blank=True, default="")
+    # The import that brought this answer from a study run in another tool (Label Studio, a
+    # survey's CSV); null for answers given in HV. The exports mark such rows ``imported:<id>``.
+    source_import = models.ForeignKey(
+        "AnnotationImport", null=True, blank=True, on_delete=models.SET_NULL, related_name="annotations"
+    )
 
     class Meta:
         indexes = [models.Index(fields=["item", "rater"], name="annotation_item_rater_idx")]
@@ -367,3 +382,78 @@ class ImportJob(Job):
         from .tasks import run_import  # the task module imports the models
 
         run_import.delay(self.pk)
+
+
+class AnnotationImport(Job):
+    """An import of human annotations collected in another tool (Label Studio JSON, long CSV /
+    JSONL, wide CSV) onto a project's items (``annotation.annotation_import``). Its provenance
+    is kept here: the file's SHA-256, its format, the item key and the mapping of source fields
+    to rubric questions; ``report`` holds the progress while it runs, then the outcome."""
+
+    class Format(models.TextChoices):
+        LABELSTUDIO = "labelstudio", "Label Studio JSON export"
+        CSV = "csv", "Long CSV (item, rater, field, value)"
+        JSONL = "jsonl", "Long JSONL (item, rater, field, value)"
+        WIDE = "wide", "Wide CSV (one row per rater and item)"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_imports")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    data_file = models.CharField(max_length=500)
+    data_format = models.CharField(max_length=12, choices=Format.choices)
+    original_name = models.CharField(max_length=255, blank=True)
+    item_key = models.CharField(max_length=200, default="id")
+    #: explicit source field -> rubric question ("" = ignore the field), as given
+    mapping = models.JSONField(default=dict, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    report = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]), name="annotation_import_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(data_format__in=["labelstudio", "csv", "jsonl", "wide"]),
+                name="annotation_import_format_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"annotation import {self.pk} ({self.data_format})"
+
+    @property
+    def source_label(self) -> str:
+        """How the exports mark the answers this import brought: ``imported:<id>``."""
+        return f"imported:{self.pk}"
+
+    def failure_fields(self, message: str) -> dict:
+        return {"report": {"ok": False, "errors": [message], "annotations_created": 0}}
+
+    def running_fields(self) -> dict:
+        return {"report": {"progress": 0.0, "phase": "checking"}}
+
+    @property
+    def percent(self) -> int:
+        if not self.is_pending:
+            return 100
+        try:
+            return round(100 * min(max(float((self.report or {}).get("progress", 0.0)), 0.0), 1.0))
+        except (TypeError, ValueError):
+            return 0
+
+    def resume_blocker(self) -> str | None:
+        # rows and "done" commit together, so a killed import wrote nothing and runs again
+        if self.data_file and not os.path.isfile(self.data_file):
+            return "its uploaded file is gone: upload it again"
+        return None
+
+    def after_reaped_failure(self) -> None:
+        from .tasks import discard_annotation_upload  # the task module imports the models
+
+        discard_annotation_upload(self)
+
+    def send(self) -> None:
+        from .tasks import run_annotation_import  # the task module imports the models
+
+        run_annotation_import.delay(self.pk)

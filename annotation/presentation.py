@@ -275,8 +275,14 @@ def annotator_item_payload(*, assignment: Assignment, item_ctx: dict[str, Any]) 
 
 def item_render_context(item: Item) -> dict[str, Any]:
     """What a rubric prompt and per-element repetition see: the item's fields plus its strata."""
-    ctx = {k: getattr(item, k) for k in STRATA_KEYS if getattr(item, k)}
-    ctx.update(item.data)
+    return render_context(item.data, {k: getattr(item, k) for k in STRATA_KEYS})
+
+
+def render_context(data: dict[str, Any] | None, strata: dict[str, Any]) -> dict[str, Any]:
+    """:func:`item_render_context` of an item read as values (its ``data`` and strata columns),
+    for readers of many items that skip building model instances (the annotations import)."""
+    ctx = {k: v for k, v in strata.items() if v}
+    ctx.update(data or {})
     return ctx
 
 

@@ -3,8 +3,9 @@ import job's model, the staged-upload cleanup it asks for when the reaper fails 
 
 from celery import shared_task
 
+from .annotation_import import discard_annotation_upload, run_annotation_import_job
 from .importing import discard_upload, run_import_job
-from .models import ImportJob
+from .models import AnnotationImport, ImportJob
 
 
 @shared_task(acks_late=True, name="annotation.run_import")
@@ -15,4 +16,12 @@ def run_import(job_id: int) -> str:
     return run_import_job(job=job).status
 
 
-__all__ = ["discard_upload", "run_import"]
+@shared_task(acks_late=True, name="annotation.run_annotation_import")
+def run_annotation_import(job_id: int) -> str:
+    job = AnnotationImport.objects.select_related("project__rubric_version").get(pk=job_id)
+    if job.status in (AnnotationImport.Status.DONE, AnnotationImport.Status.FAILED):
+        return job.status  # redelivered after completion: nothing to do
+    return run_annotation_import_job(job=job).status
+
+
+__all__ = ["discard_annotation_upload", "discard_upload", "run_annotation_import", "run_import"]

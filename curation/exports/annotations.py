@@ -9,7 +9,8 @@ agreement report analyses (``flatten_answers(..., exact=True)``: the exact mean,
 computed from the means); ``value_exact`` is empty for humans, single-pass judges and non-numeric
 fields, so ``coalesce(value_exact, value_num)`` is the report's reading of every row.
 ``judge_name`` names a model rater (its judge configuration's name, else the rater's name).
-Then ``duration_ms`` (the annotator's time on the current answer) and one ``rater.<attribute>``
+Then ``duration_ms`` (the annotator's time on the current answer), ``source`` (``hv`` for a rating
+given here, ``imported:<id>`` for one imported from another tool by that annotation import) and one ``rater.<attribute>``
 column per public profile attribute of the annotators (e.g. ``rater.nationality``; empty for model
 raters; :func:`curation.exports.provenance.public_attributes` keeps identifying ones out). New
 columns are added at the end, so the columns before them are unchanged, except ``locale``, which
@@ -73,8 +74,12 @@ ANNOTATION_SCHEMA = pa.schema(
         pa.field("judge_name", pa.string()),
         pa.field("value_exact", pa.float64()),
         pa.field("duration_ms", pa.int64()),
+        pa.field("source", pa.string()),
     ]
 )
+#: ``source`` of a rating given in HV (by a person or a judge run here); an imported one's is
+#: ``imported:<import id>`` (``annotation.models.AnnotationImport``, listed in the provenance)
+SOURCE_HV = "hv"
 #: one column per public profile attribute of the annotators (``rater.nationality``), after the
 #: fixed columns; empty for model raters
 ATTRIBUTE_PREFIX = "rater."
@@ -118,7 +123,7 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms, attribute_keys: S
     tuple (pseudonym, kind, backend, model, prompt hash, parameters, judge name, the rater's
     ``attribute_keys`` values as text), rubric (parsed, key, version), rubric version id, rater id,
     answers, derived, presentation, created, updated, revision, the names the rater does not decide
-    under that rubric (``Decides.undecided``), duration in ms, locale)."""
+    under that rubric (``Decides.undecided``), duration in ms, locale, source)."""
     project = export.project
     preset = project.preset
     raters = {}
@@ -172,6 +177,7 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms, attribute_keys: S
             "revision",
             "duration_ms",
             "locale",
+            "source_import_id",
         )
         .iterator(chunk_size=ANNOTATION_CHUNK)
     )
@@ -188,6 +194,7 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms, attribute_keys: S
         revision,
         duration,
         locale,
+        imported,
     ) in rows:
         rb = rubrics.get(rv_id)
         if rb is None:
@@ -213,6 +220,7 @@ def _annotation_source(export: Export, pseudonyms: Pseudonyms, attribute_keys: S
             skip,
             duration,
             locale,
+            f"imported:{imported}" if imported else SOURCE_HV,
         )
 
 
@@ -246,6 +254,7 @@ def annotation_rows(
         skip,
         duration,
         locale,
+        source,
     ) in _annotation_source(export, pseudonyms, keys):
         rubric, rkey, rver = rb
         pseud, kind, backend, model_id, prompt_hash, params, judge_name, attrs = rater
@@ -276,6 +285,7 @@ def annotation_rows(
                     judge_name,
                     exact.get(fname) if exact else None,
                     duration,
+                    source,
                     *attrs,
                 )
             )
@@ -356,6 +366,7 @@ def annotation_text(
         skip,
         duration,
         locale,
+        source,
     ) in _annotation_source(export, pseudonyms, keys):
         rubric, rkey, rver = rb
         rp = rater_pieces.get(rater_id)
@@ -374,7 +385,7 @@ def annotation_text(
                     + enc(params)
                     + key[17]
                     + enc(judge_name),
-                    "".join(key[20 + i] + enc(v) for i, v in enumerate(attrs)),
+                    "".join(key[21 + i] + enc(v) for i, v in enumerate(attrs)),
                 )
             else:
                 rp = (
@@ -405,8 +416,12 @@ def annotation_text(
         else:
             head = enc_cells([ext, version]) + rp[0]
             tail = rk + "," + enc_cells([created, updated, revision, locale]) + rp[1]
-        # duration and the rater's attributes close every line of the annotation
-        trail = (key[19] + enc(duration) if fmt == "jsonl" else "," + enc_cells([duration])) + rp[2] + end
+        # duration, source and the rater's attributes close every line of the annotation
+        trail = (
+            (key[19] + enc(duration) + key[20] + enc(source) if fmt == "jsonl" else "," + enc_cells([duration, source]))
+            + rp[2]
+            + end
+        )
         exact = _exact_values(rubric, answers, derived, presentation)
         for fname, _, v, src in flatten_answers(rubric, answers, derived, presentation):
             if skip and _cell_name(fname, src) in skip:

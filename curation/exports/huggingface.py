@@ -245,6 +245,29 @@ def validation_section(project: Project, max_annotations: int = 200_000) -> str:
     return "#" + text if text.startswith("### ") else text
 
 
+def imported_lines(prov: dict[str, Any]) -> str:
+    """The card's paragraph on ratings imported from other tools (empty when none were)."""
+    imports = [i for i in prov.get("annotation_imports") or [] if i.get("annotations")]
+    if not imports:
+        return ""
+    lines = [
+        "## Imported ratings",
+        "",
+        "Some human ratings were collected in another tool and imported (rows with `source` = "
+        "`imported:<id>` in the annotations table; each source annotator is a pseudonymous rater):",
+        "",
+        "| import | file | format | sha256 | item key | mapping | annotations |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for i in imports:
+        mapping = ", ".join(f"{k} -> {v or '(left out)'}" for k, v in (i.get("mapping") or {}).items() if k != v)
+        lines.append(
+            f"| `{i['source']}` | {i['file']} | {i['format']} | `{i['sha256']}` | `{i['item_key']}` | "
+            f"{mapping or 'by name'} | {i['annotations']} |"
+        )
+    return "\n".join(lines) + "\n\n"
+
+
 def dataset_card(export: Export, prov: dict[str, Any], feats: dict[str, Any], images: list[str], rows: int) -> str:
     project = export.project
     rubric = project.rubric_version.parsed()
@@ -337,7 +360,7 @@ over all items with humans and model judges together as raters (empty when no it
 Decisions in the project at export time: {counts["accepted"]} accepted, {counts["rejected"]} rejected,
 {counts["needs_revision"]} need revision, {counts["pending"]} pending (of {counts["total"]} item versions).
 
-## Agreement
+{imported_lines(prov)}## Agreement
 
 Computed by the platform on all submitted ratings of the project (no bootstrap intervals here):
 
@@ -355,6 +378,7 @@ The protocol's tables computed from the submitted ratings (95% bootstrap interva
 See `provenance.json`: platform version, rubric version, policy and export time, and the study
 behind the ratings: the design samples (seed, strata, size), the assignment plans (k, eligibility,
 balance quotas), the model judges (backend, model, prompt template, parser, parameters with secrets
-hidden, questions, passes, runs) and the annotators as a group (count, attribute values). Annotator
+hidden, questions, passes, runs), the imports of ratings made in other tools (file SHA-256, format,
+item key, mapping) and the annotators as a group (count, attribute values). Annotator
 identities are pseudonymised (HMAC with a per-export salt that is not kept).
 """

@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Count
 
 from agreement.selectors import project_raters
-from annotation.models import Project, Rater
+from annotation.models import AnnotationImport, Project, Rater
 from judges.endpoints import is_secret_name, public_params
 from judges.models import JudgeConfig
 from studies.models import AssignmentPlan, Sample
@@ -220,6 +220,33 @@ def other_model_raters(project: Project) -> list[dict[str, Any]]:
     ]
 
 
+def annotation_imports(project: Project) -> list[dict[str, Any]]:
+    """Every completed import of human annotations made in another tool: the file's SHA-256,
+    name, format, item key and mapping, and what it added (the rows marked ``imported:<id>`` in
+    the annotations table). Source annotator ids stay out, as every identity does."""
+    out = []
+    for job in AnnotationImport.objects.filter(project=project, status=AnnotationImport.Status.DONE).order_by("id"):
+        report = job.report or {}
+        out.append(
+            {
+                "id": job.id,
+                "source": job.source_label,
+                "file": job.original_name,
+                "sha256": job.sha256,
+                "format": job.data_format,
+                "item_key": job.item_key,
+                "mapping": report.get("mapping") or {},
+                "explicit_mapping": job.mapping or {},
+                "annotations": report.get("annotations_created", 0),
+                "raters": report.get("raters", 0),
+                "skipped_cancelled": report.get("skipped_cancelled", 0),
+                "duplicate_of": report.get("duplicate_of"),
+                "imported_at": _iso(job.finished_at),
+            }
+        )
+    return out
+
+
 def study_provenance(project: Project) -> dict[str, Any]:
     """The study's part of an export's ``provenance.json``."""
     return {
@@ -227,4 +254,5 @@ def study_provenance(project: Project) -> dict[str, Any]:
         "judges": judges(project),
         "other_model_raters": other_model_raters(project),
         "annotators": annotators(project),
+        "annotation_imports": annotation_imports(project),
     }

@@ -90,10 +90,10 @@ def test_the_export_carries_the_exact_value_and_agrees_with_the_report(project, 
     df = read(project, researcher, fmt)
     names = list(df.columns)
     assert names[:7] == ["item", "item_version", "rater", "rater_kind", "field", "value", "value_num"]
-    # added at the end (then duration_ms and rater.<attribute> columns): earlier columns unchanged
+    # added at the end (then duration_ms, source and rater.<attribute> columns): earlier columns unchanged
     tail = names[names.index("judge_name") :]
-    assert tail[:3] == ["judge_name", "value_exact", "duration_ms"]
-    assert all(c.startswith("rater.") for c in tail[3:])
+    assert tail[:4] == ["judge_name", "value_exact", "duration_ms", "source"]
+    assert all(c.startswith("rater.") for c in tail[4:])
     humans = df[df["rater_kind"] == "human"]
     assert humans["value_exact"].isna().all() and humans["judge_name"].isna().all() | (humans["judge_name"] == "").all()
     judge = df[df["rater_kind"] == "model"]

@@ -1,0 +1,798 @@
+"""Importing human annotations collected in another tool onto a project's items (issue 26).
+
+    read (Label Studio JSON, long CSV / JSONL, wide CSV: ``annotation.sources``)
+      -> match each rating's item by the item key (the external id, or a field of the item's
+         data / meta such as ``pair_id``)
+      -> map source fields to rubric questions (by name; ``mapping`` FROM -> TO for the rest,
+         TO "" to ignore a field) and coerce values to the rubric's options ("1" -> 1, an
+         option's label -> its value)
+      -> check every answer with the rubric validator a browser submission goes through
+      -> write: one pseudonymous human rater per source annotator (no account; the source id
+         kept in ``Rater.parameters``, never shown), one submitted regular ``Assignment`` and
+         one ``Annotation`` per rating (``source_import`` = the import), rows streamed with COPY
+
+All or nothing: any problem (an option outside the rubric, an unknown item, a missing answer, a
+rater-item pair given twice, an unknown field...) means nothing is written, and the report lists
+every problem by task id or line number. Idempotent: a file already imported into the project
+(same SHA-256) adds nothing, and a rating already stored by an earlier import with the same
+answers is counted as ``already_imported`` instead of written again (different answers for a
+stored pair are a problem). Provenance (SHA-256, format, item key, mapping) is the
+:class:`~annotation.models.AnnotationImport` row, a ``core.jobs`` job like the item import."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.base import STRATA_KEYS
+from core import jobs
+from core.errors import DomainError
+from core.progress import ProgressWriter
+from core.values import value_problem
+
+from .bulk import insert_rows, reserve_ids
+from .importing import discard_staged, save_upload, staging_root
+from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
+from .presentation import render_context
+from .rubric import AnswerError, Question, Rubric
+from .sources import labelstudio, long, wide
+from .sources.common import ReadCounts, SourceRating
+
+FORMATS = ("labelstudio", "csv", "jsonl", "wide")
+#: item keys that mean the item's external id
+EXTERNAL_ID_KEYS = ("id", "external_id")
+MAX_REPORTED_ERRORS = 200
+#: share of the bar taken by reading and checking (the rest: writing)
+CHECK_SHARE = 0.7
+PROGRESS_TICK = 0.1
+#: ``q[3]``: the third element's answer of a question asked per element of a list
+ELEMENT = re.compile(r"^(?P<q>[a-z][a-z0-9_]*)\[(?P<n>\d+)\]$")
+#: file name endings of an upload, by format
+SUFFIXES = {"labelstudio": ".json", "csv": ".csv", "jsonl": ".jsonl", "wide": ".csv"}
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class AnnotationImportReport:
+    ok: bool
+    preview: bool = False
+    format: str = ""
+    item_key: str = "id"
+    sha256: str = ""
+    #: source field -> rubric question (``q`` or ``q[n]``), or None when the field is ignored
+    mapping: dict[str, str | None] = field(default_factory=dict)
+    #: rubric questions no source field answers
+    questions_unanswered: list[str] = field(default_factory=list)
+    records_read: int = 0
+    annotations_read: int = 0
+    skipped_cancelled: int = 0
+    raters: int = 0
+    raters_new: int = 0
+    items_matched: int = 0
+    annotations_created: int = 0
+    already_imported: int = 0
+    duplicate_of: int | None = None
+    errors: list[str] = field(default_factory=list)
+    errors_truncated: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def parse_mapping(pairs: Iterable[str] | Mapping[str, str] | str | None) -> dict[str, str]:
+    """``FROM=TO`` pairs (a list, or text with one per line or comma-separated) as a dict;
+    ``FROM=`` ignores the field. Raises DomainError for a pair without ``=``."""
+    if pairs is None:
+        return {}
+    if isinstance(pairs, Mapping):
+        return {str(k).strip(): str(v or "").strip() for k, v in pairs.items()}
+    if isinstance(pairs, str):
+        pairs = [pairs]
+    pairs = [p for text in pairs for line in str(text).splitlines() for p in line.split(",")]
+    out: dict[str, str] = {}
+    for raw in pairs:
+        text = str(raw).strip()
+        if not text:
+            continue
+        source, sep, target = text.partition("=")
+        if not sep or not source.strip():
+            raise DomainError(f"a mapping is FROM=TO (FROM= to ignore a field), not {text!r}")
+        out[source.strip()] = target.strip()
+    return out
+
+
+# ---------------------------------------------------------------------------------- coercion
+def _casefold(v: Any) -> str:
+    return str(v).strip().casefold()
+
+
+def coerce_option(q: Question, raw: Any) -> Any:
+    """A source value as the option value the rubric expects: the value itself, its text
+    (``"1"`` for ``1``, ``"1.0"``), or the option's label (case and spaces ignored). Anything
+    else is passed on unchanged, so the validator names the problem."""
+    values = q.option_values()
+    if isinstance(raw, list) and len(raw) == 1:
+        raw = raw[0]
+    if not isinstance(raw, bool) and raw in values and any(type(raw) is type(v) for v in values if v == raw):
+        return raw
+    text = str(raw).strip()
+    for o in q.options:
+        if text == str(o.value):
+            return o.value
+    try:
+        number = float(text)
+    except ValueError:
+        number = None
+    if number is not None:
+        for o in q.options:
+            if isinstance(o.value, (int, float)) and not isinstance(o.value, bool) and float(o.value) == number:
+                return o.value
+    folded = text.casefold()
+    for o in q.options:
+        if folded == o.label.strip().casefold() or folded == str(o.value).casefold():
+            return o.value
+    if q.type == "pairwise" and q.pair:  # the item field picked names its side
+        for side, item_field in zip(("left", "right"), q.pair, strict=True):
+            if text == item_field:
+                return side
+    return raw
+
+
+def coerce(q: Question, raw: Any) -> Any:
+    """One source answer to ``q`` (one element's, for a repeated question) as the validator takes it."""
+    if raw is None or raw == "":
+        return None
+    if q.type == "checklist":
+        if isinstance(raw, str):
+            text = raw.strip()
+            try:
+                raw = json.loads(text) if text.startswith("[") else re.split(r"\s*[|;]\s*", text)
+            except (json.JSONDecodeError, RecursionError):
+                return raw
+        if not isinstance(raw, list):
+            raw = [raw]
+        return [coerce_option(q, x) for x in raw]
+    if q.type in ("scale", "binary", "choice", "pairwise"):
+        return coerce_option(q, raw)
+    if q.type == "text":
+        if isinstance(raw, list):
+            return "\n".join(str(x) for x in raw)
+        return raw if isinstance(raw, str) else str(raw)
+    return raw
+
+
+def coerce_repeated(q: Question, raw: Any) -> Any:
+    """The whole list answer of a repeated question (a JSON list as text in a CSV cell)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            return raw
+    if not isinstance(raw, list):
+        return raw
+    return [coerce(q, x) for x in raw]
+
+
+# ---------------------------------------------------------------------------------- the check
+@dataclass(slots=True)
+class _Row:
+    rater: str
+    item_id: int
+    answers: dict[str, Any]
+    derived: dict[str, Any]
+    duration_ms: int | None
+    submitted_at: Any
+
+
+@dataclass
+class Plan:
+    """What a checked import would write (nothing when ``report.ok`` is false)."""
+
+    report: AnnotationImportReport
+    rows: list[_Row] = field(default_factory=list)
+    raters: dict[str, int | None] = field(default_factory=dict)  # source id -> Rater id (None: new)
+    attributes: dict[str, dict[str, Any]] = field(default_factory=dict)  # source id -> attributes
+    attribute_updates: dict[int, dict[str, Any]] = field(default_factory=dict)  # rater id -> merged
+
+
+class _Errors:
+    def __init__(self, report: AnnotationImportReport) -> None:
+        self.report = report
+
+    def __call__(self, where: str, message: str) -> None:
+        if len(self.report.errors) < MAX_REPORTED_ERRORS:
+            self.report.errors.append(f"{where}: {message}")
+        else:
+            self.report.errors_truncated += 1
+
+    @property
+    def any(self) -> bool:
+        return bool(self.report.errors or self.report.errors_truncated)
+
+
+def read_bytes(data: bytes | str | Path) -> bytes:
+    if isinstance(data, Path):
+        return data.read_bytes()
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def sha256_of(data: bytes | str | Path) -> str:
+    return hashlib.sha256(read_bytes(data)).hexdigest()
+
+
+def read_source(
+    raw: bytes, data_format: str, item_key: str, problem: Callable[[str, str], None], counts: ReadCounts
+) -> list[SourceRating]:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        problem("line 1", f"the file is not UTF-8 text (byte {exc.start})")
+        return []
+    if data_format == "labelstudio":
+        return labelstudio.read(text, item_key=item_key, problem=problem, counts=counts)
+    stream = io.StringIO(text, newline="")
+    if data_format == "wide":
+        return wide.read(stream, item_key=item_key, problem=problem, counts=counts)
+    return long.read(stream, jsonl=data_format == "jsonl", item_key=item_key, problem=problem, counts=counts)
+
+
+def resolve_mapping(
+    rubric: Rubric, fields: Iterable[str], explicit: Mapping[str, str]
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """(source field -> question / ``q[n]`` / None to ignore, source field -> why it maps to nothing)."""
+    questions = {q.id: q for q in rubric.questions}
+    mapping: dict[str, str | None] = {}
+    unknown: dict[str, str] = {}
+    for name in fields:
+        target = explicit.get(name, name)
+        if target == "":
+            mapping[name] = None
+            continue
+        m = ELEMENT.match(target)
+        if target in questions or (m and m["q"] in questions and questions[m["q"]].repeat_over and int(m["n"]) >= 1):
+            mapping[name] = target
+        elif name in explicit:
+            unknown[name] = f"the mapping {name}={target} names no rubric question"
+        else:
+            unknown[name] = (
+                f"unknown field {name!r}: not a rubric question ({', '.join(questions)}); "
+                f"map it with --map {name}=QUESTION, or --map {name}= to leave it out"
+            )
+    return mapping, unknown
+
+
+@dataclass(slots=True)
+class _Item:
+    id: int
+    external_id: str
+    context: dict[str, Any]
+
+
+def _items_by_key(project: Project, item_key: str, keys: set[str]) -> tuple[dict[str, _Item], dict[str, list[str]]]:
+    """key -> the latest version of the item it names (its id, external id and render context,
+    read as values), and key -> external ids when it names several."""
+    qs = Item.objects.filter(project=project).order_by("external_id", "version")
+    found: dict[str, _Item] = {}
+    several: dict[str, list[str]] = {}
+
+    def rows(q):
+        for pk, ext, data, meta, *strata in q.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
+            yield _Item(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta
+
+    if item_key in EXTERNAL_ID_KEYS:
+        wanted = list(keys)
+        for start in range(0, len(wanted), 5000):
+            for it, _meta in rows(qs.filter(external_id__in=wanted[start : start + 5000])):
+                found[it.external_id] = it  # ordered by version: the latest wins
+        return found, several
+    latest: dict[str, tuple[_Item, dict]] = {}
+    for it, meta in rows(qs):
+        latest[it.external_id] = (it, meta or {})
+    for it, meta in latest.values():
+        value = it.context.get(item_key, meta.get(item_key))
+        if value is None or isinstance(value, (list, dict)):
+            continue
+        text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+        if text not in keys:
+            continue
+        if text in found:
+            several.setdefault(text, [found[text].external_id]).append(it.external_id)
+        else:
+            found[text] = it
+    return found, several
+
+
+def check_annotations(
+    *,
+    project: Project,
+    data: bytes | str | Path,
+    data_format: str,
+    item_key: str = "id",
+    mapping: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    exclude_import: int | None = None,
+) -> Plan:
+    """Read and check a file (nothing written): the plan of what an import would write, with
+    the report (mapping, counts, every problem)."""
+    if data_format not in FORMATS:
+        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    item_key = (item_key or "id").strip()
+    explicit = dict(mapping or {})
+    raw = read_bytes(data)
+    report = AnnotationImportReport(ok=False, format=data_format, item_key=item_key, sha256="")
+    report.sha256 = hashlib.sha256(raw).hexdigest()
+    plan = Plan(report=report)
+    problem = _Errors(report)
+    earlier = (
+        AnnotationImport.objects.filter(project=project, sha256=report.sha256, status=AnnotationImport.Status.DONE)
+        .exclude(pk=exclude_import)
+        .order_by("id")
+        .first()
+    )
+    if earlier is not None:  # the same file again: nothing to add
+        report.ok, report.duplicate_of = True, earlier.id
+        report.mapping = dict((earlier.report or {}).get("mapping") or {})
+        report.already_imported = int((earlier.report or {}).get("annotations_created") or 0)
+        return plan
+    ticker = _Ticker(progress)
+    counts = ReadCounts()
+    ratings = read_source(raw, data_format, item_key, problem, counts)
+    report.records_read, report.skipped_cancelled = counts.records, counts.skipped_cancelled
+    report.annotations_read = len(ratings)
+    ticker.report(0.2 * CHECK_SHARE, "checking")
+    rubric = project.rubric_version.parsed()
+    questions = {q.id: q for q in rubric.questions}
+    for name, target in explicit.items():
+        if target and name not in counts.source_fields:
+            problem("mapping", f"{name}={target}: the file has no field {name!r}")
+    report.mapping, unknown = resolve_mapping(rubric, counts.source_fields, explicit)
+    answered = {ELEMENT.sub(r"\g<q>", t) for t in report.mapping.values() if t}
+    report.questions_unanswered = [q for q in questions if q not in answered]
+    if not ratings and not problem.any:
+        problem("line 1", "the file holds no annotations")
+    items, several = _items_by_key(project, item_key, {r.key for r in ratings})
+    report.items_matched = len({r.key for r in ratings if r.key in items})
+    raters = {
+        str((p or {}).get("source_id")): (rid, attrs or {})
+        for rid, p, attrs in Rater.objects.filter(
+            kind=Rater.Kind.HUMAN, backend=IMPORTED_BACKEND, parameters__project=project.id
+        ).values_list("id", "parameters", "attributes")
+    }
+    stored: dict[tuple[int, int], tuple[dict, int | None]] = {}
+    known_ids = [rid for rid, _ in raters.values()]
+    if known_ids:
+        for rid, iid, answers, imp in Annotation.objects.filter(
+            rater_id__in=known_ids, item__project=project
+        ).values_list("rater_id", "item_id", "answers", "source_import_id"):
+            stored[(rid, iid)] = (answers, imp)
+    reported_unknown: set[str] = set()
+    seen_pairs: dict[tuple[str, int], str] = {}
+    attrs_of: dict[str, tuple[dict[str, Any], str]] = {}
+    total = max(len(ratings), 1)
+    key_label = "external id" if item_key in EXTERNAL_ID_KEYS else item_key
+    for n, rating in enumerate(ratings):
+        if ticker.due():
+            ticker.report(CHECK_SHARE * (0.2 + 0.8 * n / total), "checking")
+        where = rating.where
+        for name in rating.answers:
+            if name in unknown and name not in reported_unknown:
+                reported_unknown.add(name)
+                problem((rating.origins or {}).get(name, where), unknown[name])
+        item = items.get(rating.key)
+        if item is None:
+            if rating.key in several:
+                problem(where, f"{key_label} {rating.key!r} names several items ({', '.join(several[rating.key])})")
+            else:
+                problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project")
+            continue
+        pair = (rating.rater, item.id)
+        if pair in seen_pairs:
+            problem(where, f"duplicate: rater {rating.rater!r} already rated item {rating.key!r} ({seen_pairs[pair]})")
+            continue
+        seen_pairs[pair] = where
+        known, first = attrs_of.setdefault(rating.rater, ({}, where))
+        for name, value in rating.attributes.items():
+            if name in known and known[name] != value:
+                problem(where, f"rater {rating.rater!r} has {name} {value!r} here but {known[name]!r} ({first})")
+            known.setdefault(name, value)
+        if any(name in unknown for name in rating.answers):
+            continue
+        ctx = item.context
+        answers: dict[str, Any] = {}
+        elements: dict[str, dict[int, Any]] = {}
+        for name, raw_value in rating.answers.items():
+            target = report.mapping.get(name)
+            if target is None:
+                continue
+            m = ELEMENT.match(target)
+            if m:
+                q = questions[m["q"]]
+                elements.setdefault(q.id, {})[int(m["n"])] = coerce(q, raw_value)
+            else:
+                q = questions[target]
+                answers[q.id] = coerce_repeated(q, raw_value) if q.repeat_over else coerce(q, raw_value)
+        for qid, given in elements.items():
+            q = questions[qid]
+            size = rubric.repeat_count(q, ctx)
+            if qid in answers or max(given) > size:
+                problem(where, f"question {qid!r}: {max(given)} elements given, the item has {size}")
+                continue
+            answers[qid] = [given.get(i + 1) for i in range(size)]
+        bad = value_problem(answers)
+        if bad:
+            problem(where, bad)
+            continue
+        try:
+            cleaned = rubric.validate(answers, item=ctx, presentation=None)
+        except AnswerError as exc:
+            for qid, message in exc.errors.items():
+                problem(where, f"question {qid!r} (item {rating.key!r}): {message}")
+            continue
+        known_rater = raters.get(rating.rater)
+        if known_rater is not None and (known_rater[0], item.id) in stored:
+            previous, imp = stored[(known_rater[0], item.id)]
+            if previous == cleaned:
+                report.already_imported += 1
+                continue
+            problem(
+                where,
+                f"rater {rating.rater!r} already has a different answer for item {rating.key!r}"
+                + (f" (import {imp})" if imp else ""),
+            )
+            continue
+        plan.rows.append(
+            _Row(
+                rater=rating.rater,
+                item_id=item.id,
+                answers=cleaned,
+                derived=rubric.derive(cleaned, presentation=None),
+                duration_ms=rating.duration_ms,
+                submitted_at=rating.submitted_at,
+            )
+        )
+    for source_id, (attrs, _first) in attrs_of.items():
+        bad = value_problem(attrs)
+        if bad:
+            problem(_first, f"rater {source_id!r}'s attributes: {bad}")
+    plan.raters = {sid: (raters[sid][0] if sid in raters else None) for sid in attrs_of}
+    plan.attributes = {sid: attrs for sid, (attrs, _w) in attrs_of.items()}
+    for sid, (rid, current) in raters.items():
+        extra = {k: v for k, v in plan.attributes.get(sid, {}).items() if k not in current}
+        if extra:
+            plan.attribute_updates[rid] = {**current, **extra}
+    report.raters = len(attrs_of)
+    report.raters_new = sum(1 for rid in plan.raters.values() if rid is None)
+    report.ok = not problem.any
+    if not report.ok:
+        plan.rows = []
+    return plan
+
+
+def write_plan(
+    plan: Plan,
+    *,
+    project: Project,
+    job: AnnotationImport,
+    before_commit: Callable[[AnnotationImportReport], None] | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """Write a checked plan in one transaction (rows and, through ``before_commit``, the job's
+    "done" commit together)."""
+    report = plan.report
+    ticker = _Ticker(progress)
+    rows = plan.rows
+    now = timezone.now()
+    with transaction.atomic():
+        rater_ids = {sid: rid for sid, rid in plan.raters.items() if rid is not None}
+        used = {r.rater for r in rows}
+        new = [sid for sid, rid in plan.raters.items() if rid is None and sid in used]
+        if new:
+            taken = Rater.objects.filter(
+                kind=Rater.Kind.HUMAN, backend=IMPORTED_BACKEND, parameters__project=project.id
+            ).count()
+            created = Rater.objects.bulk_create(
+                [
+                    Rater(
+                        kind=Rater.Kind.HUMAN,
+                        backend=IMPORTED_BACKEND,
+                        name=f"imported-{taken + k + 1}",
+                        attributes=plan.attributes.get(sid, {}),
+                        parameters={
+                            "project": project.id,
+                            "source_id": sid,
+                            "source_format": report.format,
+                            "import": job.id,
+                        },
+                    )
+                    for k, sid in enumerate(new)
+                ]
+            )
+            rater_ids.update({sid: r.id for sid, r in zip(new, created, strict=True)})
+        for rid, attrs in plan.attribute_updates.items():
+            Rater.objects.filter(pk=rid).update(attributes=attrs)
+        report.raters_new = len(new)
+        assignment_ids = reserve_ids(Assignment, len(rows))
+        total = max(len(rows), 1)
+
+        def assignments():
+            for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
+                if ticker.due():
+                    ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * 0.5 * n / total, "writing")
+                yield (
+                    aid,
+                    project.id,
+                    row.item_id,
+                    rater_ids[row.rater],
+                    Assignment.Status.SUBMITTED,
+                    Assignment.Purpose.REGULAR,
+                    0,
+                    "{}",
+                    "",
+                    now,
+                    row.submitted_at or now,
+                )
+
+        insert_rows(
+            Assignment,
+            [
+                "id",
+                "project",
+                "item",
+                "rater",
+                "status",
+                "purpose",
+                "position",
+                "presentation",
+                "skip_reason",
+                "created_at",
+                "submitted_at",
+            ],
+            assignments(),
+        )
+        dumps = json.dumps
+        rubric_version_id = project.rubric_version_id
+
+        def annotations():
+            for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
+                if ticker.due():
+                    ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * (0.5 + 0.5 * n / total), "writing")
+                at = row.submitted_at or now
+                yield (
+                    aid,
+                    row.item_id,
+                    rater_ids[row.rater],
+                    rubric_version_id,
+                    dumps(row.answers),
+                    dumps(row.derived),
+                    row.duration_ms,
+                    at,
+                    at,
+                    1,
+                    "",
+                    job.id,
+                )
+
+        insert_rows(
+            Annotation,
+            [
+                "assignment",
+                "item",
+                "rater",
+                "rubric_version",
+                "answers",
+                "derived",
+                "duration_ms",
+                "created_at",
+                "updated_at",
+                "revision",
+                "locale",
+                "source_import",
+            ],
+            annotations(),
+        )
+        report.annotations_created = len(rows)
+        if before_commit is not None:
+            before_commit(report)
+
+
+class _Ticker:
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.last = 0.0
+
+    def due(self) -> bool:
+        if self.progress is None:
+            return False
+        now = time.monotonic()
+        if now - self.last < PROGRESS_TICK:
+            return False
+        self.last = now
+        return True
+
+    def report(self, fraction: float, phase: str) -> None:
+        if self.progress is not None:
+            self.progress(fraction, phase)
+
+
+# ---------------------------------------------------------------------------------- jobs
+def progress_report(fraction: float, phase: str) -> dict[str, Any]:
+    return {"report": {"progress": round(fraction, 4), "phase": phase}}
+
+
+def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
+    """Run a stored import (from the page, the API, the command or a worker) and keep its report
+    and the file's SHA-256 on the job. A staged upload is deleted once the job has ended."""
+
+    def work(job: AnnotationImport) -> dict[str, Any]:
+        with ProgressWriter(AnnotationImport, job.pk, attempt=job.attempts, fields=progress_report) as writer:
+            plan = check_annotations(
+                project=job.project,
+                data=Path(job.data_file),
+                data_format=job.data_format,
+                item_key=job.item_key,
+                mapping=job.mapping,
+                progress=writer.set,
+                exclude_import=job.pk,
+            )
+            report = plan.report
+            if not report.ok:
+                raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": report.sha256})
+            if report.duplicate_of is not None:
+                return {"report": report.as_dict(), "sha256": report.sha256}
+            write_plan(
+                plan,
+                project=job.project,
+                job=job,
+                # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
+                before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
+                progress=writer.set,
+            )
+        return {"report": report.as_dict(), "sha256": report.sha256}
+
+    try:
+        jobs.run(job, work)
+    finally:
+        if job.status in jobs.TERMINAL:
+            discard_annotation_upload(job)
+    return job
+
+
+def discard_annotation_upload(job: AnnotationImport) -> None:
+    """Delete the job's staged upload (a file given on the command line is left alone)."""
+    if job.data_file:
+        discard_staged(Path(job.data_file).parent)
+
+
+@dataclass
+class StagedAnnotations:
+    """An uploaded annotations file in its own folder under ``MEDIA_ROOT/imports``, with the
+    project and user it was uploaded for (``staged.json``), until it is imported or dropped."""
+
+    token: str
+    path: Path
+    size: int
+
+
+def stage_annotations(
+    *, project: Project, user: AbstractBaseUser | None, name: str, chunks: Iterable[bytes], data_format: str
+) -> StagedAnnotations:
+    if data_format not in FORMATS:
+        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    token = secrets.token_hex(12)
+    folder = staging_root() / token
+    folder.mkdir(parents=True)
+    try:
+        path = folder / f"annotations{SUFFIXES[data_format]}"
+        size = save_upload(chunks, path)
+        (folder / "staged.json").write_text(
+            json.dumps({"project": project.id, "user": getattr(user, "pk", None), "name": Path(name).name[:255]})
+        )
+    except BaseException:
+        discard_staged(folder)
+        raise
+    return StagedAnnotations(token, path, size)
+
+
+def discard_staged_token(token: str) -> None:
+    """Drop a staged upload (a preview that will not be imported, or a cancelled page upload)."""
+    if re.fullmatch(r"[0-9a-f]{24}", token or ""):
+        discard_staged(staging_root() / token)
+
+
+def staged_annotations(*, project: Project, user: AbstractBaseUser | None, token: str) -> tuple[Path, str]:
+    """(path, original name) of a file staged by :func:`stage_annotations` for this project and
+    user; DomainError (not found) for any other token."""
+    if not re.fullmatch(r"[0-9a-f]{24}", token or ""):
+        raise DomainError("this upload is gone: upload the file again", code="not_found")
+    folder = staging_root() / token
+    try:
+        meta = json.loads((folder / "staged.json").read_text())
+    except (OSError, ValueError):
+        raise DomainError("this upload is gone: upload the file again", code="not_found") from None
+    if meta.get("project") != project.id or meta.get("user") != getattr(user, "pk", None):
+        raise DomainError("this upload is gone: upload the file again", code="not_found")
+    data = next((p for p in folder.iterdir() if p.name.startswith("annotations.")), None)
+    if data is None:
+        raise DomainError("this upload is gone: upload the file again", code="not_found")
+    return data, str(meta.get("name") or data.name)
+
+
+def preview_staged(
+    *, project: Project, path: Path, data_format: str, item_key: str, mapping: Mapping[str, str]
+) -> AnnotationImportReport:
+    """What importing the staged file would do (the mapping, the counts, every problem); nothing written."""
+    report = check_annotations(
+        project=project, data=path, data_format=data_format, item_key=item_key, mapping=mapping
+    ).report
+    report.preview = True
+    return report
+
+
+def start_annotation_import(
+    *,
+    project: Project,
+    user: AbstractBaseUser | None,
+    path: Path,
+    original_name: str,
+    data_format: str,
+    item_key: str,
+    mapping: Mapping[str, str],
+    inline: bool | None = None,
+) -> AnnotationImport:
+    """Create the job for a file (staged, or a path given on the command line) and run it: at
+    once for small files (or ``inline``), else on a worker (``annotation.tasks``)."""
+    if data_format not in FORMATS:
+        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    job = AnnotationImport.objects.create(
+        project=project,
+        created_by=user,
+        data_file=str(path),
+        data_format=data_format,
+        original_name=original_name[:255],
+        item_key=(item_key or "id").strip()[:200],
+        mapping=dict(mapping),
+    )
+    if inline if inline is not None else path.stat().st_size <= settings.HV_INLINE_IMPORT_BYTES:
+        return run_annotation_import_job(job=job)
+    from .tasks import run_annotation_import  # the task module imports this one (the Celery pair)
+
+    def send() -> None:
+        try:
+            run_annotation_import.delay(job.id)
+        except Exception:
+            discard_annotation_upload(job)
+            raise
+
+    jobs.enqueue_on_commit(job, send)
+    return job
+
+
+def imports_of(project: Project) -> list[AnnotationImport]:
+    return list(AnnotationImport.objects.filter(project=project).order_by("-created_at")[:20])
+
+
+__all__ = [
+    "FORMATS",
+    "AnnotationImportReport",
+    "check_annotations",
+    "coerce",
+    "parse_mapping",
+    "preview_staged",
+    "run_annotation_import_job",
+    "stage_annotations",
+    "staged_annotations",
+    "start_annotation_import",
+]

@@ -1,0 +1,143 @@
+"""The project page that imports human annotations made in another tool: upload -> preview (the
+mapping of source fields to rubric questions, the counts, every problem; the mapping can be
+edited and previewed again) -> confirm, which runs the import as a job whose page shows its
+progress. Thin: parse, call ``annotation.annotation_import``, render. Researchers and admins of
+the project only (``annotation.access``)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from core import reaper
+from core.errors import DomainError
+
+from . import annotation_import
+from .access import as_id, managed_project_or_403
+from .models import AnnotationImport
+
+FORMAT_CHOICES = AnnotationImport.Format.choices
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(label=gettext_lazy("File"))
+    format = forms.ChoiceField(label=gettext_lazy("Format"), choices=FORMAT_CHOICES)
+    item_key = forms.CharField(label=gettext_lazy("Item key"), initial="id", max_length=200)
+    mapping = forms.CharField(
+        label=gettext_lazy("Mapping"), required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000
+    )
+
+
+class StagedForm(forms.Form):
+    token = forms.CharField(max_length=24)
+    format = forms.ChoiceField(choices=FORMAT_CHOICES)
+    item_key = forms.CharField(max_length=200)
+    mapping = forms.CharField(required=False, max_length=20_000)
+
+
+def _page(request, project, *, form=None, report=None, staged=None, error=None, status=200) -> HttpResponse:
+    return render(
+        request,
+        "annotation/annotation_import.html",
+        {
+            "project": project,
+            "form": form or UploadForm(),
+            "report": report,
+            "staged": staged,
+            "error": error,
+            "imports": annotation_import.imports_of(project),
+            "questions": [q.id for q in project.rubric_version.parsed().questions],
+        },
+        status=status,
+    )
+
+
+@login_required
+def annotation_imports(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    return _page(request, project)
+
+
+@login_required
+@require_POST
+def annotation_import_preview(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Upload (or, with a staged token, the mapping edited) -> the preview; nothing written."""
+    project = managed_project_or_403(request.user, project_id)
+    try:
+        if "token" in request.POST:
+            form = StagedForm(request.POST)
+            if not form.is_valid():
+                raise DomainError("the upload is gone: upload the file again")
+            path, name = annotation_import.staged_annotations(
+                project=project, user=request.user, token=form.cleaned_data["token"]
+            )
+            token = form.cleaned_data["token"]
+        else:
+            form = UploadForm(request.POST, request.FILES)
+            if not form.is_valid():
+                return _page(request, project, form=form, status=400)
+            upload = form.cleaned_data["file"]
+            staged = annotation_import.stage_annotations(
+                project=project,
+                user=request.user,
+                name=upload.name,
+                chunks=upload.chunks(),
+                data_format=form.cleaned_data["format"],
+            )
+            path, name, token = staged.path, upload.name, staged.token
+        data = form.cleaned_data
+        mapping = annotation_import.parse_mapping(data.get("mapping") or "")
+        report = annotation_import.preview_staged(
+            project=project, path=path, data_format=data["format"], item_key=data["item_key"], mapping=mapping
+        )
+    except DomainError as exc:
+        return _page(request, project, error=exc.message, status=400)
+    staged = {
+        "token": token,
+        "name": name,
+        "format": data["format"],
+        "item_key": data["item_key"],
+        "mapping": "\n".join(f"{k}={v}" for k, v in mapping.items()),
+    }
+    return _page(request, project, report=report, staged=staged)
+
+
+@login_required
+@require_POST
+def annotation_import_confirm(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = managed_project_or_403(request.user, project_id)
+    form = StagedForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise DomainError("the upload is gone: upload the file again")
+        data = form.cleaned_data
+        path, name = annotation_import.staged_annotations(project=project, user=request.user, token=data["token"])
+        job = annotation_import.start_annotation_import(
+            project=project,
+            user=request.user,
+            path=path,
+            original_name=name,
+            data_format=data["format"],
+            item_key=data["item_key"],
+            mapping=annotation_import.parse_mapping(data.get("mapping") or ""),
+        )
+    except DomainError as exc:
+        return _page(request, project, error=exc.message, status=400)
+    return redirect("annotation_import_detail", job_id=job.id)
+
+
+@login_required
+def annotation_import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(AnnotationImport.objects.select_related("project"), pk=as_id(job_id))
+    managed_project_or_403(request.user, job.project_id)
+    reaper.check(job)  # a job whose worker died is shown re-queued or failed, never running for ever
+    template = (
+        "annotation/_annotation_import_status.html"
+        if request.headers.get("HX-Request")
+        else "annotation/annotation_import_detail.html"
+    )
+    return render(request, template, {"job": job, "project": job.project})

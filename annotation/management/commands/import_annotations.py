@@ -1,0 +1,91 @@
+"""Import human annotations collected in another tool (Label Studio JSON export, long CSV /
+JSONL, wide CSV) onto a project's items: the same all-or-nothing service as the project page and
+the API (``annotation/annotation_import.py``), run as a job in this process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation import annotation_import
+from annotation.models import Project
+from core.errors import DomainError
+
+
+class Command(BaseCommand):
+    help = (
+        "Import human annotations (Label Studio JSON, long CSV/JSONL, wide CSV) onto a project's items, "
+        "each source annotator as a pseudonymous rater; all or nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", type=int, help="project id")
+        parser.add_argument("data", type=Path, help="the exported file")
+        parser.add_argument("--format", required=True, choices=annotation_import.FORMATS)
+        parser.add_argument(
+            "--item-key",
+            default="id",
+            help="how a source names an item: id (the external id, default) or a field of the item's data, e.g. pair_id",
+        )
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="FROM=TO",
+            help="source field FROM answers rubric question TO (FROM= leaves the field out); repeatable",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="check and show the mapping and counts; write nothing"
+        )
+
+    def handle(self, *args, project: int, data: Path, format: str, item_key: str, map, dry_run: bool, **options):
+        found = Project.objects.select_related("rubric_version").filter(pk=project).first()
+        if found is None:
+            raise CommandError(f"no project with id {project}")
+        if not data.is_file():
+            raise CommandError(f"no file at {data}")
+        try:
+            mapping = annotation_import.parse_mapping(map)
+            if dry_run:
+                report = annotation_import.check_annotations(
+                    project=found, data=data, data_format=format, item_key=item_key, mapping=mapping
+                ).report
+            else:
+                job = annotation_import.start_annotation_import(
+                    project=found,
+                    user=None,
+                    path=data.resolve(),
+                    original_name=data.name,
+                    data_format=format,
+                    item_key=item_key,
+                    mapping=mapping,
+                    inline=True,
+                )
+                report = annotation_import.AnnotationImportReport(**{**job.report})
+        except DomainError as exc:
+            raise CommandError(exc.message) from None
+        except TypeError:  # a job failed outside the check: its report is only the message
+            raise CommandError(f"nothing was imported: {'; '.join(job.report.get('errors') or [])}") from None
+        if not report.ok:
+            lines = "\n".join(f"  {e}" for e in report.errors)
+            more = f"\n  ... and {report.errors_truncated} more" if report.errors_truncated else ""
+            raise CommandError(f"nothing was imported:\n{lines}{more}")
+        mapping_text = ", ".join(f"{k} -> {v or '(left out)'}" for k, v in report.mapping.items())
+        self.stdout.write(f"mapping: {mapping_text or '(none)'}")
+        if report.questions_unanswered:
+            self.stdout.write(f"questions no field answers: {', '.join(report.questions_unanswered)}")
+        if report.duplicate_of is not None:
+            self.stdout.write(f"this file was already imported (import {report.duplicate_of}): nothing added")
+            return
+        counts = (
+            f"{report.annotations_read} annotations read ({report.skipped_cancelled} cancelled skipped), "
+            f"{report.raters} raters ({report.raters_new} new), {report.items_matched} items, "
+            f"{report.already_imported} already imported"
+        )
+        if dry_run:
+            self.stdout.write(
+                f"dry run, nothing written: {counts}; would create {report.annotations_read - report.already_imported} annotations"
+            )
+        else:
+            self.stdout.write(f"imported {report.annotations_created} annotations (import {job.id}): {counts}")
