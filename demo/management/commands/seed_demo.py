@@ -27,6 +27,8 @@ from benchmarks.registry import PRESETS
 from judges.models import JudgeConfig
 from judges.services import create_judge_config
 
+from ... import studies
+
 # Documented in the README. Demo only: change or remove them on any shared deployment.
 DEMO_USERS = [
     ("admin", "admin", {"is_superuser": True, "is_staff": True}, {}),
@@ -94,8 +96,12 @@ class Command(BaseCommand):
             project = Project.objects.filter(preset_key=key, name=f"Demo: {preset.name}").order_by("id").first()
             if project is None:
                 continue
+            if not project.options.get("demo"):
+                Project.objects.filter(pk=project.pk).update(options={**project.options, "demo": True})
             self.seed_judges(project, users["researcher"])
             self.seed_annotations(project, users)
+        # one simulated study per preset (docs/demo.md): the tables and verdicts the platform is for
+        studies.seed_studies(PRESETS.values(), users, self.stdout.write)
 
     def seed_judges(self, project: Project, researcher) -> None:
         for judge in project.preset.demo_judges:
