@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
@@ -114,7 +115,8 @@ def question_models(rubric_questions: Sequence[Mapping[str, Any]], spec: Mapping
     return out
 
 
-def cuts(p: Sequence[float]) -> np.ndarray:
+@lru_cache(maxsize=256)
+def cuts(p: tuple[float, ...]) -> np.ndarray:
     """Normal quantiles that split N(0, 1) into the marginal ``p`` (lowest option first)."""
     c = np.cumsum(p)[:-1]
     return np.array([_N.inv_cdf(min(max(x, 1e-6), 1 - 1e-6)) for x in c])
@@ -149,8 +151,8 @@ def draw_truth(
     return Truth(u, latent, category)
 
 
-def _ordinal(z: float, p: Sequence[float]) -> int:
-    return int(np.searchsorted(cuts(p), z))
+def _ordinal(z: float, p: tuple[float, ...]) -> int:
+    return int(np.searchsorted(cuts(tuple(p)), z))
 
 
 def _holds(when: Mapping[str, Any] | None, answers: Mapping[str, Any]) -> bool:

@@ -14,7 +14,7 @@ tokens), one item result, and the judge rater's annotation with ``judges.service
 from __future__ import annotations
 
 import json
-import tempfile
+import random
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from django.utils import timezone
 from annotate import annotating
 from annotation import importing, projects
 from annotation.assigning import draw_presentation
-from annotation.bulk import insert_rows
+from annotation.bulk import insert_rows, reserve_ids
 from annotation.models import Annotation, Assignment, Item, Project, Rater
 from annotation.presentation import item_render_context
 from benchmarks.base import Preset
@@ -67,11 +67,28 @@ def sim_users(specs: list[dict[str, Any]]) -> dict[str, Rater]:
     return out
 
 
-def item_records(preset: Preset, study: dict[str, Any], folder: Path) -> list[dict[str, Any]]:
+class DemoFiles:
+    """Each preset's demo items, their images drawn once per command into one folder that the
+    demo project's import and the simulated study's import both read."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.made: dict[str, list[dict[str, Any]]] = {}
+
+    def folder(self, preset: Preset) -> Path:
+        return self.root / preset.key
+
+    def records(self, preset: Preset) -> list[dict[str, Any]]:
+        if preset.key not in self.made:
+            self.folder(preset).mkdir(parents=True, exist_ok=True)
+            self.made[preset.key] = preset.demo_items(self.folder(preset))
+        return [dict(r) for r in self.made[preset.key]]
+
+
+def item_records(preset: Preset, study: dict[str, Any], templates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The study's items: the preset's demo items as templates, ``items.count`` of them in turn,
     each with the strata of ``items.strata`` (cycled; a template's own country named in its text
     is replaced by the new one), plus the attention check(s) of ``qc.attention``."""
-    templates = preset.demo_items(folder)
     spec = study["items"]
     strata = spec.get("strata") or [{}]
     out = []
@@ -103,8 +120,8 @@ def item_records(preset: Preset, study: dict[str, Any], folder: Path) -> list[di
 
 
 class Seeder:
-    def __init__(self, preset: Preset, study: dict[str, Any], users: dict[str, Any], write) -> None:
-        self.preset, self.study, self.users, self.write = preset, study, users, write
+    def __init__(self, preset: Preset, study: dict[str, Any], users: dict[str, Any], files: DemoFiles, write) -> None:
+        self.preset, self.study, self.users, self.files, self.write = preset, study, users, files, write
         self.seed = int(study["seed"])
         self.models = sim.question_models(preset.rubric["questions"], study.get("questions", {}))
         groups = study.get("group_bias", {})
@@ -129,13 +146,14 @@ class Seeder:
             raters = sim_users(study["annotators"])
             for name in raters:
                 projects.add_member(project=project, user=raters[name].user, role="annotator")
-            with tempfile.TemporaryDirectory() as tmp:
-                folder = Path(tmp)
-                records = item_records(preset, study, folder)
-                data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)
-                report = importing.import_items(
-                    project=project, data=data, data_format="jsonl", images=folder if preset.image_fields() else None
-                )
+            records = item_records(preset, study, self.files.records(preset))
+            data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)
+            report = importing.import_items(
+                project=project,
+                data=data,
+                data_format="jsonl",
+                images=self.files.folder(preset) if preset.image_fields() else None,
+            )
             if not report.ok:
                 raise DomainError(f"the simulated items of {preset.name} do not import: {report.errors[:3]}")
             sample = sampling.draw_sample(
@@ -165,8 +183,8 @@ class Seeder:
             self.attention_checks(project, raters)
             for demo_user in ("annotator1", "annotator2"):
                 self.keep_open(project, plan, self.users[demo_user])
-        for k, judge in enumerate(study.get("judges", [])):
-            self.judge(project, judge, k)
+            for k, judge in enumerate(study.get("judges", [])):
+                self.judge(project, judge, k)
         return project
 
     # ---------------------------------------------------------------- human answers
@@ -269,7 +287,7 @@ class Seeder:
                     rater=rater,
                     purpose=Assignment.Purpose.ATTENTION,
                     position=10_000 + pos,
-                    presentation=draw_presentation(project, rubric, __import__("random").Random(self.seed + pos)),
+                    presentation=draw_presentation(project, rubric, random.Random(self.seed + pos)),
                 )
                 given = check["fail_answers"] if name in check.get("fail", ()) else check["answers"]
                 annotating.submit_annotation(assignment_id=assignment.id, rater=rater, answers=dict(given))
@@ -277,13 +295,45 @@ class Seeder:
         self.write(f"{project.name}: attention checks answered, {failed} failed")
 
     def keep_open(self, project: Project, plan: AssignmentPlan, user) -> None:
-        """The demo annotator joins the study with a few of its items in their queue (open)."""
+        """The demo annotator joins the study with a few of its items open in their queue: rows
+        as ``studies.plans.hand_assign`` makes them (regular, of the plan, after their last
+        position, the pair order drawn), written at once."""
         projects.add_member(project=project, user=user, role="annotator")
         rater = projects.rater_for_user(user)
         offset = 0 if user.username == "annotator1" else KEEP_OPEN
-        items = list(plan.sample.items.order_by("id")[offset : offset + KEEP_OPEN])
-        for item in items:
-            plans.hand_assign(project=project, item=item, rater=rater)
+        ids = list(plan.sample.items.order_by("id").values_list("id", flat=True)[offset : offset + KEEP_OPEN])
+        rubric = project.rubric_version.parsed()
+        rng = random.Random(self.seed + offset)
+        insert_rows(
+            Assignment,
+            [
+                "project",
+                "item",
+                "rater",
+                "status",
+                "purpose",
+                "position",
+                "presentation",
+                "skip_reason",
+                "created_at",
+                "plan",
+            ],
+            [
+                (
+                    project.id,
+                    item_id,
+                    rater.id,
+                    Assignment.Status.ASSIGNED,
+                    Assignment.Purpose.REGULAR,
+                    n + 1,
+                    json.dumps(draw_presentation(project, rubric, rng)),
+                    "",
+                    self.now,
+                    plan.id,
+                )
+                for n, item_id in enumerate(ids)
+            ],
+        )
 
     # ---------------------------------------------------------------- judges
     def judge(self, project: Project, spec: dict[str, Any], k: int) -> None:
@@ -320,7 +370,7 @@ class Seeder:
             finished_at=started + timedelta(seconds=int(len(items) * (2 if both else 1) * 1.4)),
             scope="sample 'Simulated study sample'",
         )
-        outputs, results, judged = [], [], []
+        outputs, judged = [], []
         tokens = spec.get("tokens", [900, 60])
         for it in items:
             rng = sim.rng_for(self.seed, 2 + k, 0, it.id)
@@ -334,50 +384,111 @@ class Seeder:
                 parsed, said = self.orders(given, swapped)
                 parsed = rubric_part.validate(parsed, item=ctx)
                 outputs.append(
-                    JudgeOutput(
-                        run=run,
-                        item=it,
-                        pass_index=0,
-                        order=order,
-                        raw_output=self.raw(said, spec, rng),
-                        parsed=parsed,
-                        latency_ms=int(rng.lognormal(np.log(spec.get("latency_ms", 1500)), 0.3)),
-                        prompt_tokens=int(tokens[0] * rng.uniform(0.85, 1.15)),
-                        completion_tokens=int(tokens[1] * rng.uniform(0.7, 1.3)),
+                    (
+                        run.id,
+                        it.id,
+                        0,
+                        order,
+                        self.raw(said, spec, rng),
+                        json.dumps(parsed),
+                        "",
+                        int(rng.lognormal(np.log(spec.get("latency_ms", 1500)), 0.3)),
+                        int(tokens[0] * rng.uniform(0.85, 1.15)),
+                        int(tokens[1] * rng.uniform(0.7, 1.3)),
+                        started,
                     )
                 )
                 if not swapped:
                     answers = parsed
-            results.append(JudgeItemResult(run=run, item=it, status=JudgeItemResult.Status.OK, answers=answers))
             judged.append((it, answers))
-        JudgeOutput.objects.bulk_create(outputs)
-        JudgeItemResult.objects.bulk_create(results)
-        assignments = [
-            Assignment(
-                project=project,
-                item=it,
-                rater=config.rater,
-                status=Assignment.Status.SUBMITTED,
-                purpose=Assignment.Purpose.REGULAR,
-                opened_at=started,
-                submitted_at=started,
-            )
-            for it, _ in judged
-        ]
-        Assignment.objects.bulk_create(assignments)
-        made = dict(Assignment.objects.filter(project=project, rater=config.rater).values_list("item_id", "id"))
-        Annotation.objects.bulk_create(
+        insert_rows(
+            JudgeOutput,
             [
-                Annotation(
-                    assignment_id=made[it.id],
-                    item=it,
-                    rater=config.rater,
-                    rubric_version=project.rubric_version,
-                    answers=answers,
-                    derived=judge_derived(rubric_part, answers, None),
+                "run",
+                "item",
+                "pass_index",
+                "order",
+                "raw_output",
+                "parsed",
+                "error",
+                "latency_ms",
+                "prompt_tokens",
+                "completion_tokens",
+                "created_at",
+            ],
+            outputs,
+        )
+        insert_rows(
+            JudgeItemResult,
+            ["run", "item", "status", "answers", "error", "created_at"],
+            [(run.id, it.id, JudgeItemResult.Status.OK, json.dumps(ans), "", started) for it, ans in judged],
+        )
+        # the judge rater's rating: a submitted regular assignment and its annotation per item,
+        # as services.write_judge_annotation writes them
+        ids = reserve_ids(Assignment, len(judged))
+        insert_rows(
+            Assignment,
+            [
+                "id",
+                "project",
+                "item",
+                "rater",
+                "status",
+                "purpose",
+                "position",
+                "presentation",
+                "skip_reason",
+                "created_at",
+                "opened_at",
+                "submitted_at",
+            ],
+            [
+                (
+                    aid,
+                    project.id,
+                    it.id,
+                    config.rater_id,
+                    Assignment.Status.SUBMITTED,
+                    Assignment.Purpose.REGULAR,
+                    0,
+                    "{}",
+                    "",
+                    started,
+                    started,
+                    started,
                 )
-                for it, answers in judged
-            ]
+                for aid, (it, _) in zip(ids, judged, strict=True)
+            ],
+        )
+        insert_rows(
+            Annotation,
+            [
+                "assignment",
+                "item",
+                "rater",
+                "rubric_version",
+                "answers",
+                "derived",
+                "created_at",
+                "updated_at",
+                "revision",
+                "locale",
+            ],
+            [
+                (
+                    aid,
+                    it.id,
+                    config.rater_id,
+                    project.rubric_version_id,
+                    json.dumps(ans),
+                    json.dumps(judge_derived(rubric_part, ans, None)),
+                    started,
+                    started,
+                    1,
+                    "",
+                )
+                for aid, (it, ans) in zip(ids, judged, strict=True)
+            ],
         )
         self.write(f"{project.name}: judge {config.name!r} ran on {len(items)} items")
 
@@ -425,10 +536,10 @@ class Seeder:
         return json.dumps({**answers, "explanation": note}, ensure_ascii=False)
 
 
-def seed_studies(presets, users, write) -> None:
+def seed_studies(presets, users, files: DemoFiles, write) -> None:
     """One simulated study per preset that declares one, unless it exists (idempotent)."""
     for preset in presets:
         study = preset.demo_study
         if not study or Project.objects.filter(preset_key=preset.key, name=project_name(preset)).exists():
             continue
-        Seeder(preset, dict(study), users, write).run()
+        Seeder(preset, dict(study), users, files, write).run()
