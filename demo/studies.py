@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import zlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,12 @@ def sim_users(specs: list[dict[str, Any]]) -> dict[str, Rater]:
             rater.save(update_fields=["attributes"])
         out[s["name"]] = rater
     return out
+
+
+def key(item: Item) -> int:
+    """An item's draws are keyed by its external id, not its primary key: the same answers
+    whatever ids a database hands out."""
+    return zlib.crc32(item.external_id.encode())
 
 
 class DemoFiles:
@@ -200,11 +207,12 @@ class Seeder:
         items = sorted({a.item for a in rows}, key=lambda it: it.id)
         self.truths = {it.id: self.truth(it) for it in items}
         behaviour = {s["name"]: s for s in self.study["annotators"]}
+        order = {s["name"]: n for n, s in enumerate(self.study["annotators"])}
         annotations, submitted, skipped = [], [], []
         for a in rows:
             name = by_id[a.rater_id].name
             b = behaviour[name]
-            rng = sim.rng_for(self.seed, 1, a.rater_id, a.item_id)
+            rng = sim.rng_for(self.seed, 1, order[name], key(a.item))
             left = {qid: order[0] for qid, order in (a.presentation or {}).get("pair_order", {}).items()}
             u = rng.random()
             if u < float(b.get("skip_rate", 0.0)):
@@ -268,7 +276,7 @@ class Seeder:
         for column, values in (self.study.get("shift") or {}).items():
             value = getattr(item, column, None) if hasattr(item, column) else (item.meta or {}).get(column)
             shift += float(values.get(str(value), 0.0))
-        return sim.draw_truth(sim.rng_for(self.seed, 0, item.id), self.models, item.data, shift)
+        return sim.draw_truth(sim.rng_for(self.seed, 0, key(item)), self.models, item.data, shift)
 
     def attention_checks(self, project: Project, raters: dict[str, Rater]) -> None:
         """Each simulated annotator answers the attention check(s); who fails is in the study
@@ -373,7 +381,7 @@ class Seeder:
         outputs, judged = [], []
         tokens = spec.get("tokens", [900, 60])
         for it in items:
-            rng = sim.rng_for(self.seed, 2 + k, 0, it.id)
+            rng = sim.rng_for(self.seed, 2 + k, 0, key(it))
             ctx = item_render_context(it)
             orders = [JudgeOutput.Order.ORIGINAL] + ([JudgeOutput.Order.SWAPPED] if both else [])
             answers = None
