@@ -244,6 +244,9 @@ class Preset:
     demo_judges: tuple[DemoJudge, ...] = ()
     # demo item external id -> the demo annotators' answers, submitted by the demo command
     demo_answers: Mapping[str, DemoRatings] = field(default_factory=dict)
+    # the simulated study the demo seeds (docs/demo.md): items, annotators, noise, judges
+    # (benchmarks.demo_data.DemoStudy reads ``<name>.study.json``); None: no simulated study
+    demo_study: Mapping[str, Any] | None = None
     # The protocol's validation report (the paper's tables from a project's ratings), a
     # LazyReport naming its tables module; None: the protocol has no report.
     validation_report: Callable[..., Any] | None = None

@@ -7,7 +7,8 @@ Each protocol package keeps its demo in ``benchmarks/<paper>/demo/``:
   fields name, each ``{"name", "caption", "subtitle"?, "shape"?, "mirror"?}``, the arguments of
   :func:`benchmarks.demo_images.draw_image`, so a demo image is re-drawn, byte for byte, into
   the folder the demo command gives;
-- ``<name>.answers.json`` (optional): demo item id -> the two demo annotators' answers.
+- ``<name>.answers.json`` (optional): demo item id -> the two demo annotators' answers;
+- ``<name>.study.json``: the simulated study seeded beside the demo project (docs/demo.md).
 
 The files are UTF-8 with the text readable (no ``\\u`` escapes). Images are drawn, not stored,
 because the drawing is deterministic and a few lines describe it."""
@@ -76,6 +77,30 @@ class DemoAnswers(Mapping[str, DemoRatings]):
 
     def __getitem__(self, item: str) -> DemoRatings:
         return self.table[item]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+class DemoStudy(Mapping[str, Any]):
+    """A preset's ``demo_study``: the simulated study (``<name>.study.json``: its seed, items,
+    sample, annotators, their noise and groups, the judges; see docs/demo.md), read on first use."""
+
+    def __init__(self, package: str, name: str) -> None:
+        self.path = demo_folder(package) / f"{name}.study.json"
+
+    def __repr__(self) -> str:
+        return f"DemoStudy({self.path.parent.parent.name!r}, {self.path.name!r})"
+
+    @cached_property
+    def table(self) -> dict[str, Any]:
+        return json.loads(self.path.read_text(encoding="utf-8"))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.table[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.table)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import LazyReport, Preset, StudyDesign
-from ..demo_data import DemoItems
+from ..demo_data import DemoItems, DemoStudy
 from .prompts import IMAGE_INSTRUCTIONS, IMAGE_TRANSLATIONS, TEMPLATE_INSTRUCTIONS, TEMPLATE_TRANSLATIONS
 
 # --------------------------------------------------------------------------- image validation
@@ -109,6 +109,7 @@ IMAGE = Preset(
     item_fields=IMAGE_ITEM_FIELDS,
     rubric=IMAGE_RUBRIC,
     demo_items=DemoItems("blendvis", "image"),
+    demo_study=DemoStudy("blendvis", "image"),
     defaults={"k": 3},
     study_design=IMAGE_STUDY_DESIGN,
     suggested_policy={"rule": "good == 1", "aggregation": "majority"},
@@ -177,6 +178,7 @@ TEMPLATE = Preset(
     item_fields=TEMPLATE_ITEM_FIELDS,
     rubric=TEMPLATE_RUBRIC,
     demo_items=DemoItems("blendvis", "template"),
+    demo_study=DemoStudy("blendvis", "template"),
     defaults={"k": 3},
     study_design=TEMPLATE_STUDY_DESIGN,
     # Bad templates were corrected by the team, not dropped.

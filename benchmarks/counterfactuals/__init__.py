@@ -18,7 +18,7 @@ from ..base import (
     Preset,
     StudyDesign,
 )
-from ..demo_data import DemoItems
+from ..demo_data import DemoItems, DemoStudy
 from .prompts import CLASSIFIER, CONTEXT_CHOICES, INSTRUCTIONS, PEOPLE_CHOICES, REFUSAL_CLASSIFIER, TRANSLATIONS
 
 PROTOCOL = (
@@ -140,6 +140,7 @@ AUDIT = Preset(
     item_fields=ITEM_FIELDS,
     rubric=RUBRIC,
     demo_items=DemoItems("counterfactuals", "audit"),
+    demo_study=DemoStudy("counterfactuals", "audit"),
     defaults={"k": 1},
     study_design=STUDY_DESIGN,
     judge_prompt=JUDGE_PROMPT,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import DemoJudge, DirectJudge, JudgePrompt, LazyReport, NamedTemplate, PairOrder, Preset, StudyDesign
-from ..demo_data import DemoAnswers, DemoItems
+from ..demo_data import DemoAnswers, DemoItems, DemoStudy
 from .prompts import (
     CONSISTENCY_CHECK,
     INCORPORATION_CHECK,
@@ -190,6 +190,7 @@ STORY = Preset(
     item_fields=STORY_ITEM_FIELDS,
     rubric=STORY_RUBRIC,
     demo_items=DemoItems("cqbench", "story"),
+    demo_study=DemoStudy("cqbench", "story"),
     defaults={"k": 2, "show_model_hints": False},
     study_design=STORY_STUDY_DESIGN,
     judge_prompt=STORY_JUDGE_PROMPT,
@@ -258,6 +259,7 @@ TURING = Preset(
     item_fields=TURING_ITEM_FIELDS,
     rubric=TURING_RUBRIC,
     demo_items=DemoItems("cqbench", "turing"),
+    demo_study=DemoStudy("cqbench", "turing"),
     defaults={"k": 3, "randomise_pair_order": True},
     study_design=TURING_STUDY_DESIGN,
     # a judge reads the human utterance first unless asked in both orders: "left" names the first
@@ -344,6 +346,7 @@ VALUE_EXTRACTION = Preset(
     # illustrative predictions (not the paper's data) for the demo stories, alternating between
     # two extracting models (the ``generator`` stratum, as Table 3's VE row compares models)
     demo_items=DemoItems("cqbench", "value_extraction"),
+    demo_study=DemoStudy("cqbench", "value_extraction"),
     defaults={"k": 2},
     study_design=VALUE_EXTRACTION_STUDY_DESIGN,
     judge_prompt=VALUE_EXTRACTION_JUDGE_PROMPT,

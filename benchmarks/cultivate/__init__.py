@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import DirectJudge, JudgePrompt, LazyReport, Preset, StudyDesign
-from ..demo_data import DemoItems
+from ..demo_data import DemoItems, DemoStudy
 from .prompts import DESC_INSTRUCTIONS, FAITH_INSTRUCTIONS, JUDGE_ALIGN, JUDGE_EXAG, JUDGE_HAL
 
 # --------------------------------------------------------------------------- faithfulness
@@ -172,6 +172,7 @@ FAITHFULNESS = Preset(
     item_fields=FAITH_ITEM_FIELDS,
     rubric=FAITH_RUBRIC,
     demo_items=DemoItems("cultivate", "faithfulness"),
+    demo_study=DemoStudy("cultivate", "faithfulness"),
     defaults={"k": 2},
     study_design=FAITH_STUDY_DESIGN,
     judge_prompt=FAITH_JUDGE_PROMPT,
@@ -256,6 +257,7 @@ DESCRIPTORS = Preset(
     item_fields=DESC_ITEM_FIELDS,
     rubric=DESC_RUBRIC,
     demo_items=DemoItems("cultivate", "descriptors"),
+    demo_study=DemoStudy("cultivate", "descriptors"),
     defaults={"k": 2},
     study_design=DESC_STUDY_DESIGN,
     validation_report=LazyReport("benchmarks.cultivate.tables", "descriptors_validation_report"),

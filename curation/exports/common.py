@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.models import Project
 from core import csvsafe
 
 from ..models import Export
@@ -187,4 +188,16 @@ def provenance(export: Export) -> dict[str, Any]:
         "so pseudonyms are consistent within this export only",
         # the study behind the ratings: design samples, plans, judges, the annotators as a group
         **study_provenance(project),
+        **demo_note(project),
     }
+
+
+DEMO_NOTE = (
+    "DEMO DATA: this project was made by the demo seeder (manage.py seed_demo); its answers are simulated "
+    "or illustrative, not the data of any study or paper (docs/demo.md)"
+)
+
+
+def demo_note(project: Project) -> dict[str, Any]:
+    """``{"demo": note}`` for a demo project (``options["demo"]``), so every export says so."""
+    return {"demo": DEMO_NOTE} if (project.options or {}).get("demo") else {}

@@ -319,7 +319,7 @@ dataset_info:
 ---
 
 # {project.name}
-
+{chr(10) + "> **" + prov["demo"] + ".**" + chr(10) if prov.get("demo") else ""}
 Exported from the human-validation platform ({PLATFORM_NAME} {prov["platform_version"]}) on
 {prov["export"]["exported_at"]}: {"accepted items only" if export.scope == "accepted" else "all items"},
 {rows} rows. Image columns ({", ".join(images) or "none"}) hold the images (also under `images/`, by the

@@ -67,10 +67,10 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
     }
     preview = c.post(f"/projects/{project.id}/samples/preview/", form)
     assert preview.status_code == 200 and b"Preview:" in preview.content
-    assert not Sample.objects.exists()
+    assert not Sample.objects.filter(project__name__startswith="Demo: ").exists()
     r = c.post(f"/projects/{project.id}/samples/new/", form)
     assert r.status_code == 302
-    sample = Sample.objects.get()
+    sample = Sample.objects.get(project__name__startswith="Demo: ")
     # the demo has 40 pairs (20 questions x 2 backbones): exactly 36 are drawn, proportionally
     assert sample.report["total_drawn"] == 36 and sample.report["total_asked"] == 36 and not sample.report["short"]
     assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]  # 20 / 20
@@ -88,7 +88,7 @@ def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
         },
     )
     assert r.status_code == 302, r.content[:2000]
-    plan = AssignmentPlan.objects.get()
+    plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
     for username in ("annotator3", "annotator4"):
         assert (
             c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
@@ -135,10 +135,10 @@ def test_the_valueground_design_page_suggests_the_papers_design(demo):
     sample_form = page.context["form"]
     assert sample_form["total_size"].initial == 36 and sample_form["strata"].initial == ["generator"]
     assert b'name="total_size" value="36"' in page.content
-    assert not Sample.objects.exists()
+    assert not Sample.objects.filter(project__name__startswith="Demo: ").exists()
     r = c.post(f"/projects/{project.id}/samples/new/", prefilled(sample_form))
     assert r.status_code == 302, r.content[:2000]
-    sample = Sample.objects.get()
+    sample = Sample.objects.get(project__name__startswith="Demo: ")
     assert sample.report["total_drawn"] == 36 and sample.strata_keys == ["generator"]
     assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]
 
@@ -151,13 +151,13 @@ def test_the_valueground_design_page_suggests_the_papers_design(demo):
     assert page.context["quota_rows"][:2] == [("China", "2"), ("Germany", "2")]
     assert b'name="quota_value" value="China"' in page.content and b'name="k" value="4"' in page.content
     assert b"Suggested by ValueGround" in page.content and b"k = 4" in page.content
-    assert not AssignmentPlan.objects.exists()
+    assert not AssignmentPlan.objects.filter(project__name__startswith="Demo: ").exists()
     project.refresh_from_db()
     assert project.options == options  # the GETs wrote nothing
 
     r = c.post(f"/projects/{project.id}/samples/{sample.id}/", prefilled(plan_form))
     assert r.status_code == 302, r.content[:2000]
-    plan = AssignmentPlan.objects.get()
+    plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
     assert plan.k == 4 and plan.balance == {"attribute": "nationality", "quota": {"China": 2, "Germany": 2}}
     slots: dict[int, Counter] = {}
     for item_id, requires in PoolSlot.objects.filter(plan=plan).values_list("item_id", "requires"):
@@ -215,7 +215,7 @@ def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
         f"/projects/{project.id}/samples/new/",
         {"strata": ["region"], "allocation": "equal", "per_stratum": "10", "seed": "1", "name": "CULTIVate"},
     )
-    sample = Sample.objects.get()
+    sample = Sample.objects.get(project__name__startswith="Demo: ")
     assert (
         c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code == 302
     )
@@ -231,11 +231,11 @@ def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
     default_rows = Assignment.objects.filter(project=project, plan__isnull=True).count()
     r = c.post(f"/projects/{project.id}/samples/{sample.id}/", form)
     assert r.status_code == 400 and b"no annotator of the project matches" in r.content
-    assert not AssignmentPlan.objects.exists()
+    assert not AssignmentPlan.objects.filter(project__name__startswith="Demo: ").exists()
     assert Assignment.objects.filter(project=project, plan__isnull=True).count() == default_rows
     r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {**form, "confirm_unfilled": "on"})
     assert r.status_code == 302, r.content[:2000]
-    plan = AssignmentPlan.objects.get()
+    plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
     rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__user__username"))
     assert sorted(rows) == [("Germany", "annotator1"), ("Germany", "annotator4")]
     assert plan.report["unfilled_slots"] == 16  # 8 other countries x 2: reported on the plan page

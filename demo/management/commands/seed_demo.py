@@ -27,6 +27,8 @@ from benchmarks.registry import PRESETS
 from judges.configuration import create_judge_config
 from judges.models import JudgeConfig
 
+from ... import studies
+
 # Documented in the README. Demo only: change or remove them on any shared deployment.
 DEMO_USERS = [
     ("admin", "admin", {"is_superuser": True, "is_staff": True}, {}),
@@ -69,6 +71,10 @@ class Command(BaseCommand):
                         rater.attributes = attributes
                         rater.save(update_fields=["attributes"])
                 users[username] = user
+        with tempfile.TemporaryDirectory() as tmp:
+            self.seed_projects(users, studies.DemoFiles(Path(tmp)))
+
+    def seed_projects(self, users, files) -> None:
         for key, preset in PRESETS.items():
             name = f"Demo: {preset.name}"
             if Project.objects.filter(preset_key=key, name=name).exists():
@@ -77,16 +83,14 @@ class Command(BaseCommand):
                 project = projects.create_project(name=name, preset_key=key, created_by=users["researcher"])
                 for annotator in ("annotator1", "annotator2"):
                     projects.add_member(project=project, user=users[annotator], role="annotator")
-                with tempfile.TemporaryDirectory() as tmp:
-                    folder = Path(tmp)
-                    records = preset.demo_items(folder)
-                    data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)
-                    report = importing.import_items(
-                        project=project,
-                        data=data,
-                        data_format="jsonl",
-                        images=folder if preset.image_fields() else None,
-                    )
+                records = files.records(preset)
+                data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)
+                report = importing.import_items(
+                    project=project,
+                    data=data,
+                    data_format="jsonl",
+                    images=files.folder(preset) if preset.image_fields() else None,
+                )
                 if not report.ok:
                     raise CommandError(f"demo data of {key} does not import: {report.errors[:5]}")
             self.stdout.write(f"{name}: {report.items_created} items, {report.assignments_created} assignments")
@@ -94,8 +98,12 @@ class Command(BaseCommand):
             project = Project.objects.filter(preset_key=key, name=f"Demo: {preset.name}").order_by("id").first()
             if project is None:
                 continue
+            if not project.options.get("demo"):
+                Project.objects.filter(pk=project.pk).update(options={**project.options, "demo": True})
             self.seed_judges(project, users["researcher"])
             self.seed_annotations(project, users)
+        # one simulated study per preset (docs/demo.md): the tables and verdicts the platform is for
+        studies.seed_studies(PRESETS.values(), users, files, self.stdout.write)
 
     def seed_judges(self, project: Project, researcher) -> None:
         for judge in project.preset.demo_judges:
