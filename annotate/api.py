@@ -160,7 +160,12 @@ class NextAssignmentView(APIView):
     """``GET /api/projects/{id}/next/``: the caller's next open assignment in this project."""
 
     @extend_schema(
-        operation_id="api_projects_next_retrieve",
+        operation_id="projects_next_retrieve",
+        parameters=[
+            OpenApiParameter(
+                "id", int, OpenApiParameter.PATH, description="A unique integer value identifying this project."
+            )
+        ],
         responses={200: inline_serializer("NextAssignment", {"id": serializers.IntegerField()}), 204: None},
     )
     def get(self, request: Request, pk: str) -> Response:

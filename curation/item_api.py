@@ -23,9 +23,12 @@ class ProjectItemsView(GenericAPIView):
     queryset = Item.objects.none()  # the schema's id type; rows come from browse_items
 
     @extend_schema(
-        operation_id="api_projects_items_list",
+        operation_id="projects_items_list",
         responses=ItemSerializer(many=True),
         parameters=[
+            OpenApiParameter(
+                "id", int, OpenApiParameter.PATH, description="A unique integer value identifying this project."
+            ),
             OpenApiParameter("q", str, description="text in the external id or the item's text fields"),
             OpenApiParameter("stratum", str, description="key=value over strata columns or meta keys"),
             OpenApiParameter("status", str, enum=list(browse.ITEM_STATUSES), description="work status"),
