@@ -12,7 +12,7 @@ run:
 	scripts/run
 
 test:
-	scripts/test $(ARGS)
+	scripts/test -n auto $(ARGS)
 
 # parallel over the machine's cores (pytest-xdist), without what `tests/conftest.py` marks slow
 test-fast:
