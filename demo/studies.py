@@ -9,7 +9,7 @@ fields computed by the rubric (as ``annotate.annotating.store_locked`` does), th
 marked submitted with the annotation in one transaction, and the attention checks go through
 ``submit_annotation`` itself (their QC outcome is recorded there). The judges' runs are stored
 as a finished run would leave them: one output per item and order (raw reply, parsed answer,
-tokens), one item result, and the judge rater's annotation with ``judges.services.judge_derived``."""
+tokens), one item result, and the judge rater's annotation with ``judges.ratings.judge_derived``."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ from annotation.models import Annotation, Assignment, Item, Project, Rater
 from annotation.presentation import item_render_context
 from benchmarks.base import Preset
 from core.errors import DomainError
+from judges.configuration import create_judge_config
 from judges.models import JudgeItemResult, JudgeOutput, JudgeRun
-from judges.services import create_judge_config, judge_derived, judged_rubric
+from judges.ratings import judge_derived, judged_rubric
 from studies import plans, quality, sampling
 from studies.models import AssignmentPlan
 
