@@ -198,6 +198,7 @@ def researcher_pages(project, sample, plan, export) -> dict[str, str]:
 def user_data(project) -> set[str]:
     """Names the researcher or the data chose: shown as they are in every language."""
     data = {project.name, project.preset.name, project.created_by.username}
+    data |= set(type(project).objects.values_list("name", flat=True))  # every project's name (the home page lists them)
     judges = set(JudgeConfig.objects.filter(project=project).values_list("name", flat=True))
     data |= judges | {f"judge: {j}" for j in judges}  # a judge's rater name
     data |= set(project.items.values_list("external_id", flat=True))

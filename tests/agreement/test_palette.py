@@ -11,6 +11,7 @@ import colorsys
 import math
 import random
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -160,7 +161,10 @@ def test_heatmap_heads_are_cut_and_written_upwards(client, long_named):
     for name in names:
         assert f'<th class="col" scope="col" title="{name}"><span>{name[:17]}…</span></th>' in html
         assert f'<th scope="row" title="{name}">{name[:23]}…</th>' in html
-    assert ".heat th.col > span { display:inline-block; writing-mode:vertical-rl;" in html
+    # the page's styles live in static/report.css (issue 25), linked from the page
+    assert "report.css" in html
+    css = (Path(__file__).resolve().parents[2] / "static" / "report.css").read_text()
+    assert ".heat th.col > span { display:inline-block; writing-mode:vertical-rl;" in css
     legend = re.search(r'data-testid="heat-legend">(.*?)</p>', html).group(1)
     assert "rgb(" in legend and "hsl(" not in html.split('data-testid="heatmap"')[1].split("</table>")[0]
 
