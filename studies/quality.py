@@ -301,12 +301,15 @@ def consistency_scores(project: Project) -> dict[int, dict[str, Any]]:
     rubric = project.rubric_version.parsed()
     scored = {q.id for q in rubric.questions if q.type != "text"}
     repeats = Annotation.objects.filter(assignment__project=project, assignment__purpose=Assignment.Purpose.REPEAT)
+    # the repeated items read first, as a list: as a subquery PostgreSQL planned a nested loop
+    # over every annotation of a large project (minutes on the demo studies)
+    repeated = list(repeats.values_list("item_id", flat=True).distinct())
     originals = {
         (a.item_id, a.rater_id): a.answers
         for a in Annotation.objects.filter(
             assignment__project=project,
             assignment__purpose=Assignment.Purpose.REGULAR,
-            item_id__in=repeats.values("item_id"),
+            item_id__in=repeated,
         ).only("item_id", "rater_id", "answers")
     }
     out: dict[int, list[float]] = {}
