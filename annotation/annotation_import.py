@@ -48,10 +48,12 @@ from .importing import discard_staged, save_upload, staging_root
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
-from .sources import labelstudio, long, wide
+from .sources import labelstudio, labelstudio_flat, long, wide
 from .sources.common import ReadCounts, SourceRating
 
-FORMATS = ("labelstudio", "csv", "jsonl", "wide")
+FORMATS = ("labelstudio", "labelstudio-min", "labelstudio-csv", "csv", "jsonl", "wide")
+#: Label Studio's flat exports: the task's data beside the answers (``sources.labelstudio_flat``)
+FLAT_LABELSTUDIO = ("labelstudio-min", "labelstudio-csv")
 #: item keys that mean the item's external id
 EXTERNAL_ID_KEYS = ("id", "external_id")
 MAX_REPORTED_ERRORS = 200
@@ -61,7 +63,14 @@ PROGRESS_TICK = 0.1
 #: ``q[3]``: the third element's answer of a question asked per element of a list
 ELEMENT = re.compile(r"^(?P<q>[a-z][a-z0-9_]*)\[(?P<n>\d+)\]$")
 #: file name endings of an upload, by format
-SUFFIXES = {"labelstudio": ".json", "csv": ".csv", "jsonl": ".jsonl", "wide": ".csv"}
+SUFFIXES = {
+    "labelstudio": ".json",
+    "labelstudio-min": ".json",
+    "labelstudio-csv": ".csv",
+    "csv": ".csv",
+    "jsonl": ".jsonl",
+    "wide": ".csv",
+}
 Progress = Callable[[float, str], None]
 
 
@@ -79,6 +88,8 @@ class AnnotationImportReport:
     records_read: int = 0
     annotations_read: int = 0
     skipped_cancelled: int = 0
+    #: records of a task nobody annotated (Label Studio's flat exports write one per such task)
+    skipped_empty: int = 0
     raters: int = 0
     raters_new: int = 0
     items_matched: int = 0
@@ -243,7 +254,11 @@ def read_source(
         return []
     if data_format == "labelstudio":
         return labelstudio.read(text, item_key=item_key, problem=problem, counts=counts)
+    if data_format == "labelstudio-min":
+        return labelstudio_flat.read_json_min(text, item_key=item_key, problem=problem, counts=counts)
     stream = io.StringIO(text, newline="")
+    if data_format == "labelstudio-csv":
+        return labelstudio_flat.read_csv(stream, item_key=item_key, problem=problem, counts=counts)
     if data_format == "wide":
         return wide.read(stream, item_key=item_key, problem=problem, counts=counts)
     return long.read(stream, jsonl=data_format == "jsonl", item_key=item_key, problem=problem, counts=counts)
@@ -351,6 +366,7 @@ def check_annotations(
     counts = ReadCounts()
     ratings = read_source(raw, data_format, item_key, problem, counts)
     report.records_read, report.skipped_cancelled = counts.records, counts.skipped_cancelled
+    report.skipped_empty = counts.skipped_empty
     report.annotations_read = len(ratings)
     ticker.report(0.2 * CHECK_SHARE, "checking")
     rubric = project.rubric_version.parsed()
@@ -358,12 +374,16 @@ def check_annotations(
     for name, target in explicit.items():
         if target and name not in counts.source_fields:
             problem("mapping", f"{name}={target}: the file has no field {name!r}")
+    items, several = _items_by_key(project, item_key, {r.key for r in ratings})
+    if data_format in FLAT_LABELSTUDIO:  # the task's data beside the answers: left out, shown in the mapping
+        item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
+        for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
+            explicit.setdefault(name, "")
     report.mapping, unknown = resolve_mapping(rubric, counts.source_fields, explicit)
     answered = {ELEMENT.sub(r"\g<q>", t) for t in report.mapping.values() if t}
     report.questions_unanswered = [q for q in questions if q not in answered]
     if not ratings and not problem.any:
         problem("line 1", "the file holds no annotations")
-    items, several = _items_by_key(project, item_key, {r.key for r in ratings})
     report.items_matched = len({r.key for r in ratings if r.key in items})
     raters = {
         str((p or {}).get("source_id")): (rid, attrs or {})
@@ -395,6 +415,13 @@ def check_annotations(
         if item is None:
             if rating.key in several:
                 problem(where, f"{key_label} {rating.key!r} names several items ({', '.join(several[rating.key])})")
+            elif data_format == "labelstudio-min" and item_key in EXTERNAL_ID_KEYS:
+                problem(
+                    where,
+                    f"unknown item: no item with {key_label} {rating.key!r} in this project (in a JSON-MIN "
+                    "export 'id' is Label Studio's task id: match the items by a field of the task's data "
+                    "with the item key, or export CSV, which keeps the data's id)",
+                )
             else:
                 problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project")
             continue

@@ -395,11 +395,13 @@ class AnnotationImport(Job):
         CSV = "csv", "Long CSV (item, rater, field, value)"
         JSONL = "jsonl", "Long JSONL (item, rater, field, value)"
         WIDE = "wide", "Wide CSV (one row per rater and item)"
+        LABELSTUDIO_MIN = "labelstudio-min", "Label Studio JSON-MIN export"
+        LABELSTUDIO_CSV = "labelstudio-csv", "Label Studio CSV export"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     data_file = models.CharField(max_length=500)
-    data_format = models.CharField(max_length=12, choices=Format.choices)
+    data_format = models.CharField(max_length=20, choices=Format.choices)
     original_name = models.CharField(max_length=255, blank=True)
     item_key = models.CharField(max_length=200, default="id")
     #: explicit source field -> rubric question ("" = ignore the field), as given
@@ -414,7 +416,9 @@ class AnnotationImport(Job):
                 condition=Q(status__in=["queued", "running", "done", "failed"]), name="annotation_import_status_valid"
             ),
             models.CheckConstraint(
-                condition=Q(data_format__in=["labelstudio", "csv", "jsonl", "wide"]),
+                condition=Q(
+                    data_format__in=["labelstudio", "csv", "jsonl", "wide", "labelstudio-min", "labelstudio-csv"]
+                ),
                 name="annotation_import_format_valid",
             ),
         ]

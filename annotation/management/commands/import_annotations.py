@@ -15,7 +15,7 @@ from core.errors import DomainError
 
 class Command(BaseCommand):
     help = (
-        "Import human annotations (Label Studio JSON, long CSV/JSONL, wide CSV) onto a project's items, "
+        "Import human annotations (Label Studio JSON, JSON-MIN or CSV, long CSV/JSONL, wide CSV) onto a project's items, "
         "each source annotator as a pseudonymous rater; all or nothing."
     )
 
@@ -79,7 +79,9 @@ class Command(BaseCommand):
             self.stdout.write(f"this file was already imported (import {report.duplicate_of}): nothing added")
             return
         counts = (
-            f"{report.annotations_read} annotations read ({report.skipped_cancelled} cancelled skipped), "
+            f"{report.annotations_read} annotations read ({report.skipped_cancelled} cancelled skipped"
+            + (f", {report.skipped_empty} tasks without annotations" if report.skipped_empty else "")
+            + "), "
             f"{report.raters} raters ({report.raters_new} new), {report.items_matched} items, "
             f"{report.already_imported} already imported"
         )

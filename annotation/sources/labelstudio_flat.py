@@ -1,0 +1,225 @@
+"""Label Studio's flat exports: ``JSON_MIN`` (a list of records) and ``CSV`` (one row per record),
+as written by Label Studio's converter (``label_studio_sdk.converter``: ``convert_to_json_min``,
+``exports/csv2.py``). One record per annotation that was not cancelled: the task's ``data``
+fields, one column per control (its ``from_name``) holding the *prettified* result, and
+``annotator`` (the e-mail when Label Studio knows the user as an object, else the user id; an
+e-mail is kept only as a digest, :func:`source_rater`),
+``annotation_id``, ``created_at``, ``updated_at``, ``lead_time`` (seconds); optionally
+``agreement``, ``history`` and a ``<control>_transcript`` for chats. A task without annotations
+gives a record with an empty ``annotator``: skipped and counted.
+
+How the converter prettifies a control's results (``converter.utils.prettify_result``), read back
+here: one choice -> the choice (text); several -> ``{"choices": [...]}``; one text area line ->
+the text, several -> ``{"text": [...]}`` (the lines joined); a rating, number or pairwise result
+-> ``[{"rating": 4}]``, ``[{"number": 3}]``, ``[{"selected": "left"}]``; regions -> a list of
+``{"start", "end", "labels": [...]}`` (the labels of all regions once each: a checklist). In the
+CSV every non-text value is that JSON as text.
+
+Which columns are task data rather than answers is not written in the file; the import leaves
+out the columns named after a field of the project's items (:func:`task_data_columns`), and a
+task's ``data`` key colliding with a control is written ``_data_<key>`` by the CSV export.
+
+The ``id`` column: in JSON_MIN it is Label Studio's task id (the converter writes it over a
+``data.id``); in the CSV the task's ``data.id`` when there is one, else the task id."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .common import Problem, ReadCounts, SourceRating, duration_ms, parse_time, text_of
+
+#: the columns the converter adds around the task data and the controls
+META_COLUMNS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_time", "agreement", "history")
+#: a task data key that collides with a control's name, as the CSV export renames it
+DATA_PREFIX = "_data_"
+#: the one key of a prettified single result, by control type
+SCALAR_KEYS = ("rating", "number", "selected")
+#: the item key names that mean "the external id" (as in the other readers)
+EXTERNAL_ID_KEYS = ("id", "external_id")
+
+
+def decode_result(value: Any) -> Any:
+    """A control's prettified result as the raw answer the import coerces: the choice, the
+    choices, the text, the rating / number / side, or the labels of all regions."""
+    if isinstance(value, dict):
+        if isinstance(value.get("choices"), list):
+            return value["choices"]
+        if isinstance(value.get("text"), list):
+            return "\n".join(str(t) for t in value["text"])
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        if len(value) == 1:
+            for key in SCALAR_KEYS:
+                if key in value[0]:
+                    return value[0][key]
+        labels: list[Any] = []
+        for region in value:
+            found = next((region[k] for k in region if k.endswith("labels") and isinstance(region[k], list)), None)
+            if found is None:
+                found = region.get("choices") if isinstance(region.get("choices"), list) else None
+            if found is None:
+                return value
+            labels.extend(x for x in found if x not in labels)
+        return labels
+    return value
+
+
+def decode_cell(cell: str) -> Any:
+    """A CSV cell: the converter writes every result that is not one choice or one line of text
+    as JSON; a cell that does not read as one of its shapes is kept as text."""
+    text = cell.strip()
+    if text[:1] in "[{":
+        try:
+            parsed = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return cell
+        decoded = decode_result(parsed)
+        if decoded is not parsed:
+            return decoded
+    return cell
+
+
+def source_rater(annotator: Any) -> str:
+    """The annotator's source id: Label Studio's user id, or, where the export gives the user's
+    e-mail, a digest of it (the e-mail itself is never stored; the same address is the same rater
+    in every later import of the project)."""
+    text = text_of(annotator)
+    if "@" in text:
+        return "email-sha256:" + hashlib.sha256(text.casefold().encode("utf-8")).hexdigest()[:20]
+    return text
+
+
+def _key_of(record: dict[str, Any], item_key: str) -> Any:
+    if item_key in record:
+        return record[item_key]
+    if item_key in EXTERNAL_ID_KEYS:
+        return next((record[k] for k in EXTERNAL_ID_KEYS if k in record), None)
+    return None
+
+
+def _records(
+    rows: Iterable[tuple[str, dict[str, Any]]],
+    *,
+    item_key: str,
+    decode: Any,
+    problem: Problem,
+    counts: ReadCounts,
+) -> list[SourceRating]:
+    out: list[SourceRating] = []
+    for where, record in rows:
+        counts.records += 1
+        annotator = record.get("annotator")
+        if annotator is None or annotator == "":
+            counts.skipped_empty += 1  # a task nobody annotated
+            continue
+        key = _key_of(record, item_key)
+        if key is None or key == "":
+            problem(where, f"no {item_key!r} column value (the item key)")
+            continue
+        rating = SourceRating(where=where, key=text_of(key), rater=source_rater(annotator))
+        for name, value in record.items():
+            if (
+                name in META_COLUMNS
+                or name in (item_key, "id")  # "id": the task's (or its data's) id, never an answer
+                or name.startswith(DATA_PREFIX)
+                or name.endswith("_transcript")
+                or value is None
+                or value == ""
+            ):
+                continue
+            rating.answers[name] = decode(value)
+            counts.saw(name)
+        try:
+            rating.duration_ms = duration_ms(record.get("lead_time"), seconds=True)
+            rating.submitted_at = parse_time(record.get("updated_at") or record.get("created_at"))
+        except ValueError as exc:
+            problem(where, str(exc))
+            continue
+        out.append(rating)
+    return out
+
+
+def read_json_min(text: str, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
+    """Label Studio's ``JSON_MIN`` export: a list of flat records."""
+    try:
+        records = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem(f"line {exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
+        return []
+    except RecursionError:
+        problem("line 1", "the JSON is nested too deeply")
+        return []
+    if not isinstance(records, list):
+        problem("line 1", "a Label Studio JSON-MIN export is a list of records")
+        return []
+    if any(isinstance(r, dict) and isinstance(r.get("data"), dict) and "annotations" in r for r in records):
+        problem(
+            "line 1", "this is Label Studio's full JSON export (tasks with 'annotations'): use the format labelstudio"
+        )
+        return []
+
+    def rows() -> Iterator[tuple[str, dict[str, Any]]]:
+        for i, record in enumerate(records):
+            if not isinstance(record, dict):
+                problem(f"record #{i + 1}", "a record must be an object")
+                continue
+            ids = [
+                f"{name} {text_of(record[name])}" for name in ("id", "annotation_id") if record.get(name) is not None
+            ]
+            yield f"record #{i + 1}" + (f" ({', '.join(ids)})" if ids else ""), record
+
+    return _records(rows(), item_key=item_key, decode=decode_result, problem=problem, counts=counts)
+
+
+def read_csv(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
+    """Label Studio's ``CSV`` export: a header, then one row per record."""
+    reader = csv.reader(stream)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        problem("line 1", "the file is empty")
+        return []
+    except csv.Error as exc:
+        problem("line 1", f"malformed CSV ({exc})")
+        return []
+    if "annotator" not in header:
+        problem("line 1", "the header has no 'annotator' column (is this Label Studio's CSV export?)")
+        return []
+
+    def rows() -> Iterator[tuple[str, dict[str, Any]]]:
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                problem(f"line {reader.line_num}", f"malformed CSV ({exc})")
+                return
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            where = f"line {reader.line_num}"
+            if len(row) > len(header):
+                counts.records += 1
+                problem(where, "the row has more cells than the header")
+                continue
+            if any("\x00" in c for c in row):
+                counts.records += 1
+                problem(where, "text holds a NUL character (\\u0000), which cannot be stored")
+                continue
+            yield where, dict(zip(header, row + [""] * (len(header) - len(row)), strict=True))
+
+    return _records(rows(), item_key=item_key, decode=decode_cell, problem=problem, counts=counts)
+
+
+def task_data_columns(fields: Iterable[str], item_fields: set[str], questions: set[str]) -> list[str]:
+    """The source fields that are the task's data, not answers: named after a field of the
+    project's items and not after a rubric question (a question wins: it is what was asked)."""
+    return [f for f in fields if f in item_fields and f not in questions]
+
+
+__all__ = ["decode_cell", "decode_result", "read_csv", "read_json_min", "source_rater", "task_data_columns"]
