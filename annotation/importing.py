@@ -53,7 +53,7 @@ from .assets import (
 from .assigning import assign_new_items, uses_default_assignment
 from .bulk import insert_rows, reserve_ids
 from .item_schema import CheckedRecord, check_record
-from .models import Asset, ImportJob, Item, Project
+from .models import AnnotationImport, Asset, ImportJob, Item, Project
 
 MAX_REPORTED_ERRORS = 200
 BATCH = 2000
@@ -618,6 +618,35 @@ def discard_staged(folder: Path) -> None:
     root = staging_root().resolve()
     if folder.resolve().parent == root:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep_staged_uploads(*, max_age_s: float | None = None, now: float | None = None) -> int:
+    """Delete staging folders left behind (a page preview never confirmed, a process killed
+    between upload and job): those untouched for ``max_age_s`` (``HV_STAGED_UPLOAD_TTL_SECONDS``)
+    that no unfinished item or annotations import reads. Returns how many were deleted. Run by
+    beat (``annotation.sweep_staged_uploads``); a file given on the command line is never under
+    the staging root, so never touched."""
+    root = staging_root()
+    if not root.is_dir():
+        return 0
+    max_age_s = settings.HV_STAGED_UPLOAD_TTL_SECONDS if max_age_s is None else max_age_s
+    cutoff = (time.time() if now is None else now) - max_age_s
+    unfinished = {
+        Path(f).parent.name
+        for model in (ImportJob, AnnotationImport)
+        for f in model.objects.exclude(status__in=jobs.TERMINAL).values_list("data_file", flat=True)
+        if f
+    }
+    deleted = 0
+    for folder in root.iterdir():
+        try:
+            stale = folder.is_dir() and folder.stat().st_mtime < cutoff
+        except OSError:  # deleted meanwhile
+            continue
+        if stale and folder.name not in unfinished:
+            discard_staged(folder)
+            deleted += 1
+    return deleted
 
 
 def discard_upload(job: ImportJob) -> None:

@@ -5,6 +5,7 @@ from celery import shared_task
 
 from .annotation_import import discard_annotation_upload, run_annotation_import_job
 from .importing import discard_upload, run_import_job
+from .importing import sweep_staged_uploads as sweep
 from .models import AnnotationImport, ImportJob
 
 
@@ -25,3 +26,10 @@ def run_annotation_import(job_id: int) -> str:
 
 
 __all__ = ["discard_annotation_upload", "discard_upload", "run_annotation_import", "run_import"]
+
+
+@shared_task(name="annotation.sweep_staged_uploads", ignore_result=True)
+def sweep_staged_uploads() -> int:
+    """Delete the staged uploads nobody imported (``importing.sweep_staged_uploads``); beat runs
+    this hourly (``CELERY_BEAT_SCHEDULE``)."""
+    return sweep()

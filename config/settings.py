@@ -291,7 +291,11 @@ HV_JOB_RESEND_SECONDS = float(os.environ.get("HV_JOB_RESEND_SECONDS", 900))
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "studies.expire_leases", "schedule": 60.0},
     "reap-jobs": {"task": "core.reap_jobs", "schedule": HV_JOB_REAP_SECONDS},
+    "sweep-staged-uploads": {"task": "annotation.sweep_staged_uploads", "schedule": 3600.0},
 }
+# An uploaded file waiting in MEDIA_ROOT/imports for a confirmation that never came (a preview
+# left open) is deleted after this long (annotation/importing.py: sweep_staged_uploads).
+HV_STAGED_UPLOAD_TTL_SECONDS = float(os.environ.get("HV_STAGED_UPLOAD_TTL_SECONDS", 24 * 3600))
 
 # Assignment leases and crowd entry.
 HV_LEASE_SECONDS = int(os.environ.get("HV_LEASE_SECONDS", 1800))
