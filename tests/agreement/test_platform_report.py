@@ -393,7 +393,9 @@ def verdict_project(db):
     quality = {it.id: 1 + (k % 5) for k, it in enumerate(items)}
     rated = {it.id for it in items[:HUMAN_RATED]}
     rng = random.Random(7)
-    for a in Assignment.objects.filter(project=project, rater__kind="human").select_related("rater", "item"):
+    for a in (
+        Assignment.objects.filter(project=project, rater__kind="human").select_related("rater", "item").order_by("id")
+    ):
         if a.item_id in rated:
             annotating.submit_annotation(
                 assignment_id=a.id, rater=a.rater, answers=story_answers(rng, quality[a.item_id])
