@@ -3,8 +3,11 @@ annotator and item, or a problem ``(where, message)``; and the few helpers they 
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -107,16 +110,73 @@ def first_present(names: tuple[str, ...], header: list[str]) -> str | None:
     return next((n for n in names if n in header), None)
 
 
+def csv_table(stream: io.TextIOBase, problem: Problem) -> tuple[list[str], Iterator[tuple[int, list[str]]]] | None:
+    """A CSV's header (names stripped) and its rows as ``(line, cells)``, the cells padded to the
+    header's width. Blank rows are skipped; a row wider than the header or holding a NUL is
+    reported and skipped; a malformed file is reported where it breaks. None (reported) for an
+    empty or unreadable header."""
+    reader = csv.reader(stream)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        problem("line 1", "the file is empty")
+        return None
+    except csv.Error as exc:
+        problem("line 1", f"malformed CSV ({exc})")
+        return None
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        width = len(header)
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                problem(f"line {reader.line_num}", f"malformed CSV ({exc})")
+                return
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) > width:
+                problem(f"line {reader.line_num}", "the row has more cells than the header")
+                continue
+            if any("\x00" in c for c in row):
+                problem(f"line {reader.line_num}", "text holds a NUL character (\\u0000), which cannot be stored")
+                continue
+            yield reader.line_num, row + [""] * (width - len(row))
+
+    return header, rows()
+
+
+#: what :func:`load_json` answers for text that is not JSON (the problem is reported)
+NOT_JSON = object()
+
+
+def load_json(text: str, problem: Problem, *, line: int | None = None) -> Any:
+    """``text`` parsed, or :data:`NOT_JSON` with the problem reported where it is (the line of the
+    file, or ``line`` for one line of a JSONL file)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem(f"line {line or exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
+    except RecursionError:
+        problem(f"line {line or 1}", "the JSON is nested too deeply")
+    return NOT_JSON
+
+
 __all__ = [
     "ATTRIBUTE_PREFIXES",
     "ITEM_COLUMN",
+    "NOT_JSON",
     "RATER_COLUMNS",
     "Problem",
     "ReadCounts",
     "SourceRating",
     "attribute_name",
+    "csv_table",
     "duration_ms",
     "first_present",
+    "load_json",
     "parse_time",
     "text_of",
 ]

@@ -11,10 +11,9 @@ are counted and left out. The item key is read from the task's ``data``."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from .common import Problem, ReadCounts, SourceRating, duration_ms, parse_time, text_of
+from .common import NOT_JSON, Problem, ReadCounts, SourceRating, duration_ms, load_json, parse_time, text_of
 
 #: result types whose value is one entry of ``value``
 SCALAR_TYPES = {"choices": "choices", "rating": "rating", "number": "number", "pairwise": "selected"}
@@ -55,13 +54,8 @@ def item_key_of(data: dict[str, Any], item_key: str) -> Any:
 
 
 def read(text: str, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
-    try:
-        tasks = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem(f"line {exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
-        return []
-    except RecursionError:
-        problem("line 1", "the JSON is nested too deeply")
+    tasks = load_json(text, problem)
+    if tasks is NOT_JSON:
         return []
     if isinstance(tasks, dict) and isinstance(tasks.get("tasks"), list):
         tasks = tasks["tasks"]

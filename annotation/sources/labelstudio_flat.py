@@ -24,14 +24,13 @@ The ``id`` column: in JSON_MIN it is Label Studio's task id (the converter write
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .common import Problem, ReadCounts, SourceRating, duration_ms, parse_time, text_of
+from .common import NOT_JSON, Problem, ReadCounts, SourceRating, csv_table, duration_ms, load_json, parse_time, text_of
 
 #: the columns the converter adds around the task data and the controls
 META_COLUMNS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_time", "agreement", "history")
@@ -146,13 +145,8 @@ def _records(
 
 def read_json_min(text: str, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
     """Label Studio's ``JSON_MIN`` export: a list of flat records."""
-    try:
-        records = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem(f"line {exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
-        return []
-    except RecursionError:
-        problem("line 1", "the JSON is nested too deeply")
+    records = load_json(text, problem)
+    if records is NOT_JSON:
         return []
     if not isinstance(records, list):
         problem("line 1", "a Label Studio JSON-MIN export is a list of records")
@@ -178,42 +172,15 @@ def read_json_min(text: str, *, item_key: str, problem: Problem, counts: ReadCou
 
 def read_csv(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
     """Label Studio's ``CSV`` export: a header, then one row per record."""
-    reader = csv.reader(stream)
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        problem("line 1", "the file is empty")
+    table = csv_table(stream, problem)
+    if table is None:
         return []
-    except csv.Error as exc:
-        problem("line 1", f"malformed CSV ({exc})")
-        return []
+    header, rows = table
     if "annotator" not in header:
         problem("line 1", "the header has no 'annotator' column (is this Label Studio's CSV export?)")
         return []
-
-    def rows() -> Iterator[tuple[str, dict[str, Any]]]:
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                problem(f"line {reader.line_num}", f"malformed CSV ({exc})")
-                return
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
-            where = f"line {reader.line_num}"
-            if len(row) > len(header):
-                counts.records += 1
-                problem(where, "the row has more cells than the header")
-                continue
-            if any("\x00" in c for c in row):
-                counts.records += 1
-                problem(where, "text holds a NUL character (\\u0000), which cannot be stored")
-                continue
-            yield where, dict(zip(header, row + [""] * (len(header) - len(row)), strict=True))
-
-    return _records(rows(), item_key=item_key, decode=decode_cell, problem=problem, counts=counts)
+    records = ((f"line {line}", dict(zip(header, row, strict=True))) for line, row in rows)
+    return _records(records, item_key=item_key, decode=decode_cell, problem=problem, counts=counts)
 
 
 def task_data_columns(fields: Iterable[str], item_fields: set[str], questions: set[str]) -> list[str]:

@@ -8,9 +8,7 @@ item make one rating, wherever they are in the file."""
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,14 +18,17 @@ from .common import (
     DURATION_MS_COLUMNS,
     DURATION_S_COLUMNS,
     ITEM_COLUMN,
+    NOT_JSON,
     RATER_COLUMNS,
     TIMESTAMP_COLUMNS,
     Problem,
     ReadCounts,
     SourceRating,
     attribute_name,
+    csv_table,
     duration_ms,
     first_present,
+    load_json,
     parse_time,
     text_of,
 )
@@ -38,48 +39,21 @@ VALUE_COLUMN = "value"
 
 def _rows_csv(stream: io.TextIOBase, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, the row's non-empty cells by column); the first yield is (1, every column name)."""
-    reader = csv.reader(stream)
-    try:
-        header = next(reader)
-    except StopIteration:
-        problem("line 1", "the file is empty")
+    table = csv_table(stream, problem)
+    if table is None:
         return
-    except csv.Error as exc:
-        problem("line 1", f"malformed CSV ({exc})")
-        return
-    header = [h.strip() for h in header]
+    header, rows = table
     yield 1, dict.fromkeys(header, "")
-    width = len(header)
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            problem(f"line {reader.line_num}", f"malformed CSV ({exc})")
-            return
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        if len(row) > width:
-            problem(f"line {reader.line_num}", "the row has more cells than the header")
-            continue
-        if any("\x00" in c for c in row):
-            problem(f"line {reader.line_num}", "text holds a NUL character (\\u0000), which cannot be stored")
-            continue
-        yield reader.line_num, {h: c for h, c in zip(header, row, strict=False) if c != ""}
+    for line, row in rows:
+        yield line, {h: c for h, c in zip(header, row, strict=True) if c != ""}
 
 
 def _rows_jsonl(stream: io.TextIOBase, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
     for line_no, line in enumerate(stream, start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problem(f"line {line_no}", f"invalid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        except RecursionError:
-            problem(f"line {line_no}", "the JSON is nested too deeply")
+        record = load_json(line, problem, line=line_no)
+        if record is NOT_JSON:
             continue
         if not isinstance(record, dict):
             problem(f"line {line_no}", "a line must be a JSON object")

@@ -7,7 +7,6 @@ question, or mapped). An empty cell is no answer."""
 
 from __future__ import annotations
 
-import csv
 import io
 
 from .common import (
@@ -20,6 +19,7 @@ from .common import (
     ReadCounts,
     SourceRating,
     attribute_name,
+    csv_table,
     duration_ms,
     first_present,
     parse_time,
@@ -28,15 +28,10 @@ from .common import (
 
 
 def read(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
-    reader = csv.reader(stream)
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        problem("line 1", "the file is empty")
+    table = csv_table(stream, problem)
+    if table is None:
         return []
-    except csv.Error as exc:
-        problem("line 1", f"malformed CSV ({exc})")
-        return []
+    header, rows = table
     item_col = item_key if item_key in header else ITEM_COLUMN
     rater_col = first_present(RATER_COLUMNS, header)
     missing = [c for c, found in ((item_col, item_col in header), ("rater", rater_col)) if not found]
@@ -51,25 +46,9 @@ def read(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: Read
     field_cols = [c for c in header if c not in roles and c not in attribute_cols and c]
     index = {c: i for i, c in enumerate(header)}
     out: list[SourceRating] = []
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            problem(f"line {reader.line_num}", f"malformed CSV ({exc})")
-            break
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
+    for line, row in rows:
         counts.records += 1
-        where = f"line {reader.line_num}"
-        if len(row) > len(header):
-            problem(where, "the row has more cells than the header")
-            continue
-        row = row + [""] * (len(header) - len(row))
-        if any("\x00" in c for c in row):
-            problem(where, "text holds a NUL character (\\u0000), which cannot be stored")
-            continue
+        where = f"line {line}"
         key, rater = row[index[item_col]].strip(), row[index[rater_col]].strip()
         if not key or not rater:
             problem(where, f"no {'item' if not key else 'rater'}")
