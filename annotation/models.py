@@ -391,10 +391,10 @@ class AnnotationImport(Job):
     to rubric questions; ``report`` holds the progress while it runs, then the outcome."""
 
     class Format(models.TextChoices):
-        LABELSTUDIO = "labelstudio", "Label Studio JSON export"
-        CSV = "csv", "Long CSV (item, rater, field, value)"
-        JSONL = "jsonl", "Long JSONL (item, rater, field, value)"
-        WIDE = "wide", "Wide CSV (one row per rater and item)"
+        LABELSTUDIO = "labelstudio", _("Label Studio JSON export")
+        CSV = "csv", _("Long CSV (item, rater, field, value)")
+        JSONL = "jsonl", _("Long JSONL (item, rater, field, value)")
+        WIDE = "wide", _("Wide CSV (one row per rater and item)")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
