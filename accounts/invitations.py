@@ -30,7 +30,7 @@ from annotation.projects import add_member, rater_for_user
 from core.errors import DomainError
 
 from .models import Invitation
-from .services import LANGUAGE_KEY, digest
+from .services import digest
 
 #: links read ``/invite/inv_<43 url-safe characters>/`` (256 bits)
 PREFIX = "inv_"
@@ -38,8 +38,8 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 30
 #: open invitations a project may hold at once (each is a way in; revoke or let them expire)
 MAX_OPEN = 200
-#: profile keys a researcher may not set: the system's own (crowd flag, UI language)
-RESERVED_KEYS = frozenset({"crowd", LANGUAGE_KEY})
+#: profile keys a researcher may not set: the system's own (the crowd flag)
+RESERVED_KEYS = frozenset({"crowd"})
 KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,49}$")
 MAX_VALUE = 100
 

@@ -58,3 +58,20 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation {self.pk} to project {self.project_id}"
+
+
+class Preference(models.Model):
+    """A user's own settings for the UI: kept apart from the rater's profile
+    (``Rater.attributes``), which is data a study matches on and exports. The UI language is
+    the one setting: chosen in the header's switcher, it follows the user to another browser
+    (restored at log-in)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="preference"
+    )
+    ui_language = models.CharField(
+        max_length=16, blank=True, help_text="the UI language the user chose (one of settings.LANGUAGES)"
+    )
+
+    def __str__(self) -> str:
+        return f"preferences of user {self.user_id}"

@@ -1,4 +1,5 @@
-"""Making, revoking and checking personal API tokens (see :mod:`accounts.models`)."""
+"""Making, revoking and checking personal API tokens, and keeping a user's UI language (see
+:mod:`accounts.models`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,12 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import Rater
 from core.errors import DomainError
 
-from .models import ApiToken
+from .models import ApiToken, Preference
 
 #: tokens read ``hv_<43 url-safe characters>`` (256 bits); the prefix tells them apart in logs
 PREFIX = "hv_"
@@ -68,30 +67,17 @@ def user_for_key(key: str) -> AbstractBaseUser | None:
 
 
 # --------------------------------------------------------------------------- UI language
-#: the profile key of an annotator's chosen UI language (``Rater.attributes``, the one profile a
-#: person has); a key no eligibility rule or pre-screen is expected to name
-LANGUAGE_KEY = "ui_language"
-
-
-def remember_language(*, user: AbstractBaseUser, code: str) -> bool:
-    """Keep ``code`` (one of ``settings.LANGUAGES``) as the user's UI language in their profile,
-    so that it follows them to another browser (:func:`preferred_language` at log-in). Users
-    without a profile (researchers who never annotate) keep only the browser's cookie; returns
-    whether it was kept."""
+def remember_language(*, user: AbstractBaseUser, code: str) -> None:
+    """Keep ``code`` (one of ``settings.LANGUAGES``) as the user's UI language, so that it
+    follows them to another browser (:func:`preferred_language` at log-in). It is a preference
+    of the account (:class:`accounts.models.Preference`), not a profile attribute: rules do not
+    match on it and exports do not carry it."""
     if code not in dict(settings.LANGUAGES):
         raise DomainError(f"unknown language {code!r}")
-    with transaction.atomic():
-        rater = Rater.objects.select_for_update().filter(user=user).first()
-        if rater is None:
-            return False
-        if rater.attributes.get(LANGUAGE_KEY) != code:
-            rater.attributes = {**rater.attributes, LANGUAGE_KEY: code}
-            rater.save(update_fields=["attributes"])
-    return True
+    Preference.objects.update_or_create(user=user, defaults={"ui_language": code})
 
 
 def preferred_language(user: AbstractBaseUser) -> str | None:
-    """The UI language kept in the user's profile, when it is still one of ``settings.LANGUAGES``."""
-    attributes = Rater.objects.filter(user=user).values_list("attributes", flat=True).first() or {}
-    code = attributes.get(LANGUAGE_KEY) if isinstance(attributes, dict) else None
+    """The UI language the user chose, when it is still one of ``settings.LANGUAGES``."""
+    code = Preference.objects.filter(user=user).values_list("ui_language", flat=True).first()
     return code if code in dict(settings.LANGUAGES) else None

@@ -55,8 +55,8 @@ def revoke(request: HttpRequest, token_id: int) -> HttpResponse:
 
 @require_POST
 def set_language(request: HttpRequest) -> HttpResponse:
-    """Django's ``set_language`` (the cookie, then back to ``next``), and for a logged-in
-    annotator the choice is also kept in their profile, so another browser gets it at log-in."""
+    """Django's ``set_language`` (the cookie, then back to ``next``), and for a logged-in user
+    the choice is also kept in their preferences, so another browser gets it at log-in."""
     code = request.POST.get("language", "")
     if code not in dict(settings.LANGUAGES):
         # Django would set the cookie for any language it has a catalog of; the UI has these only
@@ -70,7 +70,7 @@ def set_language(request: HttpRequest) -> HttpResponse:
 
 class LoginView(ThrottledLoginView):
     """The throttled login page; a successful log-in switches to the language kept in the user's
-    profile (it sets the same cookie the switcher sets)."""
+    preferences (it sets the same cookie the switcher sets)."""
 
     def form_valid(self, form) -> HttpResponse:
         response = super().form_valid(form)

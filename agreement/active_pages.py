@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
 
 from annotation.models import Project
 from core.errors import DomainError
@@ -17,7 +18,7 @@ from judges import uncertainty as judge_uncertainty
 from studies import active as active_design
 from studies.models import Sample
 
-from . import active, selectors
+from . import active, selectors, table_strings
 from .active_forms import ActiveSampleForm
 from .presentation import active_context
 
@@ -37,7 +38,7 @@ def _choices(project: Project, data: Any) -> dict[str, Any]:
     )
     return {
         "judges": judges,
-        "sources": judge_uncertainty.sources(project, judge),
+        "sources": judge_uncertainty.sources(project, judge),  # stored with the sample as they are (English)
         "fields": fields,
         "judge": judge,
         "column": column,
@@ -73,7 +74,7 @@ def histogram_svg(summary: dict[str, Any], w: int = 300, h: int = 80) -> SafeStr
         h,
         w,
         h,
-        "histogram of the uncertainty",
+        _("histogram of the uncertainty"),
         rects,
     )
 
@@ -83,7 +84,7 @@ def page_context(project: Project, data: Any) -> dict[str, Any]:
     form = ActiveSampleForm(
         data if data and "source" in data else None,
         judges=c["judges"],
-        sources=c["sources"],
+        sources=[(key, table_strings.translate(label)) for key, label in c["sources"]],
         fields=c["fields"],
         initial={"judge": c["judge"].id if c["judge"] else None},
     )
@@ -93,7 +94,7 @@ def page_context(project: Project, data: Any) -> dict[str, Any]:
         if source in dict(c["sources"]):
             u = judge_uncertainty.item_uncertainty(project, c["judge"], source, data.get("field") or "")
             distribution = active_design.describe(list(u.values()))
-            distribution["source"] = dict(c["sources"])[source]
+            distribution["source"] = table_strings.translate(dict(c["sources"])[source])
             distribution["svg"] = histogram_svg(distribution)
     frame = c["frame"]
     series = []
@@ -127,9 +128,12 @@ def draw_from_form(project: Project, data: Any, user: AbstractBaseUser | None) -
             rv = active.residual_variance(c["frame"], c["column"], d["field"]) if c["column"] else None
             if not rv:
                 raise DomainError(
-                    "no item has both a human rating and the judge's for this field: give the judge's residual variance"
+                    _(
+                        "no item has both a human rating and the judge's for this field: give the judge's "
+                        "residual variance"
+                    )
                 )
-        ids, _ = active_design.population_ids(project, u)
+        ids, _missing = active_design.population_ids(project, u)
         budget = active_design.budget_for_half_width([u[i] for i in ids], rv, d["target_half_width"])
     return active_design.draw_active_sample(
         project=project,

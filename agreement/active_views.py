@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import managed_project_or_403
@@ -48,7 +49,12 @@ def active_draw(request: HttpRequest, project_id: int) -> HttpResponse:
         sample = active_pages.draw_from_form(project, request.POST, request.user)
     except DomainError as exc:
         return _render(request, project, request.POST, error=exc.message, status=400)
-    messages.success(request, f"Drew {sample.report['total_drawn']} items: assign them with a plan below.")
+    n = sample.report["total_drawn"]
+    messages.success(
+        request,
+        ngettext("Drew %(n)d item: assign it with a plan below.", "Drew %(n)d items: assign them with a plan below.", n)
+        % {"n": n},
+    )
     return redirect(reverse("sample_detail", args=[project.id, sample.id]))
 
 
@@ -63,5 +69,10 @@ def active_next_round(request: HttpRequest, project_id: int, sample_id: int) -> 
         sample = active_pages.next_round(first, refit=bool(form.cleaned_data.get("refit")), user=request.user)
     except DomainError as exc:
         return refused(request, exc, reverse("active_sample", args=[project.id]))
-    messages.success(request, f"Round {sample.design['round'] + 1}: drew {sample.report['total_drawn']} items.")
+    n = sample.report["total_drawn"]
+    messages.success(
+        request,
+        ngettext("Round %(round)d: drew %(n)d item.", "Round %(round)d: drew %(n)d items.", n)
+        % {"round": sample.design["round"] + 1, "n": n},
+    )
     return redirect(reverse("sample_detail", args=[project.id, sample.id]))

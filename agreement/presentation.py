@@ -13,9 +13,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop, ngettext
+from django.utils.translation import gettext_noop, ngettext, pgettext
 
 from stats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
+from studies.forms import QCForm
+from studies.models import AssignmentPlan, Sample
 
 from . import table_strings
 from .selectors import base_field
@@ -578,24 +580,38 @@ def printable_context(result: dict[str, Any], study: dict[str, Any]) -> dict[str
     """The printable report page (``/projects/<id>/report/``): the protocol's tables and the
     verdicts as the agreement page shows them, and the study's settings (``selectors.study_settings``)
     as label / value rows, parameters written as ``key = value``."""
+    qc_labels = {k: f.label for k, f in QCForm.base_fields.items()}
     return {
         **report_context(result),
         "printable": True,
         "study": study,
-        "qc_rows": [(k.replace("_", " "), _setting(v)) for k, v in study["qc"].items()] if study["qc_enabled"] else [],
+        "samples": [
+            {**s, "allocation_label": _choice_label(Sample.Allocation, s["allocation"])} for s in study["samples"]
+        ],
+        "plans": [
+            {
+                **p,
+                "mode_label": _choice_label(AssignmentPlan.Mode, p["mode"]),
+                "status_label": _choice_label(AssignmentPlan.Status, p["status"]),
+            }
+            for p in study["plans"]
+        ],
+        "qc_rows": [(qc_labels.get(k) or k.replace("_", " "), _setting(v)) for k, v in study["qc"].items()]
+        if study["qc_enabled"]
+        else [],
         "judge_rows": [
             {
                 **j,
                 "settings": "; ".join(
                     f"{k} = {_setting(v)}"
                     for k, v in {
-                        "model": j["model_id"],
-                        "questions": j["questions"],
-                        "passes": j["passes"],
-                        "combine": j["combine"] if j["passes"] > 1 or j["members"] else "",
-                        "both orders": "yes" if j["both_orders"] else "",
-                        "members": j["members"],
-                        **j["params"],
+                        pgettext("judge setting", "model"): j["model_id"],
+                        pgettext("judge setting", "questions"): j["questions"],
+                        pgettext("judge setting", "passes"): j["passes"],
+                        pgettext("judge setting", "combine"): j["combine"] if j["passes"] > 1 or j["members"] else "",
+                        pgettext("judge setting", "both orders"): True if j["both_orders"] else "",
+                        pgettext("judge setting", "members"): j["members"],
+                        **j["params"],  # the backend's parameters, by their names
                     }.items()
                     if v not in ("", None, [], {})
                 ),
@@ -605,7 +621,17 @@ def printable_context(result: dict[str, Any], study: dict[str, Any]) -> dict[str
     }
 
 
+def _choice_label(choices: Any, value: str) -> str:
+    """The label of a stored choice in the active language (the value itself when unknown)."""
+    try:
+        return str(choices(value).label)
+    except ValueError:
+        return value
+
+
 def _setting(v: Any) -> str:
+    if isinstance(v, bool):
+        return _("yes") if v else _("no")
     if isinstance(v, (list, tuple)):
         return ", ".join(_setting(x) for x in v)
     if isinstance(v, dict):
@@ -638,20 +664,22 @@ def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]
         "ppi_saved": _fmt(u.get("ppi_labels_saved")),
         "human_effective": _fmt(u.get("human_only_effective_labels"), 1),
         "human_saved": _fmt(u.get("human_only_labels_saved"), 1),
-        "reason": r.get("reason") or u.get("reason") or "",
+        "reason": table_strings.translate(r.get("reason") or u.get("reason") or ""),
         "stop": r.get("stop"),
     }
 
 
 def active_context(active: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The active estimates (``agreement.active.estimates``) shaped for ``agreement/_active.html``."""
+    """The active estimates (``agreement.active.estimates``) shaped for ``agreement/_active.html``,
+    their words (guarantee, reasons, each round's uncertainty) in the active language."""
+    tr = table_strings.translate
     out = []
     for s in (active or {}).get("series", []):
         sequence = bool(s.get("target_half_width"))
         fields = []
         for name, fo in s.get("fields", {}).items():
             if "overall" not in fo:
-                fields.append({"name": name, "reason": fo.get("reason", "")})
+                fields.append({"name": name, "reason": tr(fo.get("reason", ""))})
                 continue
             strata = [
                 {"column": col, "rows": [_active_row(v, r, False) for v, r in values.items()]}
@@ -668,5 +696,14 @@ def active_context(active: dict[str, Any] | None) -> list[dict[str, Any]]:
                     "without_value": fo.get("n_drawn_without_value"),
                 }
             )
-        out.append({**s, "sequence": sequence, "field_rows": fields})
+        out.append(
+            {
+                **s,
+                "sequence": sequence,
+                "field_rows": fields,
+                "guarantee": tr(s.get("guarantee", "")),
+                "reason": tr(s.get("reason", "")),
+                "uncertainty": [tr(u) for u in s.get("uncertainty", [])],
+            }
+        )
     return out

@@ -320,6 +320,38 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("fewer than three stories or no variation"),
     gettext_noop("no unit scored by two people"),
     gettext_noop("the people are the reference"),
+    # active samples (agreement.active, stats.active): the estimates' table, its notes and reasons
+    gettext_noop("active estimate [95% CI]"),
+    gettext_noop("active estimate [95% CS]"),
+    gettext_noop("human labels"),
+    gettext_noop("half-width"),
+    gettext_noop("uniform PPI half-width (same labels)"),
+    gettext_noop("humans-only half-width (same labels)"),
+    gettext_noop("labels saved vs PPI"),
+    gettext_noop("labels saved vs humans only"),
+    gettext_noop(
+        "active inference (Zrnic and Candes, ICML 2024): mean_i(lambda f_i + (Y_i - lambda f_i) xi_i / pi_i), "
+        "power-tuned lambda, CLT interval; valid for a sample drawn with the given pi (fixed in advance)"
+    ),
+    gettext_noop(
+        # xgettext:no-python-format
+        "95% CLT interval of the active estimator (Zrnic and Candes, ICML 2024): valid as the number of items "
+        "grows for a sample drawn with the stored probabilities, the rounds fixed in advance; each round's "
+        "probabilities computed from earlier rounds' labels only (martingale CLT)."
+    ),
+    gettext_noop(
+        "asymptotic confidence sequence (Waudby-Smith et al., 2024): the interval at a round chosen by "
+        "the stopping rule covers with probability tending to 1 - alpha as items grow; not a finite-sample "
+        "guarantee. The fixed-sample CLT interval ('ci') is valid only when the number of rounds was fixed in advance."
+    ),
+    gettext_noop("the active estimate has zero estimated variance"),
+    gettext_noop("not applicable: a nominal field with more than two labels"),
+    gettext_noop("the design's judge has no ratings in this project any more"),
+    gettext_noop("round 1 is still being labelled: the estimate needs a human rating of every drawn item"),
+    gettext_noop("the judge rated fewer than 2 items of the design"),
+    # the uncertainties a judge offers (judges.uncertainty.sources), stored with each round
+    gettext_noop("disagreement across the judge's passes / members"),
+    gettext_noop("none (uniform: every item alike)"),
 )
 
 # ------------------------------------------------------------------------- texts with variables
@@ -376,11 +408,19 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("leave-one-out undefined for rater(s) %(raters)s"),
     gettext_noop("%(metric)s not applicable"),
     gettext_noop("no item where %(given)s is %(side)s"),
+    # active samples
+    gettext_noop("Active estimates: %(name)s (judge %(judge)s)"),
+    gettext_noop("1 - confidence, from the judge's '%(metric)s' value"),
+    gettext_noop("the judge's '%(metric)s' value as the uncertainty"),
+    gettext_noop("disagreement across the judge's passes / members (%(field)s)"),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
 )
 
 RATERS_NOTE = re.compile(r"^(\d+) annotators?, (\d+) judges?\.$")
+#: texts with a count, translated with ngettext (:func:`translate`)
+LABELLED_NOTE = re.compile(r"^(\d+) labelled items? \(at least (\d+) needed\)$")
+REFITTED_NOTE = re.compile(r"^refitted on (\d+) human labels?$")
 _PLACEHOLDER = re.compile(r"%\((\w+)\)([sd])")
 
 
@@ -413,7 +453,9 @@ def is_known(text: str, data: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether the page shows ``text`` in the active language: a known text, a template whose
     worded parts are known, or ``data`` (names the researcher or the items chose: judges,
     raters, countries, generators) and field ids, which read the same in every language."""
-    if not text or text in _compiled()[0] or text in data or FIELD.match(text) or RATERS_NOTE.match(text):
+    if not text or text in _compiled()[0] or text in data or FIELD.match(text):
+        return True
+    if RATERS_NOTE.match(text) or LABELLED_NOTE.match(text) or REFITTED_NOTE.match(text):
         return True
     if not re.search(r"[A-Za-z]{3}", text):  # a symbol or a number: λ, n
         return True
@@ -439,6 +481,14 @@ def translate(text: str) -> str:
             "annotators": ngettext("%(n)d annotator", "%(n)d annotators", humans) % {"n": humans},
             "judges": ngettext("%(n)d judge", "%(n)d judges", judges) % {"n": judges},
         }
+    if m := LABELLED_NOTE.match(text):
+        n, least = int(m.group(1)), int(m.group(2))
+        return ngettext(
+            "%(n)d labelled item (at least %(least)d needed)", "%(n)d labelled items (at least %(least)d needed)", n
+        ) % {"n": n, "least": least}
+    if m := REFITTED_NOTE.match(text):
+        n = int(m.group(1))
+        return ngettext("refitted on %(n)d human label", "refitted on %(n)d human labels", n) % {"n": n}
     found = _match(text)
     if found is None:
         return text

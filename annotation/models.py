@@ -391,12 +391,12 @@ class AnnotationImport(Job):
     to rubric questions; ``report`` holds the progress while it runs, then the outcome."""
 
     class Format(models.TextChoices):
-        LABELSTUDIO = "labelstudio", "Label Studio JSON export"
-        CSV = "csv", "Long CSV (item, rater, field, value)"
-        JSONL = "jsonl", "Long JSONL (item, rater, field, value)"
-        WIDE = "wide", "Wide CSV (one row per rater and item)"
-        LABELSTUDIO_MIN = "labelstudio-min", "Label Studio JSON-MIN export"
-        LABELSTUDIO_CSV = "labelstudio-csv", "Label Studio CSV export"
+        LABELSTUDIO = "labelstudio", _("Label Studio JSON export")
+        CSV = "csv", _("Long CSV (item, rater, field, value)")
+        JSONL = "jsonl", _("Long JSONL (item, rater, field, value)")
+        WIDE = "wide", _("Wide CSV (one row per rater and item)")
+        LABELSTUDIO_MIN = "labelstudio-min", _("Label Studio JSON-MIN export")
+        LABELSTUDIO_CSV = "labelstudio-csv", _("Label Studio CSV export")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from .errors import DomainError
 from .heartbeat import Heartbeat
@@ -37,11 +38,11 @@ logger = logging.getLogger(__name__)
 
 
 class JobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 PENDING = (JobStatus.QUEUED, JobStatus.RUNNING)

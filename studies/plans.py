@@ -41,9 +41,9 @@ from .rules import (
     slot_requirements,
 )
 
-#: profile keys that are not attributes a plan matches on: the crowd flag and the UI language
-#: (``accounts.services.LANGUAGE_KEY``), which every profile may carry
-NOT_MATCHED_KEYS = frozenset({"crowd", "ui_language"})
+#: profile keys that are not attributes a plan matches on: the crowd flag, which a Prolific
+#: participant's profile carries (the UI language is a preference of the account, not a profile key)
+NOT_MATCHED_KEYS = frozenset({"crowd"})
 
 #: the default rows a plan that takes the project over removes: never opened, outside any plan
 TAKE_OVER_ROWS = UNOPENED_DEFAULT_ROWS

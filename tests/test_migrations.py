@@ -192,3 +192,46 @@ def test_the_study_tables_move_to_studies_with_their_rows():
     tables = set(connection.introspection.table_names())
     assert {"annotation_sample", "annotation_assignmentplan", "annotation_poolslot"} <= tables
     assert not {t for t in tables if t.startswith("studies_")}
+
+
+#: the leaf migrations just before issue 25 moved the UI language out of the rater's profile
+BEFORE_UI_LANGUAGE_MOVED = [("accounts", "0003_preference"), ("annotation", "0010_annotation_imports")]
+
+
+def test_the_ui_language_moves_out_of_the_rater_profile_and_back():
+    """Issue 25: ``Rater.attributes["ui_language"]`` (what the switcher wrote) becomes the
+    account's preference; the profile keeps its other attributes, a rater imported from another
+    tool keeps its own ``ui_language`` attribute; the reverse puts the language back."""
+    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    migrate(leaves)  # whatever an earlier test left
+    old = migrate(BEFORE_UI_LANGUAGE_MOVED)
+    User = old.get_model("auth", "User")
+    Rater = old.get_model("annotation", "Rater")
+    chose = User.objects.create(username="chose")
+    never = User.objects.create(username="never")
+    Rater.objects.create(
+        kind="human", user=chose, name="chose", attributes={"nationality": "China", "ui_language": "de"}
+    )
+    Rater.objects.create(kind="human", user=never, name="never", attributes={"nationality": "Germany"})
+    Rater.objects.create(kind="human", name="imported", backend="imported", attributes={"ui_language": "fr"})
+
+    migrate(leaves)
+
+    from accounts.models import Preference
+    from accounts.services import preferred_language
+    from annotation.models import Rater as NewRater
+
+    profiles = dict(NewRater.objects.values_list("name", "attributes"))
+    assert profiles == {
+        "chose": {"nationality": "China"},
+        "never": {"nationality": "Germany"},
+        "imported": {"ui_language": "fr"},
+    }
+    assert list(Preference.objects.values_list("user__username", "ui_language")) == [("chose", "de")]
+    assert preferred_language(NewRater.objects.get(name="chose").user) == "de"
+
+    back = migrate(BEFORE_UI_LANGUAGE_MOVED)
+    profiles = dict(back.get_model("annotation", "Rater").objects.values_list("name", "attributes"))
+    assert profiles["chose"] == {"nationality": "China", "ui_language": "de"}
+    assert profiles["never"] == {"nationality": "Germany"} and profiles["imported"] == {"ui_language": "fr"}
+    migrate(leaves)

@@ -1,6 +1,9 @@
 """Every researcher page is translated (issue 25, point 3): each page a researcher works in,
 rendered for a demo project with two judges (both run, so the validation tables carry judge
-columns and the verdicts table), in Simplified Chinese and German, shows no English sentence.
+columns and the verdicts table), in Simplified Chinese and German, shows no English sentence. The
+demo's simulated study (people and judges) gives the pages that need human ratings: the printable
+report, the active sample and its round, and the import of ratings made in another tool (upload
+page, preview, report).
 
 The check compares each page's visible text (text nodes outside ``<script>``/``<style>``, plus
 ``placeholder``, ``title`` and ``aria-label``) with the same page in English: a text of three
@@ -17,6 +20,7 @@ import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
@@ -24,14 +28,19 @@ from django.test import Client
 from django.utils import translation
 
 from accounts import services as account_services
-from annotation.models import Item, Project, Rater
+from agreement import active_pages
+from annotation import annotation_import
+from annotation.answers import METRICS_KEY
+from annotation.models import Annotation, ImportJob, Item, Project, Rater
 from benchmarks.base import STRATA_KEYS
 from benchmarks.registry import PRESETS
 from curation import services as curation_services
 from demo.management.commands import seed_demo
 from judges import configuration, execution, runs
+from judges import uncertainty as judge_uncertainty
 from judges.models import JudgeConfig, JudgeRun
 from studies import plans, sampling
+from studies.models import AssignmentPlan, Sample
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +86,7 @@ ALLOWED = {
     "Bearer",
     "Token",
     "Tokens",
+    "SHA-256",
 }
 #: patterns of texts that are data or notation rather than words
 ALLOWED_PATTERNS = [
@@ -183,14 +193,102 @@ def demo(settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks):
             project=project, user=project.created_by, content="annotations", format="jsonl"
         )
     account_services.create_token(user=project.created_by, name="laptop")
-    return project, sample, plan, export
+    # an import of items that ran (its page shows the report)
+    item_import = ImportJob.objects.create(
+        project=project,
+        created_by=project.created_by,
+        data_file="items.jsonl",
+        data_format="jsonl",
+        original_name="items.jsonl",
+        status=ImportJob.Status.DONE,
+        report={"ok": True, "items_created": 40, "lines_read": 40, "images_stored": 80, "images_reused": 0},
+    )
+    return SimpleNamespace(
+        project=project, sample=sample, plan=plan, export=export, item_import=item_import, **simulated_study()
+    )
 
 
-def researcher_pages(project, sample, plan, export) -> dict[str, str]:
+#: a long CSV of ratings made in another tool (the annotation import's preview and its report)
+LONG_HEADER = "item,rater,field,value,nationality\n"
+
+
+def long_csv(ratings: list[tuple[str, str, dict]]) -> bytes:
+    lines = [
+        f"{item},{rater},{field},{value},Germany\n"
+        for item, rater, answers in ratings
+        for field, value in answers.items()
+        if value is not None
+    ]
+    return (LONG_HEADER + "".join(lines)).encode()
+
+
+def simulated_study() -> dict:
+    """The demo's simulated study (people and two judges) with what the active-sample, report and
+    annotation-import pages show: the first judge's confidence per item, an active sample of two
+    rounds drawn from it, ratings made in another tool imported (the import's page) and a second
+    file staged (the preview, which a POST renders)."""
+    study = Project.objects.get(name__startswith="Demo study: ")
+    owner = study.created_by
+    judge = judge_uncertainty.judge_raters(study)[0]
+    for k, a in enumerate(Annotation.objects.filter(rater=judge).order_by("id")):
+        a.derived = {**a.derived, METRICS_KEY: {"confidence": (0.35, 0.6, 0.8, 0.95)[k % 4]}}
+        a.save(update_fields=["derived"])
+    active = active_pages.draw_from_form(
+        study,
+        {
+            "judge": judge.id,
+            "source": "confidence:confidence",
+            "field": "q1",
+            "budget": 12,
+            "tau": 0.1,
+            "floor": 0.2,
+            "seed": 0,
+            "rounds": 2,
+            "name": "unsure items",
+        },
+        owner,
+    )
+    answers = [
+        (a.item.external_id, a.answers)
+        for a in Annotation.objects.filter(item__project=study, rater__kind=Rater.Kind.HUMAN)
+        .select_related("item")
+        .order_by("id")[:6]
+    ]
+    imported = annotation_import.stage_annotations(
+        project=study,
+        user=owner,
+        name="other-tool.csv",
+        chunks=[long_csv([(item, "ext-1", a) for item, a in answers[:3]])],
+        data_format="csv",
+    )
+    done = annotation_import.start_annotation_import(
+        project=study,
+        user=owner,
+        path=imported.path,
+        original_name="other-tool.csv",
+        data_format="csv",
+        item_key="id",
+        mapping={},
+        inline=True,
+    )
+    assert done.status == done.Status.DONE, done.report
+    second = long_csv([(item, "ext-2", a) for item, a in answers[3:]])
+    staged = annotation_import.stage_annotations(
+        project=study, user=owner, name="second-batch.csv", chunks=[second], data_format="csv"
+    )
+    preview = {"token": staged.token, "format": "csv", "item_key": "id", "mapping": ""}
+    return {"study": study, "active": active, "annotation_import": done, "preview": preview, "second_file": second}
+
+
+def researcher_pages(demo) -> dict[str, str | tuple[str, dict]]:
+    """Page name -> its address (GET), or (address, form) for a page a POST renders."""
+    project, sample, plan, export = demo.project, demo.sample, demo.plan, demo.export
     p = f"/projects/{project.id}"
+    s = f"/projects/{demo.study.id}"
     config = JudgeConfig.objects.filter(project=project).order_by("id").first()
     run = JudgeRun.objects.filter(config__project=project).order_by("id").first()
     item = Item.objects.filter(project=project).order_by("id").first()
+    judge = demo.active.design["judge"]["rater"]
     return {
         "home": "/",
         "new project": "/projects/new/",
@@ -209,17 +307,39 @@ def researcher_pages(project, sample, plan, export) -> dict[str, str]:
         "curation": f"{p}/curation/",
         "export": f"{p}/curation/exports/{export.id}/",
         "tokens": "/account/tokens/",
+        "item import": f"/imports/{demo.item_import.id}/",
+        "plan delete": f"{p}/plans/{plan.id}/delete/",
+        "judge delete": f"{p}/judges/{config.id}/delete/",
+        "report": f"{s}/report/?bootstrap=50&seed=0",
+        "active sample": f"{s}/active/?judge={judge}&source=confidence:confidence&field=q1",
+        "active sample round": f"{s}/samples/{demo.active.id}/",
+        "annotation import": f"{s}/annotation-imports/",
+        "annotation import preview": (f"{s}/annotation-imports/preview/", demo.preview),
+        "annotation import report": f"/annotation-imports/{demo.annotation_import.id}/",
     }
 
 
-def user_data(project) -> set[str]:
+def user_data(project, *more) -> set[str]:
     """Names the researcher or the data chose: shown as they are in every language."""
-    data = {project.name, project.preset.name, project.created_by.username}
+    data = set().union(*(user_data(other) for other in more))
+    data |= {project.name, project.preset.name, project.created_by.username}
     data |= set(type(project).objects.values_list("name", flat=True))  # every project's name (the home page lists them)
     judges = set(JudgeConfig.objects.filter(project=project).values_list("name", flat=True))
     data |= judges | {f"judge: {j}" for j in judges}  # a judge's rater name
     data |= set(project.items.values_list("external_id", flat=True))
     data |= {"annotator1", "annotator2", "annotator3", "researcher", "paper subset", "two each", "laptop"}
+    # the simulated study's: its active sample, the files imported, the other tool's raters
+    data |= {"unsure items", "other-tool.csv", "second-batch.csv", "items.jsonl", "ext-1", "ext-2"}
+    data |= set(Rater.objects.filter(kind=Rater.Kind.HUMAN).values_list("name", flat=True))
+    data |= set(Sample.objects.filter(project=project).values_list("name", flat=True))
+    data |= set(AssignmentPlan.objects.filter(project=project).values_list("name", flat=True))
+    data |= set(JudgeConfig.objects.filter(project=project).values_list("backend", flat=True))
+    # a judge's row in the verdicts table: "<judge's rater name>: <field>" (derived fields too)
+    fields = {q.id for q in project.rubric_version.parsed().questions}
+    for derived in Annotation.objects.filter(item__project=project).values_list("derived", flat=True)[:50]:
+        fields |= {k for k in derived or {} if not k.startswith("_")}
+    for judge in Rater.objects.filter(kind=Rater.Kind.MODEL, annotations__item__project=project).distinct():
+        data |= {f"{judge.name}: {field}" for field in fields}
     # strata keys are identifiers the researcher writes ("country=China", the API's strata_keys)
     data |= set(STRATA_KEYS)
     for attributes in Rater.objects.filter(kind=Rater.Kind.HUMAN).values_list("attributes", flat=True):
@@ -233,18 +353,19 @@ def user_data(project) -> set[str]:
 
 
 def test_every_researcher_page_is_translated(demo):
-    project, sample, plan, export = demo
-    data = user_data(project)
+    project = demo.project
+    data = user_data(project, demo.study)
     client = Client()
     client.force_login(project.created_by)
     failures: dict[tuple[str, str], list[str]] = {}
     kept = {language: kept_words(language) for language in LANGUAGES}
-    for page, url in researcher_pages(project, sample, plan, export).items():
+    for page, address in researcher_pages(demo).items():
+        url, form = address if isinstance(address, tuple) else (address, None)
         texts = {}
         for language in ("en", *LANGUAGES):
             client.cookies["django_language"] = language
             with translation.override(language):
-                r = client.get(url)
+                r = client.post(url, form) if form is not None else client.get(url)
             if r.status_code != 200:
                 failures[(page, language)] = [f"HTTP {r.status_code}"]
                 break

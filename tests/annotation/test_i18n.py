@@ -1,5 +1,6 @@
 """The UI speaks the annotator's language (issue 14): every annotator page in English, Simplified
-Chinese and German; the switcher, kept in the annotator's profile; the rubric's own translation on
+Chinese and German; the switcher, kept in the account's preferences (not the rater's profile,
+issue 25); the rubric's own translation on
 the annotate page; and the wording an answer was given under, stored with it by the form and the
 API alike."""
 
@@ -10,8 +11,9 @@ from django.conf import settings
 from django.test import Client
 
 from accounts import services as account_services
+from accounts.models import Preference
 from annotation import importing, projects
-from annotation.models import Annotation, Assignment
+from annotation.models import Annotation, Assignment, Rater
 
 from .factories import jsonl, make_project, valueground_records
 
@@ -112,7 +114,7 @@ def test_the_browser_language_is_used_when_nothing_was_chosen(annotators):
         assert f'<html lang="{language}">' in html and text in html, accept
 
 
-def test_the_switcher_sets_the_language_and_keeps_it_in_the_profile(valueground, annotators):
+def test_the_switcher_sets_the_language_and_keeps_it_in_the_preferences(valueground, annotators):
     ann = annotators[0]
     c = client(ann)
     page = c.get("/").content.decode()
@@ -121,7 +123,10 @@ def test_the_switcher_sets_the_language_and_keeps_it_in_the_profile(valueground,
     assert r.status_code == 302 and r["Location"] == f"/projects/{valueground.id}/queue/"
     assert r.cookies[settings.LANGUAGE_COOKIE_NAME].value == "de"
     assert "Nächstes Item" in c.get(r["Location"]).content.decode()
-    assert projects.rater_for_user(ann).attributes[account_services.LANGUAGE_KEY] == "de"
+    assert account_services.preferred_language(ann) == "de"
+    assert Preference.objects.get(user=ann).ui_language == "de"
+    # a preference of the account, not a profile attribute rules match on and exports carry
+    assert "ui_language" not in projects.rater_for_user(ann).attributes
     # another browser: logging in brings the language back
     other = Client()
     r = other.post("/login/", {"username": ann.username, "password": "pw-" + ann.username})
@@ -130,16 +135,24 @@ def test_the_switcher_sets_the_language_and_keeps_it_in_the_profile(valueground,
     # a language the UI does not have is refused by Django's set_language: nothing changes
     r = c.post("/account/language/", {"language": "fr", "next": "/"})
     assert r.status_code == 302 and settings.LANGUAGE_COOKIE_NAME not in r.cookies
-    assert projects.rater_for_user(ann).attributes[account_services.LANGUAGE_KEY] == "de"
+    assert account_services.preferred_language(ann) == "de"
+    # choosing again replaces the choice; the profile stays as the researcher set it
+    attributes = dict(projects.rater_for_user(ann).attributes)
+    c.post("/account/language/", {"language": "zh-hans", "next": "/"})
+    assert account_services.preferred_language(ann) == "zh-hans"
+    assert Preference.objects.filter(user=ann).count() == 1
+    assert projects.rater_for_user(ann).attributes == attributes
 
 
-def test_anyone_may_switch_but_only_a_profile_keeps_it(researcher):
+def test_anyone_may_switch_and_an_account_keeps_it(researcher):
     r = client().post("/account/language/", {"language": "zh-hans", "next": "/login/"})
     assert r.status_code == 302 and r.cookies[settings.LANGUAGE_COOKIE_NAME].value == "zh-hans"
-    # a researcher who never annotated has no profile: the cookie alone keeps the choice
+    assert not Preference.objects.exists()  # nobody logged in: the cookie alone keeps it
+    # a researcher who never annotated has no rater profile: the account keeps the choice all the same
     r = client(researcher).post("/account/language/", {"language": "de", "next": "/"})
     assert r.cookies[settings.LANGUAGE_COOKIE_NAME].value == "de"
-    assert account_services.preferred_language(researcher) is None
+    assert account_services.preferred_language(researcher) == "de"
+    assert not Rater.objects.filter(user=researcher).exists()  # and no profile was made for it
     assert client().get("/account/language/").status_code == 405
 
 

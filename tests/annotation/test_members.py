@@ -169,7 +169,7 @@ def test_researcher_makes_an_annotator_account(team, researcher):
         ({"username": "MEMBER-ANN"}, b"the username MEMBER-ANN is taken"),
         ({"username": "no spaces please"}, b"that username cannot be used"),
         ({"attributes": "nationality China"}, b"write key = value"),
-        ({"attributes": "ui_language = de"}, b"ui_language is set by the system"),
+        ({"attributes": "crowd = yes"}, b"crowd is set by the system"),
     ],
 )
 def test_bad_account_requests_are_refused_and_make_nothing(team, researcher, fields, message):

@@ -31,7 +31,7 @@ def client_for(user) -> Client:
 @pytest.fixture
 def team(db):
     return {
-        "cn1": annotator("cn1", nationality="China", ui_language="de"),
+        "cn1": annotator("cn1", nationality="China"),
         "cn2": annotator("cn2", nationality=" china "),  # the same value as the rules compare it
         "de1": annotator("de1", nationality="Germany", languages=["German", "English"]),
     }

@@ -23,7 +23,7 @@ READ_PART = """() => {
   const bar = part.querySelector("[role=progressbar]");
   const shown = part.querySelector("[data-testid=import-percent]");
   return {
-    status: part.querySelector("[data-testid=import-status]").textContent.trim(),
+    status: part.querySelector("[data-testid=import-status]").dataset.status,  // the shown text is translated
     value: bar ? bar.getAttribute("aria-valuenow") : null,
     shown: shown ? shown.textContent.trim() : null,
   };

@@ -15,7 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from django.test import Client
 
+from accounts.services import preferred_language
 from annotate import annotating
 from annotation import importing
 from annotation.models import Annotation, AnnotationRevision, Assignment, Item, Rater
@@ -351,6 +353,41 @@ def test_the_answers_edits_replaced_are_exported(project, researcher, fmt):
     current = main[(main["rater"] == row["rater"]) & (main["item"] == row["item"]) & (main["field"] == "q1")]
     assert len(current) == 1 and int(current.iloc[0]["annotation_revision"]) == 2
     assert int(current.iloc[0]["value"]) == REJECT["q1"]
+
+
+def test_the_ui_language_an_annotator_chose_is_no_rater_attribute(project, researcher, people):
+    """Issue 25: the UI language is the account's preference, not a profile attribute: no export,
+    provenance, dashboard table or annotator list carries it."""
+    for user, code in zip(people, ("de", "zh-hans", "en"), strict=True):
+        c = Client()
+        c.force_login(user)
+        assert c.post("/account/language/", {"language": code, "next": "/"}).status_code == 302
+    assert [preferred_language(u) for u in people] == ["de", "zh-hans", "en"]  # kept: it follows them
+    for content, fmt in (("annotations", "csv"), ("annotations", "jsonl"), ("annotations", "parquet"), ("items", "hf")):
+        export = run(project, researcher, content, fmt)
+        assert b"ui_language" not in every_byte(export), (content, fmt)
+        if content == "annotations":
+            df = read(export_root(export) / f"annotations.{fmt}", fmt)
+            assert {c for c in df.columns if c.startswith("rater.")} == {"rater.nationality", "rater.crowd"}
+    assert export.provenance["annotators"]["attributes"] == {
+        "crowd": {"true": 1},
+        "nationality": {"China": 1, "Germany": 1},
+    }
+    c = Client()
+    c.force_login(researcher)
+    for url in (
+        f"/projects/{project.id}/dashboard/annotators.csv",
+        f"/projects/{project.id}/dashboard/",
+        f"/projects/{project.id}/annotators/",
+        f"/projects/{project.id}/design/",
+        f"/api/projects/{project.id}/agreement/",
+    ):
+        r = c.get(url)
+        assert r.status_code == 200, (url, r.status_code)
+        body = b"".join(r.streaming_content) if r.streaming else r.content
+        assert b"ui_language" not in body, url
+        if url.endswith(".csv"):  # the annotators' attributes, as the researcher set them
+            assert b"zh-hans" not in body and b"nationality=Germany" in body, body
 
 
 def test_public_attributes_keep_what_describes_and_drop_what_identifies():
