@@ -105,7 +105,7 @@ def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, 
         "element_filter_text": _element_filter_text(policy),
         "ef": element_form.template_context(ef_state, rubric),
         "aggregations": AGGREGATIONS,
-        "aggregation_help": [(a, AGGREGATION_HELP[a]) for a in AGGREGATIONS],
+        "aggregation_help": [(a, _(AGGREGATION_HELP[a])) for a in AGGREGATIONS],
         "ties": TIES,
         "statuses": STATUSES,
         # the strata columns items fill and the items' meta keys (the preview groups by either)

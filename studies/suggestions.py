@@ -57,10 +57,15 @@ def design_summary(design: StudyDesign) -> dict[str, str]:
     return parts
 
 
+def translated_notes(design: StudyDesign) -> tuple[str, ...]:
+    """The design's notes in the UI's language (the preset declares them in English)."""
+    return tuple(_(note) for note in design.notes)
+
+
 def suggestion(design: StudyDesign | None) -> dict[str, Any]:
     """Template context of the "Suggested by <paper>" lines: ``suggested`` and ``summary``."""
     if design is not None:  # the paper is named, never its internal file (issue 25)
-        design = replace(design, source=without_file_names(design.source))
+        design = replace(design, source=without_file_names(design.source), notes=translated_notes(design))
     return {"suggested": design, "summary": design_summary(design) if design else {}}
 
 
@@ -106,6 +111,8 @@ def qc_suggestion(design: StudyDesign | None, settings: Mapping[str, Any], *, qc
     paper's QC is suggested only until the project has QC settings of its own (``qc_enabled``):
     after that the form shows what the project uses."""
     suggested = design if design and design.qc and not qc_enabled else None
+    if suggested is not None:
+        suggested = replace(suggested, source=without_file_names(suggested.source), notes=translated_notes(suggested))
     initial = dict(settings)
     if suggested:
         initial = {**initial, **suggested.qc}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..base import (
     ClassifierBank,
     ClosedQuestion,
@@ -21,7 +23,7 @@ from ..base import (
 from ..demo_data import DemoItems, DemoStudy
 from .prompts import CLASSIFIER, CONTEXT_CHOICES, INSTRUCTIONS, PEOPLE_CHOICES, REFUSAL_CLASSIFIER, TRANSLATIONS
 
-PROTOCOL = (
+PROTOCOL = gettext_noop(
     "Cultural Counterfactuals (cultural-counterfactuals.txt), App. A.4 Human Validation of Dataset "
     "Quality and Table 4. Each item is a counterfactual image made by fusing a source context image "
     "(religion 6 / nationality 8 / socioeconomic 3 context labels) with a person image (age group, "
@@ -129,13 +131,13 @@ STUDY_DESIGN = StudyDesign(
     sample_size=300,
     sample_allocation="equal",
     cap_per_annotator=100,
-    notes=("The reviewers were three of the paper's authors (no platform setting).",),
+    notes=(gettext_noop("The reviewers were three of the paper's authors (no platform setting)."),),
 )
 
 
 AUDIT = Preset(
     key="counterfactuals.audit",
-    name="Cultural Counterfactuals image audit",
+    name=gettext_noop("Cultural Counterfactuals image audit"),
     protocol=PROTOCOL,
     item_fields=ITEM_FIELDS,
     rubric=RUBRIC,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..base import DemoJudge, DirectJudge, JudgePrompt, LazyReport, NamedTemplate, PairOrder, Preset, StudyDesign
 from ..demo_data import DemoAnswers, DemoItems, DemoStudy
 from .prompts import (
@@ -21,7 +23,7 @@ from .prompts import (
 )
 
 # --------------------------------------------------------------------------- story validation
-STORY_PROTOCOL = (
+STORY_PROTOCOL = gettext_noop(
     "CQ-Bench (cq-bench.txt), Sec. 3.2 Post-Generation Checking (human evaluation) and App. A.3 with "
     "the annotation guide of Figs. 6-9. Each item is a multi-speaker story built from five target "
     "cultural values (statement + attitude), with the rewrites that made explicit lines more subtle "
@@ -177,15 +179,17 @@ STORY_STUDY_DESIGN = StudyDesign(
     k=2,
     sample_size=150,
     notes=(
-        "Annotators were 50 computer-science student volunteers, each labelling a small subset "
-        "(no per-annotator number given).",
+        gettext_noop(
+            "Annotators were 50 computer-science student volunteers, each labelling a small subset "
+            "(no per-annotator number given)."
+        ),
     ),
 )
 
 
 STORY = Preset(
     key="cqbench.story",
-    name="CQ-Bench story validation",
+    name=gettext_noop("CQ-Bench story validation"),
     protocol=STORY_PROTOCOL,
     item_fields=STORY_ITEM_FIELDS,
     rubric=STORY_RUBRIC,
@@ -205,7 +209,7 @@ STORY = Preset(
 )
 
 # --------------------------------------------------------------------------- Turing-style pairs
-TURING_PROTOCOL = (
+TURING_PROTOCOL = gettext_noop(
     "CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3 Turing-style evaluation: annotators see one "
     "human-written utterance (Reddit) and one model-generated CQ-Bench utterance in random order "
     "(randomised per assignment and stored) and choose which is human-written, or tie. A tie scores 0; "
@@ -254,7 +258,7 @@ TURING_STUDY_DESIGN = StudyDesign(
 
 TURING = Preset(
     key="cqbench.turing",
-    name="CQ-Bench Turing-style pair test",
+    name=gettext_noop("CQ-Bench Turing-style pair test"),
     protocol=TURING_PROTOCOL,
     item_fields=TURING_ITEM_FIELDS,
     rubric=TURING_RUBRIC,
@@ -273,7 +277,7 @@ TURING = Preset(
 
 
 # --------------------------------------------------------------------------- value extraction
-VALUE_EXTRACTION_PROTOCOL = (
+VALUE_EXTRACTION_PROTOCOL = gettext_noop(
     "CQ-Bench (cq-bench.txt), Sec. 2.5 Value Extraction and Sec. 4.1 Evaluation metrics, with App. D's "
     "LLM evaluation prompt. A model extracts the values of a story without options; its predicted values are "
     "graded against the story's ground-truth values: per ground-truth value v_i, S(v_i, V^) = 1 if fully "
@@ -331,15 +335,17 @@ VALUE_EXTRACTION_STUDY_DESIGN = StudyDesign(
     source="CQ-Bench (cq-bench.txt), Sec. 4.1 Evaluation metrics",
     sample_size=25,
     notes=(
-        "The paper does not say how many annotators graded each story; the project default is two, so "
-        "annotators can be compared with each other as well as with the judge.",
+        gettext_noop(
+            "The paper does not say how many annotators graded each story; the project default is two, so "
+            "annotators can be compared with each other as well as with the judge."
+        ),
     ),
 )
 
 
 VALUE_EXTRACTION = Preset(
     key="cqbench.value_extraction",
-    name="CQ-Bench value-extraction grading",
+    name=gettext_noop("CQ-Bench value-extraction grading"),
     protocol=VALUE_EXTRACTION_PROTOCOL,
     item_fields=VALUE_EXTRACTION_ITEM_FIELDS,
     rubric=VALUE_EXTRACTION_RUBRIC,
