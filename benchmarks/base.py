@@ -214,13 +214,20 @@ class LazyReport:
 
 
 #: the paper's text file a preset cites, e.g. "(valueground.txt)": internal, never shown in the UI
-_PAPER_FILE = re.compile(r"\s*\([\w.-]+\.(?:txt|pdf|md)\)")
+#: (a Chinese translation may set it in full-width parentheses: "（valueground.txt）")
+_PAPER_FILE = re.compile(r"\s*[(（][\w.-]+\.(?:txt|pdf|md)[)）]")
 
 
 def without_file_names(text: str) -> str:
     """``text`` without the parenthesised paper file names (issue 25): "ValueGround
     (valueground.txt), Sec. 4.2" -> "ValueGround, Sec. 4.2"."""
     return _PAPER_FILE.sub("", text)
+
+
+def translated(text: str) -> str:
+    """A declared English text (marked with ``gettext_noop``) in the UI's language; "" stays ""
+    (gettext's translation of "" is the catalog's header)."""
+    return gettext(text) if text else text
 
 
 @dataclass(frozen=True)
@@ -263,13 +270,13 @@ class Preset:
     def display_name(self) -> str:
         """The name as pages show it, in the UI's language. ``name`` itself stays the English
         declaration: the demo's project names, exports, messages and the API use it."""
-        return gettext(self.name)
+        return translated(self.name)
 
     @property
     def protocol_text(self) -> str:
         """The protocol paragraph as pages show it: in the UI's language, without the paper's file
         name (``protocol`` stays the English declaration, which exports carry)."""
-        return without_file_names(gettext(self.protocol))
+        return without_file_names(translated(self.protocol))
 
     def field(self, name: str) -> dict[str, Any] | None:
         return next((f for f in self.item_fields if f["name"] == name), None)

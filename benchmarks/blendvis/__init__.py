@@ -93,7 +93,7 @@ IMAGE_RUBRIC: dict[str, Any] = {
 # independent annotators" (also Sec. 3 Step 5); App. D: "All annotators are research assistants
 # with at least an undergraduate degree". The strata are not named; no eligibility, no QC.
 IMAGE_STUDY_DESIGN = StudyDesign(
-    source="BLEnD-Vis (blend-vis.txt), App. D and D.2",
+    source=gettext_noop("BLEnD-Vis (blend-vis.txt), App. D and D.2"),
     k=3,
     sample_size=500,
     notes=(
@@ -170,7 +170,7 @@ TEMPLATE_RUBRIC: dict[str, Any] = {
 # App. D.1: "Three independent annotators evaluated the 320 automatically generated rephrased
 # question templates" - every template, no sample; no eligibility, no QC.
 TEMPLATE_STUDY_DESIGN = StudyDesign(
-    source="BLEnD-Vis (blend-vis.txt), App. D and D.1",
+    source=gettext_noop("BLEnD-Vis (blend-vis.txt), App. D and D.1"),
     k=3,
     notes=(
         gettext_noop("The paper validated all 320 rephrased templates (no sample)."),

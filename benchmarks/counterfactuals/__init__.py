@@ -125,7 +125,7 @@ SUGGESTED_POLICY = {"rule": "any_failure == 0", "aggregation": "majority"}
 # 3 x 100 = 300 images, which Table 4's smallest rate, 0.3% = 1/300, matches. No eligibility
 # and no QC are given.
 STUDY_DESIGN = StudyDesign(
-    source="Cultural Counterfactuals (cultural-counterfactuals.txt), App. A.4",
+    source=gettext_noop("Cultural Counterfactuals (cultural-counterfactuals.txt), App. A.4"),
     k=1,
     sample_strata=("dimension",),
     sample_size=300,

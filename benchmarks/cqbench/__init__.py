@@ -175,7 +175,7 @@ STORY_DEMO_JUDGES = (
 # data, with every data point annotated by two independent annotators." How the 150 were drawn,
 # eligibility and QC are not given.
 STORY_STUDY_DESIGN = StudyDesign(
-    source="CQ-Bench (cq-bench.txt), Sec. 3.2 Human evaluation",
+    source=gettext_noop("CQ-Bench (cq-bench.txt), Sec. 3.2 Human evaluation"),
     k=2,
     sample_size=150,
     notes=(
@@ -250,7 +250,7 @@ TURING_RUBRIC: dict[str, Any] = {
 # annotation points and present annotators with one human-written utterance and one
 # model-generated utterance in random order". No strata, eligibility or QC are given.
 TURING_STUDY_DESIGN = StudyDesign(
-    source="CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3",
+    source=gettext_noop("CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3"),
     k=3,
     sample_size=100,
 )
@@ -332,7 +332,7 @@ VALUE_EXTRACTION_JUDGE_PROMPT = JudgePrompt(
 
 # Sec. 4.1: "We ask human annotators to conduct the same evaluation as GPT-4o on 25 stories."
 VALUE_EXTRACTION_STUDY_DESIGN = StudyDesign(
-    source="CQ-Bench (cq-bench.txt), Sec. 4.1 Evaluation metrics",
+    source=gettext_noop("CQ-Bench (cq-bench.txt), Sec. 4.1 Evaluation metrics"),
     sample_size=25,
     notes=(
         gettext_noop(

@@ -152,7 +152,7 @@ FAITH_JUDGE_PROMPT = JudgePrompt(
 # App. A.4: "Each image is annotated by two independent raters who are originally from the
 # corresponding country". No allocation rule, no check rates, no minimum rationale length.
 FAITH_STUDY_DESIGN = StudyDesign(
-    source="CULTIVate (cultivate-ahead.txt), Sec. 4.2 Study Design and Quality Control, App. A.4",
+    source=gettext_noop("CULTIVate (cultivate-ahead.txt), Sec. 4.2 Study Design and Quality Control, App. A.4"),
     k=2,
     sample_strata=("country", "category", "generator"),
     sample_size=398,
@@ -252,7 +252,7 @@ DESC_RUBRIC: dict[str, Any] = {
 # nationality (verified by Prolific)" (Sec. 4.2 "Quality Control"). The paper gives no number of
 # annotators per descriptor list, no sample design and no QC specific to this form.
 DESC_STUDY_DESIGN = StudyDesign(
-    source="CULTIVate (cultivate-ahead.txt), Sec. 4.2 Annotations and Quality Control, App. A.5",
+    source=gettext_noop("CULTIVate (cultivate-ahead.txt), Sec. 4.2 Annotations and Quality Control, App. A.5"),
     eligibility=({"attribute": "nationality", "item_key": "country"},),
     notes=(gettext_noop("Table 11 covers 7 countries; the paper does not say how many annotators rated each list."),),
 )

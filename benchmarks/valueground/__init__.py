@@ -160,7 +160,7 @@ DEMO_JUDGES = (
 # acceptance"), so the backbone is the one attribute a pair is stratified by. No allocation, no
 # eligibility beyond the two countries, no QC is given.
 STUDY_DESIGN = StudyDesign(
-    source="ValueGround (valueground.txt), Sec. 4.2 and App. B.2",
+    source=gettext_noop("ValueGround (valueground.txt), Sec. 4.2 and App. B.2"),
     k=4,
     sample_strata=("generator",),
     sample_size=36,
