@@ -60,11 +60,14 @@ ASSIGNMENT_CHOICES = [
 ]
 
 
+def preset_choices() -> list[tuple[str, str]]:
+    """The preset select's options, named in the UI's language (read when a form is built)."""
+    return [(k, f"{p.display_name} ({k})") for k, p in PRESETS.items()]
+
+
 class ProjectForm(forms.Form):
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
-    preset = forms.ChoiceField(
-        choices=[(k, f"{p.name} ({k})") for k, p in PRESETS.items()], label=gettext_lazy("Preset")
-    )
+    preset = forms.ChoiceField(choices=preset_choices, label=gettext_lazy("Preset"))
     k_per_item = forms.IntegerField(
         min_value=1,
         max_value=100,

@@ -56,6 +56,11 @@ strata keys). Anything else is an unknown field and the import is refused.
 
 This package imports nothing from the Django apps (judges, curation and annotation import it,
 never the reverse): a preset is plain data plus pure functions.
+
+The researcher-facing summaries (``name``, ``protocol``, the study design's ``notes``) are plain
+English strings, marked with ``gettext_noop`` so the catalogs carry their translations; pages
+translate them when they show them (``Preset.display_name``, ``Preset.protocol_text``, the design
+pages), while stored data, exports, hashes and judge prompts keep the English declaration.
 """
 
 from __future__ import annotations
@@ -66,6 +71,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from django.utils.translation import gettext
 
 FIELD_TYPES = ("text", "longtext", "image", "number", "list", "object")
 COMMON_KEYS = ("id", "country", "region", "generator", "category", "dimension", "meta")
@@ -168,7 +175,8 @@ class StudyDesign:
       ``min_seconds``, ``rationale_question``, ...);
     - ``source``: where the paper says so (file, section), shown with the suggestion;
     - ``notes``: what the paper says about the design that has no setting here (e.g. QC it
-      used without giving a rate), shown with the suggestion."""
+      used without giving a rate), shown with the suggestion (translated there: mark each with
+      ``gettext_noop``)."""
 
     source: str
     k: int | None = None
@@ -206,13 +214,20 @@ class LazyReport:
 
 
 #: the paper's text file a preset cites, e.g. "(valueground.txt)": internal, never shown in the UI
-_PAPER_FILE = re.compile(r"\s*\([\w.-]+\.(?:txt|pdf|md)\)")
+#: (a Chinese translation may set it in full-width parentheses: "（valueground.txt）")
+_PAPER_FILE = re.compile(r"\s*[(（][\w.-]+\.(?:txt|pdf|md)[)）]")
 
 
 def without_file_names(text: str) -> str:
     """``text`` without the parenthesised paper file names (issue 25): "ValueGround
     (valueground.txt), Sec. 4.2" -> "ValueGround, Sec. 4.2"."""
     return _PAPER_FILE.sub("", text)
+
+
+def translated(text: str) -> str:
+    """A declared English text (marked with ``gettext_noop``) in the UI's language; "" stays ""
+    (gettext's translation of "" is the catalog's header)."""
+    return gettext(text) if text else text
 
 
 @dataclass(frozen=True)
@@ -252,9 +267,16 @@ class Preset:
     validation_report: Callable[..., Any] | None = None
 
     @property
+    def display_name(self) -> str:
+        """The name as pages show it, in the UI's language. ``name`` itself stays the English
+        declaration: the demo's project names, exports, messages and the API use it."""
+        return translated(self.name)
+
+    @property
     def protocol_text(self) -> str:
-        """The protocol paragraph as pages show it: without the paper's file name."""
-        return without_file_names(self.protocol)
+        """The protocol paragraph as pages show it: in the UI's language, without the paper's file
+        name (``protocol`` stays the English declaration, which exports carry)."""
+        return without_file_names(translated(self.protocol))
 
     def field(self, name: str) -> dict[str, Any] | None:
         return next((f for f in self.item_fields if f["name"] == name), None)

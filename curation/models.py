@@ -6,14 +6,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 from core.jobs import Job
 
 STATUS_CHOICES = [
-    ("pending", "Pending"),
-    ("accepted", "Accepted"),
-    ("rejected", "Rejected"),
-    ("needs_revision", "Needs revision"),
+    ("pending", gettext_lazy("Pending")),
+    ("accepted", gettext_lazy("Accepted")),
+    ("rejected", gettext_lazy("Rejected")),
+    ("needs_revision", gettext_lazy("Needs revision")),
 ]
 _STATUSES = Q(status__in=[s for s, _ in STATUS_CHOICES])
 
@@ -22,15 +23,15 @@ class AcceptancePolicy(models.Model):
     """The project's current policy (see ``curation/policy.py`` for the semantics)."""
 
     class Aggregation(models.TextChoices):
-        ALL = "all", "All raters pass"
-        MAJORITY = "majority", "Majority of raters pass"
-        MEAN = "mean", "Rule on the mean scores"
-        DAWID_SKENE = "dawid_skene", "Rule on the Dawid-Skene posterior labels"
-        MACE = "mace", "Rule on the MACE posterior labels"
+        ALL = "all", gettext_lazy("All raters pass")
+        MAJORITY = "majority", gettext_lazy("Majority of raters pass")
+        MEAN = "mean", gettext_lazy("Rule on the mean scores")
+        DAWID_SKENE = "dawid_skene", gettext_lazy("Rule on the Dawid-Skene posterior labels")
+        MACE = "mace", gettext_lazy("Rule on the MACE posterior labels")
 
     class Tie(models.TextChoices):
-        REJECT = "reject", "Reject"
-        PENDING = "pending", "Wait for another rating"
+        REJECT = "reject", gettext_lazy("Reject")
+        PENDING = "pending", gettext_lazy("Wait for another rating")
 
     project = models.OneToOneField("annotation.Project", on_delete=models.CASCADE, related_name="acceptance_policy")
     rule = models.CharField(
@@ -79,8 +80,8 @@ class ItemDecision(models.Model):
     policy; a manual override (with a note) is kept by later applications unless asked otherwise."""
 
     class Source(models.TextChoices):
-        POLICY = "policy", "Policy"
-        MANUAL = "manual", "Manual override"
+        POLICY = "policy", gettext_lazy("Policy")
+        MANUAL = "manual", gettext_lazy("Manual override")
 
     item = models.OneToOneField("annotation.Item", on_delete=models.CASCADE, related_name="decision")
     project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="item_decisions")
@@ -132,19 +133,19 @@ class Export(Job):
     """One export run: what was asked, progress, and the files written (name, size, rows, sha256)."""
 
     class Content(models.TextChoices):
-        ITEMS = "items", "Items"
-        ANNOTATIONS = "annotations", "Annotations (long format)"
-        REVISIONS = "revisions", "Items needing revision, with feedback"
+        ITEMS = "items", gettext_lazy("Items")
+        ANNOTATIONS = "annotations", gettext_lazy("Annotations (long format)")
+        REVISIONS = "revisions", gettext_lazy("Items needing revision, with feedback")
 
     class Format(models.TextChoices):
         JSONL = "jsonl", "JSONL"
         CSV = "csv", "CSV"
         PARQUET = "parquet", "Parquet"
-        HF = "hf", "Hugging Face datasets folder"
+        HF = "hf", gettext_lazy("Hugging Face datasets folder")
 
     class Scope(models.TextChoices):
-        ACCEPTED = "accepted", "Accepted items"
-        ALL = "all", "All items"
+        ACCEPTED = "accepted", gettext_lazy("Accepted items")
+        ALL = "all", gettext_lazy("All items")
 
     project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="exports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

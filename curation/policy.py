@@ -51,6 +51,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from annotation.answers import flatten_answers
 from annotation.expressions import Expression, ExpressionError
 from annotation.rubric import Rubric, resolve_pair_choice
@@ -58,15 +60,20 @@ from stats.latent import LatentResult, latent_truth_long
 
 AGGREGATIONS = ("all", "majority", "mean", "dawid_skene", "mace")
 LATENT_AGGREGATIONS = ("dawid_skene", "mace")
-#: one line each, shown beside the choice on the curation page and in the API schema
+#: one line each, shown beside the choice on the curation page (translated there: ``gettext``)
+#: and in the API schema (in English: the schema is built once, in no request's language)
 AGGREGATION_HELP = {
-    "all": "every counted human rating passes the rule",
-    "majority": "more counted human ratings pass the rule than fail it (ties: see tie)",
-    "mean": "the rule on the mean of the human ratings' numeric answers",
-    "dawid_skene": "the rule on each item's Dawid-Skene posterior label, learnt over humans and judges "
-    "together with a confusion matrix per rater (categorical questions only)",
-    "mace": "the rule on each item's MACE posterior label, learnt over humans and judges together with "
-    "a competence per rater that discounts spammers (categorical questions only)",
+    "all": gettext_noop("every counted human rating passes the rule"),
+    "majority": gettext_noop("more counted human ratings pass the rule than fail it (ties: see tie)"),
+    "mean": gettext_noop("the rule on the mean of the human ratings' numeric answers"),
+    "dawid_skene": gettext_noop(
+        "the rule on each item's Dawid-Skene posterior label, learnt over humans and judges "
+        "together with a confusion matrix per rater (categorical questions only)"
+    ),
+    "mace": gettext_noop(
+        "the rule on each item's MACE posterior label, learnt over humans and judges together with "
+        "a competence per rater that discounts spammers (categorical questions only)"
+    ),
 }
 LATENT_NAMES = {"dawid_skene": "Dawid-Skene", "mace": "MACE"}
 #: question types with one category per rating, which the latent-truth models can aggregate

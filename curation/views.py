@@ -27,13 +27,14 @@ from curation.browse import stratum_keys
 
 from . import element_form, selectors, services
 from .exports import file_path, main_file
-from .models import STATUS_CHOICES, Export
+from .models import STATUS_CHOICES, AcceptancePolicy, Export
 from .policy import AGGREGATION_HELP, AGGREGATIONS, STATUSES, TIES
 
 POLICY_KEYS = ("rule", "aggregation", "tie", "judge_screening", "min_human_ratings", "revise_if", "element_filter")
 #: decisions shown per page of the decisions list
 DECISION_ROWS = 100
 DECISION_LABELS = dict(STATUS_CHOICES)
+TIE_LABELS = dict(AcceptancePolicy.Tie.choices)
 
 
 def _project(request: HttpRequest, project_id: int) -> Project:
@@ -105,9 +106,12 @@ def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, 
         "element_filter_text": _element_filter_text(policy),
         "ef": element_form.template_context(ef_state, rubric),
         "aggregations": AGGREGATIONS,
-        "aggregation_help": [(a, AGGREGATION_HELP[a]) for a in AGGREGATIONS],
+        "aggregation_help": [(a, _(AGGREGATION_HELP[a])) for a in AGGREGATIONS],
         "ties": TIES,
+        # the choices as the page names them, in the UI's language (the values stay the policy's)
+        "tie_choices": [(t, TIE_LABELS.get(t, t)) for t in TIES],
         "statuses": STATUSES,
+        "status_choices": [(s, DECISION_LABELS.get(s, s)) for s in STATUSES],
         # the strata columns items fill and the items' meta keys (the preview groups by either)
         "strata": stratum_keys(project),
         "counts": selectors.decision_counts(project),

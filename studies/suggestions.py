@@ -15,7 +15,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from benchmarks.base import STRATA_KEYS, StudyDesign, without_file_names
+from benchmarks.base import STRATA_KEYS, StudyDesign, translated, without_file_names
 
 from .rules import format_balance_text
 
@@ -57,10 +57,18 @@ def design_summary(design: StudyDesign) -> dict[str, str]:
     return parts
 
 
+def shown(design: StudyDesign) -> StudyDesign:
+    """The design as the pages show it: where the paper says so (never its internal file, issue
+    25) and the notes in the UI's language (the preset declares them in English)."""
+    return replace(
+        design, source=without_file_names(translated(design.source)), notes=tuple(translated(n) for n in design.notes)
+    )
+
+
 def suggestion(design: StudyDesign | None) -> dict[str, Any]:
     """Template context of the "Suggested by <paper>" lines: ``suggested`` and ``summary``."""
-    if design is not None:  # the paper is named, never its internal file (issue 25)
-        design = replace(design, source=without_file_names(design.source))
+    if design is not None:
+        design = shown(design)
     return {"suggested": design, "summary": design_summary(design) if design else {}}
 
 
@@ -106,6 +114,8 @@ def qc_suggestion(design: StudyDesign | None, settings: Mapping[str, Any], *, qc
     paper's QC is suggested only until the project has QC settings of its own (``qc_enabled``):
     after that the form shows what the project uses."""
     suggested = design if design and design.qc and not qc_enabled else None
+    if suggested is not None:
+        suggested = shown(suggested)
     initial = dict(settings)
     if suggested:
         initial = {**initial, **suggested.qc}

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..base import LazyReport, Preset, StudyDesign
 from ..demo_data import DemoItems, DemoStudy
 from .prompts import IMAGE_INSTRUCTIONS, IMAGE_TRANSLATIONS, TEMPLATE_INSTRUCTIONS, TEMPLATE_TRANSLATIONS
 
 # --------------------------------------------------------------------------- image validation
-IMAGE_PROTOCOL = (
+IMAGE_PROTOCOL = gettext_noop(
     "BLEnD-Vis (blend-vis.txt), App. D.2 Sampled Quality Assurance for Generated Images and App. E.2. "
     "A random, stratified 10% sample (500 of 4,916 Gemini 2.5 Flash Image images) is evaluated by "
     "three independent annotators, given the entity, the region and the image placeholder: G = the "
@@ -91,20 +93,26 @@ IMAGE_RUBRIC: dict[str, Any] = {
 # independent annotators" (also Sec. 3 Step 5); App. D: "All annotators are research assistants
 # with at least an undergraduate degree". The strata are not named; no eligibility, no QC.
 IMAGE_STUDY_DESIGN = StudyDesign(
-    source="BLEnD-Vis (blend-vis.txt), App. D and D.2",
+    source=gettext_noop("BLEnD-Vis (blend-vis.txt), App. D and D.2"),
     k=3,
     sample_size=500,
     notes=(
-        "The paper's 500 images (10% of 4,916) are a 'random, stratified' sample, without naming "
-        "the strata: choose them (e.g. region, category).",
-        "Annotators were research assistants with at least an undergraduate degree (no platform setting).",
+        gettext_noop(
+            # "10% of" is a percentage, not a %-placeholder:
+            # xgettext:no-python-format
+            "The paper's 500 images (10% of 4,916) are a 'random, stratified' sample, without naming "
+            "the strata: choose them (e.g. region, category)."
+        ),
+        gettext_noop(
+            "Annotators were research assistants with at least an undergraduate degree (no platform setting)."
+        ),
     ),
 )
 
 
 IMAGE = Preset(
     key="blendvis.image",
-    name="BLEnD-Vis image validation (G/B)",
+    name=gettext_noop("BLEnD-Vis image validation (G/B)"),
     protocol=IMAGE_PROTOCOL,
     item_fields=IMAGE_ITEM_FIELDS,
     rubric=IMAGE_RUBRIC,
@@ -117,7 +125,7 @@ IMAGE = Preset(
 )
 
 # --------------------------------------------------------------------------- template validation
-TEMPLATE_PROTOCOL = (
+TEMPLATE_PROTOCOL = gettext_noop(
     "BLEnD-Vis (blend-vis.txt), App. D.1 Rephrased Question Validation and App. E.1. Three independent "
     "annotators evaluate each automatically generated rephrased question template (Entity -> Region "
     "inversion) against the original BLEnD SAQ template for semantic fidelity and clarity: Good / Bad. "
@@ -162,18 +170,20 @@ TEMPLATE_RUBRIC: dict[str, Any] = {
 # App. D.1: "Three independent annotators evaluated the 320 automatically generated rephrased
 # question templates" - every template, no sample; no eligibility, no QC.
 TEMPLATE_STUDY_DESIGN = StudyDesign(
-    source="BLEnD-Vis (blend-vis.txt), App. D and D.1",
+    source=gettext_noop("BLEnD-Vis (blend-vis.txt), App. D and D.1"),
     k=3,
     notes=(
-        "The paper validated all 320 rephrased templates (no sample).",
-        "Annotators were research assistants with at least an undergraduate degree (no platform setting).",
+        gettext_noop("The paper validated all 320 rephrased templates (no sample)."),
+        gettext_noop(
+            "Annotators were research assistants with at least an undergraduate degree (no platform setting)."
+        ),
     ),
 )
 
 
 TEMPLATE = Preset(
     key="blendvis.template",
-    name="BLEnD-Vis rephrased template validation",
+    name=gettext_noop("BLEnD-Vis rephrased template validation"),
     protocol=TEMPLATE_PROTOCOL,
     item_fields=TEMPLATE_ITEM_FIELDS,
     rubric=TEMPLATE_RUBRIC,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..base import (
     ClassifierBank,
     ClosedQuestion,
@@ -21,7 +23,7 @@ from ..base import (
 from ..demo_data import DemoItems, DemoStudy
 from .prompts import CLASSIFIER, CONTEXT_CHOICES, INSTRUCTIONS, PEOPLE_CHOICES, REFUSAL_CLASSIFIER, TRANSLATIONS
 
-PROTOCOL = (
+PROTOCOL = gettext_noop(
     "Cultural Counterfactuals (cultural-counterfactuals.txt), App. A.4 Human Validation of Dataset "
     "Quality and Table 4. Each item is a counterfactual image made by fusing a source context image "
     "(religion 6 / nationality 8 / socioeconomic 3 context labels) with a person image (age group, "
@@ -123,19 +125,19 @@ SUGGESTED_POLICY = {"rule": "any_failure == 0", "aggregation": "majority"}
 # 3 x 100 = 300 images, which Table 4's smallest rate, 0.3% = 1/300, matches. No eligibility
 # and no QC are given.
 STUDY_DESIGN = StudyDesign(
-    source="Cultural Counterfactuals (cultural-counterfactuals.txt), App. A.4",
+    source=gettext_noop("Cultural Counterfactuals (cultural-counterfactuals.txt), App. A.4"),
     k=1,
     sample_strata=("dimension",),
     sample_size=300,
     sample_allocation="equal",
     cap_per_annotator=100,
-    notes=("The reviewers were three of the paper's authors (no platform setting).",),
+    notes=(gettext_noop("The reviewers were three of the paper's authors (no platform setting)."),),
 )
 
 
 AUDIT = Preset(
     key="counterfactuals.audit",
-    name="Cultural Counterfactuals image audit",
+    name=gettext_noop("Cultural Counterfactuals image audit"),
     protocol=PROTOCOL,
     item_fields=ITEM_FIELDS,
     rubric=RUBRIC,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..base import DemoJudge, DirectJudge, JudgePrompt, LazyReport, NamedTemplate, PairOrder, Preset, StudyDesign
 from ..demo_data import DemoAnswers, DemoItems, DemoStudy
 from .prompts import (
@@ -21,7 +23,7 @@ from .prompts import (
 )
 
 # --------------------------------------------------------------------------- story validation
-STORY_PROTOCOL = (
+STORY_PROTOCOL = gettext_noop(
     "CQ-Bench (cq-bench.txt), Sec. 3.2 Post-Generation Checking (human evaluation) and App. A.3 with "
     "the annotation guide of Figs. 6-9. Each item is a multi-speaker story built from five target "
     "cultural values (statement + attitude), with the rewrites that made explicit lines more subtle "
@@ -173,19 +175,21 @@ STORY_DEMO_JUDGES = (
 # data, with every data point annotated by two independent annotators." How the 150 were drawn,
 # eligibility and QC are not given.
 STORY_STUDY_DESIGN = StudyDesign(
-    source="CQ-Bench (cq-bench.txt), Sec. 3.2 Human evaluation",
+    source=gettext_noop("CQ-Bench (cq-bench.txt), Sec. 3.2 Human evaluation"),
     k=2,
     sample_size=150,
     notes=(
-        "Annotators were 50 computer-science student volunteers, each labelling a small subset "
-        "(no per-annotator number given).",
+        gettext_noop(
+            "Annotators were 50 computer-science student volunteers, each labelling a small subset "
+            "(no per-annotator number given)."
+        ),
     ),
 )
 
 
 STORY = Preset(
     key="cqbench.story",
-    name="CQ-Bench story validation",
+    name=gettext_noop("CQ-Bench story validation"),
     protocol=STORY_PROTOCOL,
     item_fields=STORY_ITEM_FIELDS,
     rubric=STORY_RUBRIC,
@@ -205,7 +209,7 @@ STORY = Preset(
 )
 
 # --------------------------------------------------------------------------- Turing-style pairs
-TURING_PROTOCOL = (
+TURING_PROTOCOL = gettext_noop(
     "CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3 Turing-style evaluation: annotators see one "
     "human-written utterance (Reddit) and one model-generated CQ-Bench utterance in random order "
     "(randomised per assignment and stored) and choose which is human-written, or tie. A tie scores 0; "
@@ -246,7 +250,7 @@ TURING_RUBRIC: dict[str, Any] = {
 # annotation points and present annotators with one human-written utterance and one
 # model-generated utterance in random order". No strata, eligibility or QC are given.
 TURING_STUDY_DESIGN = StudyDesign(
-    source="CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3",
+    source=gettext_noop("CQ-Bench (cq-bench.txt), Sec. 3.2 and App. A.3"),
     k=3,
     sample_size=100,
 )
@@ -254,7 +258,7 @@ TURING_STUDY_DESIGN = StudyDesign(
 
 TURING = Preset(
     key="cqbench.turing",
-    name="CQ-Bench Turing-style pair test",
+    name=gettext_noop("CQ-Bench Turing-style pair test"),
     protocol=TURING_PROTOCOL,
     item_fields=TURING_ITEM_FIELDS,
     rubric=TURING_RUBRIC,
@@ -273,7 +277,7 @@ TURING = Preset(
 
 
 # --------------------------------------------------------------------------- value extraction
-VALUE_EXTRACTION_PROTOCOL = (
+VALUE_EXTRACTION_PROTOCOL = gettext_noop(
     "CQ-Bench (cq-bench.txt), Sec. 2.5 Value Extraction and Sec. 4.1 Evaluation metrics, with App. D's "
     "LLM evaluation prompt. A model extracts the values of a story without options; its predicted values are "
     "graded against the story's ground-truth values: per ground-truth value v_i, S(v_i, V^) = 1 if fully "
@@ -328,18 +332,20 @@ VALUE_EXTRACTION_JUDGE_PROMPT = JudgePrompt(
 
 # Sec. 4.1: "We ask human annotators to conduct the same evaluation as GPT-4o on 25 stories."
 VALUE_EXTRACTION_STUDY_DESIGN = StudyDesign(
-    source="CQ-Bench (cq-bench.txt), Sec. 4.1 Evaluation metrics",
+    source=gettext_noop("CQ-Bench (cq-bench.txt), Sec. 4.1 Evaluation metrics"),
     sample_size=25,
     notes=(
-        "The paper does not say how many annotators graded each story; the project default is two, so "
-        "annotators can be compared with each other as well as with the judge.",
+        gettext_noop(
+            "The paper does not say how many annotators graded each story; the project default is two, so "
+            "annotators can be compared with each other as well as with the judge."
+        ),
     ),
 )
 
 
 VALUE_EXTRACTION = Preset(
     key="cqbench.value_extraction",
-    name="CQ-Bench value-extraction grading",
+    name=gettext_noop("CQ-Bench value-extraction grading"),
     protocol=VALUE_EXTRACTION_PROTOCOL,
     item_fields=VALUE_EXTRACTION_ITEM_FIELDS,
     rubric=VALUE_EXTRACTION_RUBRIC,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..base import DirectJudge, JudgePrompt, LazyReport, Preset, StudyDesign
 from ..demo_data import DemoItems, DemoStudy
 from .prompts import DESC_INSTRUCTIONS, FAITH_INSTRUCTIONS, JUDGE_ALIGN, JUDGE_EXAG, JUDGE_HAL
 
 # --------------------------------------------------------------------------- faithfulness
-FAITH_PROTOCOL = (
+FAITH_PROTOCOL = gettext_noop(
     "CULTIVate / AHEaD (cultivate-ahead.txt), Sec. 4.2 Human Evaluation Setup and App. A.4/A.6. "
     'Each item is one T2I image generated from "A photorealistic photo of {activity} in {country}." '
     "Two raters of the image's country rate GT-FAITH (main gold standard), GT-EXAG, GT-HAL and "
@@ -150,24 +152,28 @@ FAITH_JUDGE_PROMPT = JudgePrompt(
 # App. A.4: "Each image is annotated by two independent raters who are originally from the
 # corresponding country". No allocation rule, no check rates, no minimum rationale length.
 FAITH_STUDY_DESIGN = StudyDesign(
-    source="CULTIVate (cultivate-ahead.txt), Sec. 4.2 Study Design and Quality Control, App. A.4",
+    source=gettext_noop("CULTIVate (cultivate-ahead.txt), Sec. 4.2 Study Design and Quality Control, App. A.4"),
     k=2,
     sample_strata=("country", "category", "generator"),
     sample_size=398,
     eligibility=({"attribute": "nationality", "item_key": "country"},),
     qc={"rationale_question": "rationale"},
     notes=(
-        "The paper also used attention checks (selecting a pre-mentioned number) and repeated "
-        "questions to test consistency, without giving their rates: import attention items and "
-        "set the rates yourself.",
-        "1-2 activities per category and country; real images for 3 countries besides the three T2I models.",
+        gettext_noop(
+            "The paper also used attention checks (selecting a pre-mentioned number) and repeated "
+            "questions to test consistency, without giving their rates: import attention items and "
+            "set the rates yourself."
+        ),
+        gettext_noop(
+            "1-2 activities per category and country; real images for 3 countries besides the three T2I models."
+        ),
     ),
 )
 
 
 FAITHFULNESS = Preset(
     key="cultivate.faithfulness",
-    name="CULTIVate cultural faithfulness (GT-FAITH / EXAG / HAL / REALISM)",
+    name=gettext_noop("CULTIVate cultural faithfulness (GT-FAITH / EXAG / HAL / REALISM)"),
     protocol=FAITH_PROTOCOL,
     item_fields=FAITH_ITEM_FIELDS,
     rubric=FAITH_RUBRIC,
@@ -183,7 +189,9 @@ FAITHFULNESS = Preset(
 )
 
 # --------------------------------------------------------------------------- descriptors
-DESC_PROTOCOL = (
+DESC_PROTOCOL = gettext_noop(
+    # "90% in" is a percentage, not a %-placeholder:
+    # xgettext:no-python-format
     "CULTIVate / AHEaD (cultivate-ahead.txt), Sec. 4.2 and App. A.5 (Table 11): human validation of "
     "the LLM-generated reference descriptors of an activity in a country. Annotators mark each "
     "descriptor as correct or incorrect (precision; 90% in the paper), rate overall descriptor "
@@ -244,15 +252,15 @@ DESC_RUBRIC: dict[str, Any] = {
 # nationality (verified by Prolific)" (Sec. 4.2 "Quality Control"). The paper gives no number of
 # annotators per descriptor list, no sample design and no QC specific to this form.
 DESC_STUDY_DESIGN = StudyDesign(
-    source="CULTIVate (cultivate-ahead.txt), Sec. 4.2 Annotations and Quality Control, App. A.5",
+    source=gettext_noop("CULTIVate (cultivate-ahead.txt), Sec. 4.2 Annotations and Quality Control, App. A.5"),
     eligibility=({"attribute": "nationality", "item_key": "country"},),
-    notes=("Table 11 covers 7 countries; the paper does not say how many annotators rated each list.",),
+    notes=(gettext_noop("Table 11 covers 7 countries; the paper does not say how many annotators rated each list."),),
 )
 
 
 DESCRIPTORS = Preset(
     key="cultivate.descriptors",
-    name="CULTIVate reference descriptor validation",
+    name=gettext_noop("CULTIVate reference descriptor validation"),
     protocol=DESC_PROTOCOL,
     item_fields=DESC_ITEM_FIELDS,
     rubric=DESC_RUBRIC,

@@ -58,6 +58,7 @@ TRANSLATIONS: dict[str, Any] = {
         "acceptance": "公式 7：仅当 Q1 + Q2 >= 3、Q3 = 2 且 Q4 = 1 时保留该图像对。",
         "questions": {
             "q1": {
+                "label": "Q1 Match-A（与选项 A 的语义一致性）",
                 "prompt": "Q1（与选项 o_a 的语义一致性）。Q1 评估在给定调查问题的情况下，图像 A 在语义上是否更接近"
                 "选项 o_a 而非另一个选项 o_b。选项 A：{option_a} / 选项 B：{option_b}",
                 "options": {
@@ -67,6 +68,7 @@ TRANSLATIONS: dict[str, Any] = {
                 },
             },
             "q2": {
+                "label": "Q2 Match-B（与选项 B 的语义一致性）",
                 "prompt": "Q2（与选项 o_b 的语义一致性）。Q2 对图像 B 和选项 o_b 作类似的定义。"
                 "选项 B：{option_b} / 选项 A：{option_a}",
                 "options": {
@@ -76,6 +78,7 @@ TRANSLATIONS: dict[str, Any] = {
                 },
             },
             "q3": {
+                "label": "Q3 PairMatch（最小对比）",
                 "prompt": "Q3（最小对比）。Q3 评估 A/B 图像对作为受控对比对的质量，而不是单独评估任一图像的语义。",
                 "options": {
                     "0": "两张图像在场景、人物、构图或呈现方式上差异很大。",
@@ -84,6 +87,7 @@ TRANSLATIONS: dict[str, Any] = {
                 },
             },
             "q4": {
+                "label": "Q4 NoExplicitCue（无显性提示）",
                 "prompt": "Q4（捷径抑制）。Q4 是一个二元的捷径控制变量，询问该图像对是否避免了明显泄露答案的显性提示。",
                 "options": {
                     "0": "图像对包含直接泄露答案的提示，例如可读的文字、界面元素、旗帜、对勾、叉号、国家名称或其他显性的符号标签。",
@@ -101,8 +105,8 @@ TRANSLATIONS: dict[str, Any] = {
         "instructions": INSTRUCTIONS_DE,
         "fields": {
             "question": "Umfragefrage (q)",
-            "option_a": "Option A (o_A)",
-            "option_b": "Option B (o_B)",
+            "option_a": "Antwortoption A (o_A)",
+            "option_b": "Antwortoption B (o_B)",
             "image_a": "Bild A",
             "image_b": "Bild B",
             "question_id": "WVS-Fragen-ID",
@@ -111,6 +115,7 @@ TRANSLATIONS: dict[str, Any] = {
         "acceptance": "Gl. 7: Ein Paar wird nur behalten, wenn Q1 + Q2 >= 3, Q3 = 2 und Q4 = 1 gilt.",
         "questions": {
             "q1": {
+                "label": "Q1 Match-A (Übereinstimmung mit Option A)",
                 "prompt": "Q1 (Semantische Übereinstimmung mit Option o_a). Q1 bewertet, ob Bild A angesichts der "
                 "Umfragefrage semantisch näher an Option o_a liegt als an der alternativen Option o_b. "
                 "Option A: {option_a} / Option B: {option_b}",
@@ -123,6 +128,7 @@ TRANSLATIONS: dict[str, Any] = {
                 },
             },
             "q2": {
+                "label": "Q2 Match-B (Übereinstimmung mit Option B)",
                 "prompt": "Q2 (Semantische Übereinstimmung mit Option o_b). Q2 ist analog für Bild B und Option o_b "
                 "definiert. Option B: {option_b} / Option A: {option_a}",
                 "options": {
@@ -133,6 +139,7 @@ TRANSLATIONS: dict[str, Any] = {
                 },
             },
             "q3": {
+                "label": "Q3 PairMatch (minimaler Kontrast)",
                 "prompt": "Q3 (Minimaler Kontrast). Q3 bewertet die Qualität des A/B-Paares als kontrolliertes "
                 "Kontrastpaar, nicht die Semantik eines der beiden Bilder für sich.",
                 "options": {
@@ -143,6 +150,7 @@ TRANSLATIONS: dict[str, Any] = {
                 },
             },
             "q4": {
+                "label": "Q4 NoExplicitCue (keine expliziten Hinweise)",
                 "prompt": "Q4 (Shortcut-Unterdrückung). Q4 ist eine binäre Kontrollvariable für Shortcuts, die fragt, "
                 "ob das Paar explizite, die Antwort verratende Hinweise vermeidet.",
                 "options": {

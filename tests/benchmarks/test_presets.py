@@ -8,11 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
+from django.utils import translation
 from PIL import Image
 
 from annotation.rubric import AnswerError, Rubric
-from benchmarks.base import COMMON_KEYS, FIELD_TYPES, Preset
+from benchmarks.base import COMMON_KEYS, FIELD_TYPES, Preset, without_file_names
 from benchmarks.registry import PRESETS, get_preset
+from studies import suggestions
 
 try:  # the integrator's import checker, when present
     from annotation.item_schema import check_record
@@ -83,6 +85,28 @@ def test_rubric_parses_and_refers_to_item_fields(key):
             assert all(f in fields for f in q.pair)
     assert preset.defaults.get("k", 0) >= 1
     assert preset.name and len(preset.protocol) > 100
+
+
+@pytest.mark.parametrize("language", ["de", "zh-hans"])
+@pytest.mark.parametrize("key", KEYS)
+def test_pages_show_a_presets_summary_in_the_ui_language_and_the_declaration_stays_english(key, language):
+    """Issue 25: the name, protocol paragraph and study-design notes a researcher reads are
+    translated where pages show them (never the paper's file name); the declaration itself, which
+    exports, the demo's project names and judge prompts read, stays the English text."""
+    preset = get_preset(key)
+    design = preset.study_design
+    english = (preset.name, preset.protocol, tuple(design.notes if design else ()), design.source if design else "")
+    with translation.override(language):
+        name, protocol = preset.display_name, preset.protocol_text
+        assert (preset.name, preset.protocol) == english[:2]  # plain English strings, not lazy ones
+        shown = suggestions.shown(design) if design else None
+    assert name != preset.name and protocol != without_file_names(preset.protocol)
+    assert not re.search(r"[\w-]+\.(?:txt|pdf|md)\b", protocol), protocol
+    if shown is not None:
+        assert shown.source != without_file_names(design.source)
+        assert not re.search(r"[\w-]+\.(?:txt|pdf|md)\b", shown.source), shown.source
+        assert all(n != e for n, e in zip(shown.notes, english[2], strict=True))
+    assert all(type(v) is str for v in (preset.name, preset.protocol, *english[2], english[3]))
 
 
 @pytest.mark.parametrize("key", KEYS)
