@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ..base import (
     ClassifierBank,
     ClosedQuestion,
@@ -106,10 +108,11 @@ DIRECT_JUDGES = {
 
 NAMED_TEMPLATES = {
     "counterfactuals.classifier": NamedTemplate(
-        label="Cultural Counterfactuals Table 3 classifiers -> failure flags", template=CLASSIFIER
+        label=gettext_noop("Cultural Counterfactuals Table 3 classifiers -> failure flags"), template=CLASSIFIER
     ),
     "refusal": NamedTemplate(
-        label="Refusal classifier (refused / answered, Cultural Counterfactuals App. D)", template=REFUSAL_CLASSIFIER
+        label=gettext_noop("Refusal classifier (refused / answered, Cultural Counterfactuals App. D)"),
+        template=REFUSAL_CLASSIFIER,
     ),
 }
 
