@@ -132,7 +132,7 @@ class NamedTemplate:
     """A prompt template a judge form can pick by name (``{"use": name}``), besides the preset
     default. Names are unique across all presets; every project is offered all of them."""
 
-    label: str  # shown in the judge form
+    label: str  # shown in the judge form, which translates it (marked with gettext_noop where declared)
     template: Mapping[str, Any]
 
 

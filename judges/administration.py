@@ -10,6 +10,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation.models import Annotation, Assignment, Rater
 from core.errors import DomainError
@@ -72,10 +74,24 @@ def delete_blockers(config: JudgeConfig) -> list[str]:
         .values_list("id", flat=True)
     )
     if pending:
-        reasons.append(f"run {', '.join(map(str, pending))} is still queued or running: cancel it first")
+        reasons.append(
+            ngettext(
+                "run %(runs)s is still queued or running: cancel it first",
+                "runs %(runs)s are still queued or running: cancel them first",
+                len(pending),
+            )
+            % {"runs": ", ".join(map(str, pending))}
+        )
     ensembles = list(config.ensembles.order_by("name").values_list("name", flat=True))
     if ensembles:
-        reasons.append(f"it is a member of the ensemble {', '.join(ensembles)}: delete that first")
+        reasons.append(
+            ngettext(
+                "it is a member of the ensemble %(names)s: delete that first",
+                "it is a member of the ensembles %(names)s: delete those first",
+                len(ensembles),
+            )
+            % {"names": ", ".join(ensembles)}
+        )
     return reasons
 
 
@@ -90,7 +106,11 @@ def delete_judge(*, config: JudgeConfig) -> dict[str, int]:
             raise DomainError("no such judge", code="not_found")
         reasons = delete_blockers(locked)
         if reasons:
-            raise DomainError(f"judge {locked.name!r} cannot be deleted: " + "; ".join(reasons), code="conflict")
+            raise DomainError(
+                _("judge %(name)r cannot be deleted: %(reasons)s")
+                % {"name": locked.name, "reasons": "; ".join(reasons)},
+                code="conflict",
+            )
         rater_id = locked.rater_id
         outputs = JudgeOutput.objects.filter(run__config=locked)
         counts = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
+from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -271,6 +272,8 @@ class JudgeRunDetailSerializer(JudgeRunSerializer):
 
 def _progress(run: JudgeRun) -> dict:
     data = selectors.run_progress(run)
+    with translation.override("en"):  # the API's words are English, as its other messages
+        usage = selectors.run_usage(run)
     data.update(
         {
             "config": run.config_id,
@@ -279,7 +282,7 @@ def _progress(run: JudgeRun) -> dict:
             "sample": run.sample_id,
             "stratum": run.stratum or {},
             "scope": run.scope,
-            "usage": selectors.run_usage(run),
+            "usage": usage,
         }
     )
     return data

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import cache
+from django.utils.translation import gettext_noop
 
 from annotation.models import Annotation, Assignment, Rater
 from annotation.rubric import PAIR_SIDES, Question, resolve_pair_choice
@@ -163,7 +164,8 @@ def _verbosity(run: JudgeRun, rubric: Any, n_boot: int, seed: int) -> dict[str, 
         humans = [float(np.mean(human[(i, qid)])) if human.get((i, qid)) else None for i in ids]
         res = _memo(bias.verbosity, lengths, judge, humans, n_boot=n_boot, seed=seed + 10 * k)
         per_question.append({"question": qid, **res})
-    return {"length": "characters of the item's displayed text fields", "questions": per_question}
+    # in English (the API's words); the run page translates it
+    return {"length": gettext_noop("characters of the item's displayed text fields"), "questions": per_question}
 
 
 def _number(v: Any) -> float | None:
@@ -206,7 +208,7 @@ def _length_choice(run: JudgeRun, rubric: Any, items: list[int], answers: dict) 
                 "humans": _memo(bias.longer_choice_rate, humans),
             }
         )
-    return {"length": "characters of each text of the pair", "questions": out}
+    return {"length": gettext_noop("characters of each text of the pair"), "questions": out}
 
 
 def _chose_longer(q: Question, side: Any, presentation: dict | None, data: dict[str, Any]) -> bool | None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from annotation.models import Project
@@ -69,6 +70,14 @@ class Capability:
     answerable: tuple[str, ...] = field(default=())  # every question some way answers
 
 
+def shown_rubric(rubric: Rubric, language: str | None = None) -> Rubric:
+    """The rubric as the page names its questions and flags: in the UI's language where the
+    rubric has that translation (``Rubric.localized``, as the annotate page shows it), else in
+    its canonical wording. Only labels are read from it: what a judge answers is decided on the
+    canonical rubric, and a judge is asked in the canonical wording."""
+    return rubric.localized(rubric.pick_locale(language or translation.get_language()))
+
+
 def _named_questions(rubric: Rubric, ids: Sequence[str]) -> tuple[Named, ...]:
     wanted = set(ids)
     return tuple(Named(q.id, q.label) for q in rubric.questions if q.id in wanted)
@@ -82,9 +91,14 @@ def way(
     *,
     default: bool = False,
     note: str = "",
+    shown: Rubric | None = None,
 ) -> Way:
     """What answering ``questions`` with ``decides`` (flags per checklist, or a rater's
-    :class:`Decides`; None: every option) means on this rubric."""
+    :class:`Decides`; None: every option) means on this rubric; questions and flags are named
+    as ``shown`` (the rubric in the UI's language, :func:`shown_rubric`) names them."""
+    shown = shown or rubric
+    label = {q.id: q.label for q in shown.questions}
+    option_label = {(q.id, str(o.value)): o.label for q in shown.questions for o in q.options}
     flags = []
     for q in rubric.questions:
         if q.id not in questions or q.type != "checklist":
@@ -99,21 +113,29 @@ def way(
             flags.append(
                 Flags(
                     question=q.id,
-                    decided=tuple(Named(str(o.value), o.label) for o in q.options if o.value in decided),
-                    undecided=tuple(Named(str(o.value), o.label) for o in q.options if o.value not in decided),
+                    decided=tuple(
+                        Named(str(o.value), option_label.get((q.id, str(o.value)), o.label))
+                        for o in q.options
+                        if o.value in decided
+                    ),
+                    undecided=tuple(
+                        Named(str(o.value), option_label.get((q.id, str(o.value)), o.label))
+                        for o in q.options
+                        if o.value not in decided
+                    ),
                 )
             )
     return Way(
         how=how,
-        answers=_named_questions(rubric, questions),
+        answers=_named_questions(shown, questions),
         flags=tuple(flags),
-        missing=tuple(Named(q.id, q.label) for q in rubric.questions if q.id not in questions),
+        missing=tuple(Named(q.id, label.get(q.id, q.label)) for q in rubric.questions if q.id not in questions),
         default=default,
         note=note,
     )
 
 
-def _direct(backend: str, rubric: Rubric, preset: Preset) -> list[Way]:
+def _direct(backend: str, rubric: Rubric, preset: Preset, shown: Rubric) -> list[Way]:
     """One way per mode that answers questions of this rubric, with the flags its default
     thresholds decide."""
     declared = preset.direct_judges.get(backend)
@@ -134,6 +156,7 @@ def _direct(backend: str, rubric: Rubric, preset: Preset) -> list[Way]:
                 list(questions),
                 decides,
                 default=is_default,
+                shown=shown,
                 note=_("with the default thresholds; a threshold set to null leaves its flag undecided")
                 if decides
                 else "",
@@ -170,7 +193,7 @@ def _template_way(rubric: Rubric, preset: Preset, how: str, template: Mapping[st
     return None
 
 
-def _generative(rubric: Rubric, preset: Preset) -> list[Way]:
+def _generative(rubric: Rubric, preset: Preset, shown: Rubric) -> list[Way]:
     """The preset's default prompt, its named templates, and the rubric prompt per parser."""
     out = []
     defaults = prompts.preset_defaults(preset, rubric)
@@ -180,46 +203,52 @@ def _generative(rubric: Rubric, preset: Preset) -> list[Way]:
         _("the preset's paper prompt (parser %(parser)s)") if paper else _("the rubric prompt (parser %(parser)s)")
     ) % {"parser": defaults["parser"]}
     if prompts.template_kind(template) == "rubric":
-        out.append(way(rubric, how, defaults["questions"], None, default=True))
+        out.append(way(rubric, how, defaults["questions"], None, default=True, shown=shown))
     else:
-        found = _template_way(rubric, preset, how, template, default=True)
+        found = _template_way(rubric, preset, how, template, default=True, shown=shown)
         if found is not None:
             out.append(found)
     for name, named in preset.named_templates.items():
-        found = _template_way(rubric, preset, _("template %(name)s") % {"name": name}, named.template)
+        found = _template_way(rubric, preset, _("template %(name)s") % {"name": name}, named.template, shown=shown)
         if found is not None:
             out.append(found)
     for parser, types in PARSER_TYPES.items():
         questions = [q.id for q in rubric.questions if q.type in types]
         if questions:
-            out.append(way(rubric, _("any rubric prompt, parser %(parser)s") % {"parser": parser}, questions, None))
+            how = _("any rubric prompt, parser %(parser)s") % {"parser": parser}
+            out.append(way(rubric, how, questions, None, shown=shown))
     return out
 
 
-def backend_capabilities(project: Project) -> dict[str, Capability]:
-    """What every backend can answer in this project, keyed by backend."""
+def backend_capabilities(project: Project, language: str | None = None) -> dict[str, Capability]:
+    """What every backend can answer in this project, keyed by backend; questions and flags
+    named in ``language`` (default: the UI's) where the rubric has that translation."""
     rubric = project.rubric_version.parsed()
+    shown = shown_rubric(rubric, language)
     preset = project.preset
     out = {}
     for backend, label in JudgeConfig.Backend.choices:
         if backend == JudgeConfig.Backend.ENSEMBLE:
             out[backend] = Capability(backend, str(label), note=_("What its member judges answer."))
             continue
-        ways = _direct(backend, rubric, preset) if backend in DIRECT_MODES else _generative(rubric, preset)
+        ways = (
+            _direct(backend, rubric, preset, shown) if backend in DIRECT_MODES else _generative(rubric, preset, shown)
+        )
         note = "" if ways else _("It answers no question of this project's rubric: its modes are for other protocols.")
         answerable = tuple(q.id for q in rubric.questions if any(q.id in {a.id for a in w.answers} for w in ways))
         out[backend] = Capability(backend, str(label), tuple(ways), note, answerable)
     return out
 
 
-def judge_decides(config: JudgeConfig) -> Way:
-    """What this judge decides, as its rater records it (``judges.decides``)."""
+def judge_decides(config: JudgeConfig, language: str | None = None) -> Way:
+    """What this judge decides, as its rater records it (``judges.decides``); questions and
+    flags named in ``language`` (default: the UI's) where the rubric has that translation."""
     project = config.project
     rubric = project.rubric_version.parsed()
     decides = rater_decides(
         kind="model", backend=config.backend, parameters=config.rater.parameters, preset=project.preset
     )
-    return way(rubric, config.name, list(config.questions), decides)
+    return way(rubric, config.name, list(config.questions), decides, shown=shown_rubric(rubric, language))
 
 
 def parameter_rows(config: JudgeConfig) -> list[judge_params.Row]:
@@ -236,4 +265,14 @@ def parameter_rows(config: JudgeConfig) -> list[judge_params.Row]:
     return judge_params.describe(config.backend, params, mode=mode, extractor=extractor)
 
 
-__all__ = ["Capability", "Flags", "Named", "Way", "backend_capabilities", "judge_decides", "parameter_rows", "way"]
+__all__ = [
+    "Capability",
+    "Flags",
+    "Named",
+    "Way",
+    "backend_capabilities",
+    "judge_decides",
+    "parameter_rows",
+    "shown_rubric",
+    "way",
+]

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django import forms
-from django.utils.text import format_lazy
+from django.utils.html import format_html
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 
 from . import endpoints
 from . import params as judge_params
@@ -32,15 +32,21 @@ NULL_SUFFIX = "-null"
 
 # what the model id means for each backend (shown in its section)
 MODEL_HELP: dict[str, Any] = {
-    "openai_chat": _lazy("Model id: required, the model the endpoint serves (e.g. Qwen/Qwen2.5-VL-7B-Instruct)."),
-    "transformers": _lazy("Model id: required, a local folder or a hub id (offline machines: a folder)."),
-    "embedding": _lazy("Model id: empty for all-MiniLM-L6-v2 (shipped, offline), or a sentence-transformers folder."),
-    "image_similarity": _lazy("Model id: not used (SSIM compares pixels)."),
-    "clip_similarity": format_lazy(
-        "{} {}", _lazy("Model id: empty for the paper's CLIP-ViT-L/14,"), CLIP_DEFAULT_MODEL
+    "openai_chat": gettext_lazy(
+        "Model id: required, the model the endpoint serves (e.g. Qwen/Qwen2.5-VL-7B-Instruct)."
     ),
-    "ahead": _lazy("Model id: required, the vision-language model extracting the descriptors (e.g. InternVL3-14B)."),
-    "ensemble": _lazy("Model id: not used (the members' models answer)."),
+    "transformers": gettext_lazy("Model id: required, a local folder or a hub id (offline machines: a folder)."),
+    "embedding": gettext_lazy(
+        "Model id: empty for all-MiniLM-L6-v2 (shipped, offline), or a sentence-transformers folder."
+    ),
+    "image_similarity": gettext_lazy("Model id: not used (SSIM compares pixels)."),
+    "clip_similarity": gettext_lazy(
+        "Model id: empty for the paper's CLIP-ViT-L/14 (%(model)s), else a local folder or a hub id."
+    ),
+    "ahead": gettext_lazy(
+        "Model id: required, the vision-language model extracting the descriptors (e.g. InternVL3-14B)."
+    ),
+    "ensemble": gettext_lazy("Model id: not used (the members' models answer)."),
 }
 
 
@@ -130,11 +136,19 @@ def _help(p: Param) -> str:
     return " ".join(parts)
 
 
+def _choice_text(p: Param, value: str) -> str:
+    """A choice as the form offers it: in words, with the value the JSON takes."""
+    label = p.choice_label(value)
+    return f"{label} ({value})" if label else value
+
+
 def param_fields(backend: str, p: Param, *, image_fields: Sequence[str]) -> dict[str, forms.Field]:
     """The form field(s) of one parameter (a nullable one has a "null" checkbox too); {} for a
     parameter with nothing to pick (image fields of a preset without images)."""
     name = field_name(backend, p.name)
-    common = {"required": False, "label": p.name, "help_text": _help(p)}
+    # the parameter in words, and its key as the JSON and the API take it
+    label = format_html('{} <span class="param-key">(<code>{}</code>)</span>', p.label, p.name)
+    common = {"required": False, "label": label, "help_text": _help(p)}
     attrs = {"data-param": p.name}
     t = p.type
     field: forms.Field
@@ -147,7 +161,9 @@ def param_fields(backend: str, p: Param, *, image_fields: Sequence[str]) -> dict
     elif t == judge_params.CHOICE:
         default = _("default: %(default)s") % {"default": p.default_shown()}
         field = forms.ChoiceField(
-            choices=[("", default), *((c, c) for c in p.choices)], widget=forms.Select(attrs=attrs), **common
+            choices=[("", default), *((c, _choice_text(p, c)) for c in p.choices)],
+            widget=forms.Select(attrs=attrs),
+            **common,
         )
     elif t == judge_params.NUMBER_PAIR:
         field = PairField(**common)
@@ -261,7 +277,7 @@ def sections(
                 backend=backend,
                 label=cap.label,
                 capability=cap,
-                model_help=str(MODEL_HELP.get(backend, "")),
+                model_help=str(MODEL_HELP.get(backend, "")) % {"model": CLIP_DEFAULT_MODEL},
                 rows=tuple(r for r in rows if not r.param.advanced),
                 advanced=tuple(r for r in rows if r.param.advanced),
                 modes=tuple(modes),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Item, Project, Rater
 from core.jobs import TERMINAL, Job
@@ -19,23 +20,23 @@ from .outputs import output_labels, rubric_part
 
 class JudgeConfig(models.Model):
     class Backend(models.TextChoices):
-        OPENAI_CHAT = "openai_chat", "OpenAI-compatible chat endpoint"
-        TRANSFORMERS = "transformers", "Local transformers model (GPU worker)"
-        EMBEDDING = "embedding", "Embedding judge (sentence-transformers)"
-        IMAGE_SIMILARITY = "image_similarity", "Image similarity (SSIM proxy, CPU)"
-        CLIP_SIMILARITY = "clip_similarity", "CLIP image-image similarity (transformers)"
-        AHEAD = "ahead", "AHEaD descriptor faithfulness (vision-language model + MiniLM)"
-        ENSEMBLE = "ensemble", "Ensemble of judges"
+        OPENAI_CHAT = "openai_chat", gettext_lazy("OpenAI-compatible chat endpoint")
+        TRANSFORMERS = "transformers", gettext_lazy("Local transformers model (GPU worker)")
+        EMBEDDING = "embedding", gettext_lazy("Embedding judge (sentence-transformers)")
+        IMAGE_SIMILARITY = "image_similarity", gettext_lazy("Image similarity (SSIM proxy, CPU)")
+        CLIP_SIMILARITY = "clip_similarity", gettext_lazy("CLIP image-image similarity (transformers)")
+        AHEAD = "ahead", gettext_lazy("AHEaD descriptor faithfulness (vision-language model + MiniLM)")
+        ENSEMBLE = "ensemble", gettext_lazy("Ensemble of judges")
 
     class Parser(models.TextChoices):
-        JSON = "json", "JSON answers per rubric"
-        SCORE_IS = "score_is", '"score is <num>"'
-        CHOICE = "choice", "A label from a closed list"
-        NONE = "none", "None (backend answers directly)"
+        JSON = "json", gettext_lazy("JSON answers per rubric")
+        SCORE_IS = "score_is", gettext_lazy('"score is <num>"')
+        CHOICE = "choice", gettext_lazy("A label from a closed list")
+        NONE = "none", gettext_lazy("None (backend answers directly)")
 
     class Combine(models.TextChoices):
-        MEAN = "mean", "Mean"
-        MAJORITY = "majority", "Majority"
+        MEAN = "mean", gettext_lazy("Mean")
+        MAJORITY = "majority", gettext_lazy("Majority")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_configs")
     name = models.CharField(max_length=200)
@@ -140,8 +141,8 @@ class JudgeOutput(models.Model):
     first pass in the original order); swapped outputs feed the bias checks (``judges/bias.py``)."""
 
     class Order(models.TextChoices):
-        ORIGINAL = "original", "Original order"
-        SWAPPED = "swapped", "Swapped order"
+        ORIGINAL = "original", gettext_lazy("Original order")
+        SWAPPED = "swapped", gettext_lazy("Swapped order")
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="outputs")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_outputs")
@@ -182,8 +183,8 @@ class JudgeItemResult(models.Model):
     judge rater's annotation) or ``failed`` (why, with the raw outputs kept in JudgeOutput)."""
 
     class Status(models.TextChoices):
-        OK = "ok", "OK"
-        FAILED = "failed", "Failed"
+        OK = "ok", gettext_lazy("OK")
+        FAILED = "failed", gettext_lazy("Failed")
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="results")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_results")

@@ -29,7 +29,7 @@ from typing import Any
 
 from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 
 from . import endpoints
 from .ahead_metrics import TAU_INTERNVL3
@@ -81,6 +81,19 @@ class Param:
     extractors: tuple[str, ...] = ()
     advanced: bool = False
 
+    @property
+    def label(self) -> str:
+        """The parameter in words, in the UI's language (the form and the judge page show it
+        beside its key, which is what the JSON and the API take)."""
+        return str(LABELS.get(self.name, self.name))
+
+    def choice_label(self, value: Any) -> str:
+        """One of the choices in words ("" when it has none, or for a value that is no choice)."""
+        if not isinstance(value, str):
+            return ""
+        found = CHOICE_LABELS.get(value)
+        return str(found) if found is not None and value in self.choices else ""
+
     def applies(self, *, mode: str = "", extractor: str = "") -> bool:
         """Read by the backend in this mode / with this extractor ("" = not known: read)."""
         return (not mode or not self.modes or mode in self.modes) and (
@@ -130,21 +143,98 @@ def show_value(value: Any) -> str:
     return str(value)
 
 
+# ------------------------------------------------------------------------------ in words
+#: each parameter in words, by its key (a key means the same in every backend that reads it)
+LABELS: dict[str, Any] = {
+    "chunk_size": gettext_lazy("Chunk size"),
+    "batch_size": gettext_lazy("Batch size"),
+    "image_fields": gettext_lazy("Image fields"),
+    "base_url": gettext_lazy("Endpoint URL"),
+    "api_key_env": gettext_lazy("API key variable"),
+    "temperature": gettext_lazy("Temperature"),
+    "max_tokens": gettext_lazy("Maximum tokens"),
+    "seed": gettext_lazy("Seed"),
+    "concurrency": gettext_lazy("Concurrent requests"),
+    "response_format": gettext_lazy("Response format"),
+    "top_p": gettext_lazy("Top-p"),
+    "stop": gettext_lazy("Stop sequences"),
+    "frequency_penalty": gettext_lazy("Frequency penalty"),
+    "presence_penalty": gettext_lazy("Presence penalty"),
+    "timeout_s": gettext_lazy("Timeout in seconds"),
+    "max_retries": gettext_lazy("Retries"),
+    "backoff_s": gettext_lazy("First retry delay in seconds"),
+    "max_backoff_s": gettext_lazy("Longest retry delay in seconds"),
+    "kind": gettext_lazy("Model kind"),
+    "device": gettext_lazy("Device"),
+    "dtype": gettext_lazy("Precision"),
+    "max_new_tokens": gettext_lazy("Maximum new tokens"),
+    "do_sample": gettext_lazy("Sampled decoding"),
+    "min_new_tokens": gettext_lazy("Minimum new tokens"),
+    "max_batch_tokens": gettext_lazy("Token budget per batch"),
+    "memory_fraction": gettext_lazy("GPU memory share"),
+    "ignore_images": gettext_lazy("Ignore images"),
+    "cache": gettext_lazy("KV cache"),
+    "compile": gettext_lazy("Compile into CUDA graphs"),
+    "mode": gettext_lazy("Mode"),
+    "reflect_tau": gettext_lazy("Reflection threshold"),
+    "rewrite_step": gettext_lazy("Rewrite step"),
+    "q3_thresholds": gettext_lazy("Q3 thresholds"),
+    "context_min": gettext_lazy("Minimum similarity to the context image"),
+    "person_min": gettext_lazy("Minimum similarity to the person image"),
+    "extractor": gettext_lazy("Descriptor extractor"),
+    "tau": gettext_lazy("Descriptor match threshold"),
+    "ita_model": gettext_lazy("Image-text model"),
+    "real_generator": gettext_lazy("Generator of the real images"),
+    "exag_candidates": gettext_lazy("Stereotype candidates"),
+    "encoder": gettext_lazy("Sentence encoder"),
+    "encoder_device": gettext_lazy("Device of the sentence encoder"),
+    "ita_device": gettext_lazy("Device of the image-text model"),
+    "image_field": gettext_lazy("Image field"),
+}
+
+#: the choices of choice parameters in words, by value (the value is what the JSON takes)
+CHOICE_LABELS: dict[str, Any] = {
+    # response_format
+    "json_schema": gettext_lazy("JSON schema"),
+    "json_object": gettext_lazy("JSON object"),
+    "none": gettext_lazy("unconstrained"),
+    # kind
+    "causal": gettext_lazy("text-only model"),
+    "image-text": gettext_lazy("vision-language model"),
+    # dtype
+    "float32": gettext_lazy("32-bit floating point"),
+    "float16": gettext_lazy("16-bit floating point"),
+    "bfloat16": gettext_lazy("16-bit brain floating point"),
+    "float64": gettext_lazy("64-bit floating point"),
+    # cache
+    "static": gettext_lazy("static"),
+    "dynamic": gettext_lazy("dynamic"),
+    # extractor
+    "openai_chat": gettext_lazy("OpenAI-compatible endpoint"),
+    "transformers": gettext_lazy("local transformers model"),
+    # modes (backends.DIRECT_MODES)
+    "cqbench": gettext_lazy("CQ-Bench reflection and rewrite improvement"),
+    "valueground_q3": gettext_lazy("ValueGround Q3 from the SSIM of the image pair"),
+    "counterfactual_filter": gettext_lazy("Cultural Counterfactuals image filter (flags 4 and 6)"),
+    "cultivate": gettext_lazy("CULTIVate faithfulness, hallucination and exaggeration"),
+}
+
+
 # ------------------------------------------------------------------------------ declarations
 def _mode(backend: str) -> Param:
     return Param(
         "mode",
         CHOICE,
-        _lazy("What the judge computes, which decides the questions it answers (see 'What it can answer')."),
-        default_text=_lazy("the mode the project's preset declares"),
+        gettext_lazy("What the judge computes, which decides the questions it answers (see 'What it can answer')."),
+        default_text=gettext_lazy("the mode the project's preset declares"),
         choices=tuple(DIRECT_MODES[backend]),
     )
 
 
 #: what each filter threshold decides (``backends.base.FILTER_FLAGS``), in the form's order
 _THRESHOLD_HELP = {
-    "context_min": _lazy("Flag 6 context_missing when the similarity to the context image is below this."),
-    "person_min": _lazy("Flag 4 person_missing when the similarity to the person image is below this."),
+    "context_min": gettext_lazy("Flag 6 context_missing when the similarity to the context image is below this."),
+    "person_min": gettext_lazy("Flag 4 person_missing when the similarity to the person image is below this."),
 }
 
 
@@ -159,7 +249,7 @@ def _thresholds(context_min: float | None, person_min: float | None, source: Any
             min=-1,
             max=1,
             nullable=True,
-            null_help=_lazy("null: the flag is not decided"),
+            null_help=gettext_lazy("null: the flag is not decided"),
             modes=("counterfactual_filter",),
         )
         for key, help_text in _THRESHOLD_HELP.items()
@@ -171,7 +261,7 @@ COMMON: tuple[Param, ...] = (
     Param(
         "chunk_size",
         INT,
-        _lazy("Items per worker task of a run."),
+        gettext_lazy("Items per worker task of a run."),
         default=DEFAULT_CHUNK,
         min=1,
         max=MAX_CHUNK,
@@ -180,16 +270,16 @@ COMMON: tuple[Param, ...] = (
     Param(
         "batch_size",
         INT,
-        _lazy("Items judged per step of a task (a cancelled run stops between steps)."),
-        default_text=_lazy("the chunk size"),
+        gettext_lazy("Items judged per step of a task (a cancelled run stops between steps)."),
+        default_text=gettext_lazy("the chunk size"),
         min=1,
         advanced=True,
     ),
     Param(
         "image_fields",
         IMAGE_FIELDS,
-        _lazy("The item images the judge is given."),
-        default_text=_lazy("every image field of the preset"),
+        gettext_lazy("The item images the judge is given."),
+        default_text=gettext_lazy("every image field of the preset"),
         advanced=True,
     ),
 )
@@ -198,43 +288,64 @@ OPENAI_CHAT: tuple[Param, ...] = (
     Param(
         "base_url",
         ENDPOINT,
-        _lazy("The OpenAI-compatible endpoint (vLLM, TGI, llama.cpp, Ollama, a hosted API), e.g. http://host:8000/v1."),
-        default_text=_lazy("the administrator's default endpoint (HV_JUDGE_API_BASE)"),
+        gettext_lazy(
+            "The OpenAI-compatible endpoint (vLLM, TGI, llama.cpp, Ollama, a hosted API), e.g. http://host:8000/v1."
+        ),
+        default_text=gettext_lazy("the administrator's default endpoint (HV_JUDGE_API_BASE)"),
     ),
     Param(
         "api_key_env",
         KEY_ENV,
-        _lazy("The environment variable holding the API key, one the administrator allows. Never the key itself."),
+        gettext_lazy(
+            "The environment variable holding the API key, one the administrator allows. Never the key itself."
+        ),
         default=endpoints.DEFAULT_KEY_ENV,
     ),
-    Param("temperature", NUMBER, _lazy("Sampling temperature."), default_text=_lazy("the endpoint's default"), min=0),
-    Param("max_tokens", INT, _lazy("Most tokens per reply."), default_text=_lazy("the endpoint's default"), min=1),
-    Param("seed", INT, _lazy("Seed of the first pass; pass n asks with seed + n."), default_text=_lazy("none")),
-    Param("concurrency", INT, _lazy("Requests in flight at once."), default=4, min=1),
+    Param(
+        "temperature",
+        NUMBER,
+        gettext_lazy("Sampling temperature."),
+        default_text=gettext_lazy("the endpoint's default"),
+        min=0,
+    ),
+    Param(
+        "max_tokens",
+        INT,
+        gettext_lazy("Most tokens per reply."),
+        default_text=gettext_lazy("the endpoint's default"),
+        min=1,
+    ),
+    Param(
+        "seed",
+        INT,
+        gettext_lazy("Seed of the first pass; pass n asks with seed + n."),
+        default_text=gettext_lazy("none"),
+    ),
+    Param("concurrency", INT, gettext_lazy("Requests in flight at once."), default=4, min=1),
     Param(
         "response_format",
         CHOICE,
-        _lazy("Constrained output: a request the server refuses with HTTP 400 is asked again without it."),
-        default_text=_lazy("json_schema for the JSON parser and label templates, else none"),
+        gettext_lazy("Constrained output: a request the server refuses with HTTP 400 is asked again without it."),
+        default_text=gettext_lazy("json_schema for the JSON parser and label templates, else none"),
         choices=("json_schema", "json_object", "none"),
         advanced=True,
     ),
     Param(
         "top_p",
         NUMBER,
-        _lazy("Nucleus sampling."),
-        default_text=_lazy("the endpoint's default"),
+        gettext_lazy("Nucleus sampling."),
+        default_text=gettext_lazy("the endpoint's default"),
         min=0,
         max=1,
         min_exclusive=True,
         advanced=True,
     ),
-    Param("stop", TEXT_OR_LIST, _lazy("Stop sequence(s)."), default_text=_lazy("none"), advanced=True),
+    Param("stop", TEXT_OR_LIST, gettext_lazy("Stop sequence(s)."), default_text=gettext_lazy("none"), advanced=True),
     Param(
         "frequency_penalty",
         NUMBER,
-        _lazy("Frequency penalty."),
-        default_text=_lazy("the endpoint's default"),
+        gettext_lazy("Frequency penalty."),
+        default_text=gettext_lazy("the endpoint's default"),
         min=-2,
         max=2,
         advanced=True,
@@ -242,17 +353,19 @@ OPENAI_CHAT: tuple[Param, ...] = (
     Param(
         "presence_penalty",
         NUMBER,
-        _lazy("Presence penalty."),
-        default_text=_lazy("the endpoint's default"),
+        gettext_lazy("Presence penalty."),
+        default_text=gettext_lazy("the endpoint's default"),
         min=-2,
         max=2,
         advanced=True,
     ),
-    Param("timeout_s", NUMBER, _lazy("Seconds per request."), default=60, min=0, min_exclusive=True, advanced=True),
+    Param(
+        "timeout_s", NUMBER, gettext_lazy("Seconds per request."), default=60, min=0, min_exclusive=True, advanced=True
+    ),
     Param(
         "max_retries",
         INT,
-        _lazy("Retries of a 429, 5xx, timeout or dropped connection."),
+        gettext_lazy("Retries of a 429, 5xx, timeout or dropped connection."),
         default=5,
         min=0,
         advanced=True,
@@ -260,7 +373,7 @@ OPENAI_CHAT: tuple[Param, ...] = (
     Param(
         "backoff_s",
         NUMBER,
-        _lazy("First retry delay (doubles each retry, with jitter)."),
+        gettext_lazy("First retry delay (doubles each retry, with jitter)."),
         default=1.0,
         min=0,
         advanced=True,
@@ -268,7 +381,7 @@ OPENAI_CHAT: tuple[Param, ...] = (
     Param(
         "max_backoff_s",
         NUMBER,
-        _lazy("Longest retry delay (Retry-After honoured up to it)."),
+        gettext_lazy("Longest retry delay (Retry-After honoured up to it)."),
         default=30.0,
         min=0,
         advanced=True,
@@ -279,50 +392,58 @@ TRANSFORMERS: tuple[Param, ...] = (
     Param(
         "kind",
         CHOICE,
-        _lazy("causal: a text-only model; image-text: a vision-language model."),
-        default_text=_lazy("image-text when the items have images, else causal"),
+        gettext_lazy("causal: a text-only model; image-text: a vision-language model."),
+        default_text=gettext_lazy("image-text when the items have images, else causal"),
         choices=("causal", "image-text"),
     ),
-    Param("device", DEVICE, _lazy("Where the model runs."), default_text=_lazy("cuda when available, else cpu")),
+    Param(
+        "device",
+        DEVICE,
+        gettext_lazy("Where the model runs."),
+        default_text=gettext_lazy("cuda when available, else cpu"),
+    ),
     Param(
         "dtype",
         CHOICE,
-        _lazy("Weights' precision."),
-        default_text=_lazy("bfloat16 on CUDA, float32 on CPU"),
+        gettext_lazy("Weights' precision."),
+        default_text=gettext_lazy("bfloat16 on CUDA, float32 on CPU"),
         choices=("bfloat16", "float16", "float32", "float64"),
     ),
-    Param("max_new_tokens", INT, _lazy("Most tokens generated per reply."), default=64, min=1),
-    Param("do_sample", BOOL, _lazy("Sample instead of greedy decoding."), default=False),
+    Param("max_new_tokens", INT, gettext_lazy("Most tokens generated per reply."), default=64, min=1),
+    Param("do_sample", BOOL, gettext_lazy("Sample instead of greedy decoding."), default=False),
     Param(
         "temperature",
         NUMBER,
-        _lazy("Sampling temperature (with sampling only)."),
+        gettext_lazy("Sampling temperature (with sampling only)."),
         default=1.0,
         min=0,
         min_exclusive=True,
     ),
     Param(
-        "seed", INT, _lazy("Seed of the first pass when sampling; pass n uses seed + n."), default_text=_lazy("none")
+        "seed",
+        INT,
+        gettext_lazy("Seed of the first pass when sampling; pass n uses seed + n."),
+        default_text=gettext_lazy("none"),
     ),
     Param(
         "batch_size",
         INT,
-        _lazy("Most prompts per generate batch (and items per step of a task)."),
-        default_text=_lazy("64 on CUDA, 8 on CPU"),
+        gettext_lazy("Most prompts per generate batch (and items per step of a task)."),
+        default_text=gettext_lazy("64 on CUDA, 8 on CPU"),
         min=1,
     ),
     Param(
         "max_batch_tokens",
         INT,
-        _lazy("Token budget of one batch: rows x (longest prompt + new tokens)."),
-        default_text=_lazy("on CUDA what memory_fraction of the free memory holds; on CPU no limit"),
+        gettext_lazy("Token budget of one batch: rows x (longest prompt + new tokens)."),
+        default_text=gettext_lazy("on CUDA what memory_fraction of the free memory holds; on CPU no limit"),
         min=1,
         advanced=True,
     ),
     Param(
         "memory_fraction",
         NUMBER,
-        _lazy("Share of the free GPU memory the token budget may use."),
+        gettext_lazy("Share of the free GPU memory the token budget may use."),
         default=0.6,
         min=0,
         max=1,
@@ -332,33 +453,33 @@ TRANSFORMERS: tuple[Param, ...] = (
     Param(
         "min_new_tokens",
         INT,
-        _lazy("Fewest tokens generated per reply."),
-        default_text=_lazy("none"),
+        gettext_lazy("Fewest tokens generated per reply."),
+        default_text=gettext_lazy("none"),
         min=0,
         advanced=True,
     ),
     Param(
         "ignore_images",
         BOOL,
-        _lazy("A text-only model judges without the item images instead of failing."),
+        gettext_lazy("A text-only model judges without the item images instead of failing."),
         default=False,
         advanced=True,
     ),
     Param(
         "cache",
         CHOICE,
-        _lazy(
+        gettext_lazy(
             "KV cache: static (allocated once per batch shape, several times faster decoding on a GPU; "
             "same greedy replies) or dynamic (grows token by token)."
         ),
-        default_text=_lazy("static on CUDA, dynamic on CPU"),
+        default_text=gettext_lazy("static on CUDA, dynamic on CPU"),
         choices=("static", "dynamic"),
         advanced=True,
     ),
     Param(
         "compile",
         BOOL,
-        _lazy(
+        gettext_lazy(
             "With the static cache on CUDA, compile the decode step into CUDA graphs (the first batch of each "
             "shape waits for the compilation)."
         ),
@@ -372,7 +493,7 @@ EMBEDDING: tuple[Param, ...] = (
     Param(
         "reflect_tau",
         NUMBER,
-        _lazy("A value is reflected when some line of the story has at least this cosine similarity with it."),
+        gettext_lazy("A value is reflected when some line of the story has at least this cosine similarity with it."),
         default=0.35,
         min=-1,
         max=1,
@@ -381,13 +502,13 @@ EMBEDDING: tuple[Param, ...] = (
     Param(
         "rewrite_step",
         NUMBER,
-        _lazy("Rewrite improvement = the drop in similarity to the values / this step, capped at 5."),
+        gettext_lazy("Rewrite improvement = the drop in similarity to the values / this step, capped at 5."),
         default=0.05,
         min=0,
         min_exclusive=True,
         modes=("cqbench",),
     ),
-    Param("device", DEVICE, _lazy("Where the encoder runs."), default="cpu", advanced=True),
+    Param("device", DEVICE, gettext_lazy("Where the encoder runs."), default="cpu", advanced=True),
 )
 
 IMAGE_SIMILARITY: tuple[Param, ...] = (
@@ -395,7 +516,7 @@ IMAGE_SIMILARITY: tuple[Param, ...] = (
     Param(
         "q3_thresholds",
         NUMBER_PAIR,
-        _lazy("SSIM of Image A vs Image B: below the first Q3 = 0, below the second 1, else 2 (our default)."),
+        gettext_lazy("SSIM of Image A vs Image B: below the first Q3 = 0, below the second 1, else 2 (our default)."),
         default=[0.35, 0.6],
         min=-1,
         max=1,
@@ -404,19 +525,23 @@ IMAGE_SIMILARITY: tuple[Param, ...] = (
     *_thresholds(
         0.3,
         None,
-        _lazy("SSIM is a proxy on its own scale; calibrate on images people have flagged."),
+        gettext_lazy("SSIM is a proxy on its own scale; calibrate on images people have flagged."),
     ),
 )
 
 CLIP_SIMILARITY: tuple[Param, ...] = (
     _mode("clip_similarity"),
-    *_thresholds(0.75, 0.85, _lazy("The paper's thresholds by default (Sec. 3.2).")),
-    Param("batch_size", INT, _lazy("Images per forward pass (and items per step of a task)."), default=16, min=1),
-    Param("device", DEVICE, _lazy("Where CLIP runs."), default_text=_lazy("cuda when available, else cpu")),
+    *_thresholds(0.75, 0.85, gettext_lazy("The paper's thresholds by default (Sec. 3.2).")),
+    Param(
+        "batch_size", INT, gettext_lazy("Images per forward pass (and items per step of a task)."), default=16, min=1
+    ),
+    Param(
+        "device", DEVICE, gettext_lazy("Where CLIP runs."), default_text=gettext_lazy("cuda when available, else cpu")
+    ),
     Param(
         "dtype",
         CHOICE,
-        _lazy("Precision; half precision can move a score across a threshold."),
+        gettext_lazy("Precision; half precision can move a score across a threshold."),
         default="float32",
         choices=("float32", "float16", "bfloat16"),
         advanced=True,
@@ -428,14 +553,14 @@ _AHEAD_OWN: tuple[Param, ...] = (
     Param(
         "extractor",
         CHOICE,
-        _lazy("The vision-language model extracting descriptors: an OpenAI-compatible endpoint or in-process."),
-        default_text=_lazy("openai_chat when base_url is given, else transformers"),
+        gettext_lazy("The vision-language model extracting descriptors: an OpenAI-compatible endpoint or in-process."),
+        default_text=gettext_lazy("openai_chat when base_url is given, else transformers"),
         choices=("openai_chat", "transformers"),
     ),
     Param(
         "tau",
         NUMBER,
-        _lazy(
+        gettext_lazy(
             "Descriptors match above this cosine similarity (0.52 InternVL3, 0.67 Qwen2.5-VL; manage.py ahead "
             "calibrate)."
         ),
@@ -446,17 +571,24 @@ _AHEAD_OWN: tuple[Param, ...] = (
     Param(
         "ita_model",
         TEXT,
-        _lazy("A local CLIP or SigLIP folder scoring images against text: needed for EXAG, so for faith and exag."),
-        default_text=_lazy("none (the judge then answers hal only)"),
+        gettext_lazy(
+            "A local CLIP or SigLIP folder scoring images against text: needed for EXAG, so for faith and exag."
+        ),
+        default_text=gettext_lazy("none (the judge then answers hal only)"),
     ),
     Param(
-        "real_generator", TEXT, _lazy("The generator of the project's real images (EXAG's baseline)."), default="real"
+        "real_generator",
+        TEXT,
+        gettext_lazy("The generator of the project's real images (EXAG's baseline)."),
+        default="real",
     ),
-    Param("seed", INT, _lazy("Seed of the first pass; pass n uses seed + n."), default_text=_lazy("none")),
+    Param(
+        "seed", INT, gettext_lazy("Seed of the first pass; pass n uses seed + n."), default_text=gettext_lazy("none")
+    ),
     Param(
         "exag_candidates",
         INT,
-        _lazy("Stereotype candidates asked of the extractor (Table 28)."),
+        gettext_lazy("Stereotype candidates asked of the extractor (Table 28)."),
         default=10,
         min=1,
         max=100,
@@ -465,19 +597,19 @@ _AHEAD_OWN: tuple[Param, ...] = (
     Param(
         "encoder",
         TEXT,
-        _lazy("The sentence encoder matching descriptors."),
-        default_text=_lazy("all-MiniLM-L6-v2 (shipped offline)"),
+        gettext_lazy("The sentence encoder matching descriptors."),
+        default_text=gettext_lazy("all-MiniLM-L6-v2 (shipped offline)"),
         advanced=True,
     ),
-    Param("encoder_device", DEVICE, _lazy("Where the sentence encoder runs."), default="cpu", advanced=True),
+    Param("encoder_device", DEVICE, gettext_lazy("Where the sentence encoder runs."), default="cpu", advanced=True),
     Param(
         "ita_device",
         DEVICE,
-        _lazy("Where the image-text model runs."),
-        default_text=_lazy("cuda when available, else cpu"),
+        gettext_lazy("Where the image-text model runs."),
+        default_text=gettext_lazy("cuda when available, else cpu"),
         advanced=True,
     ),
-    Param("image_field", TEXT, _lazy("The item's image field."), default="image", advanced=True),
+    Param("image_field", TEXT, gettext_lazy("The item's image field."), default="image", advanced=True),
 )
 # the extractor's defaults the AHEaD judge sets (backends/ahead.py, App. A.4: temperature 0)
 _AHEAD_EXTRACTOR_DEFAULTS: dict[tuple[str, str], Any] = {
@@ -658,6 +790,8 @@ class Row:
     default: str
     help: str
     read: bool  # False: set, but this backend (in this mode) does not read it
+    label: str = ""  # the parameter in words ("" for one the backend does not declare)
+    value_label: str = ""  # the value set in words, for a choice that has them
 
 
 def describe(backend: str, params: Mapping[str, Any], *, mode: str = "", extractor: str = "") -> list[Row]:
@@ -675,6 +809,8 @@ def describe(backend: str, params: Mapping[str, Any], *, mode: str = "", extract
                     default=p.default_shown(),
                     help=str(p.help),
                     read=p.applies(mode=mode, extractor=extractor),
+                    label=p.label,
+                    value_label=p.choice_label(shown[p.name]) if p.name in shown and p.type == CHOICE else "",
                 )
             )
     for name in undeclared(backend, shown):
@@ -686,8 +822,10 @@ def describe(backend: str, params: Mapping[str, Any], *, mode: str = "", extract
 
 __all__ = [
     "BACKENDS",
+    "CHOICE_LABELS",
     "COMMON",
     "INTERNAL",
+    "LABELS",
     "Param",
     "ParamError",
     "Row",

@@ -10,6 +10,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Prefetch, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation.models import Project
 from annotation.selectors import can_manage
@@ -103,7 +105,8 @@ def run_usage(run: JudgeRun) -> dict[str, Any]:
     set on the judge (on each member, for an ensemble), read now: a price set after the run
     applies. ``cost`` is None, with ``cost_note`` saying why, when a judge has no price or no
     output has token counts; ``counted`` of ``outputs`` outputs have counts (a backend without
-    tokens, an endpoint that does not report them)."""
+    tokens, an endpoint that does not report them). The note is in the active language (the API
+    asks for it in English)."""
     rows = list(
         JudgeOutput.objects.filter(run=run)
         .values("member_id")
@@ -124,18 +127,22 @@ def run_usage(run: JudgeRun) -> dict[str, Any]:
             continue
         judge = judges.get(r["member_id"] or run.config_id)
         if judge is None or judge.price_prompt_per_1m is None or judge.price_completion_per_1m is None:
-            unpriced.append(judge.name if judge is not None else "a deleted member")
+            unpriced.append(judge.name if judge is not None else _("a deleted member"))
             continue
         cost += (
             Decimal(r["pt"] or 0) * judge.price_prompt_per_1m + Decimal(r["ct"] or 0) * judge.price_completion_per_1m
         ) / MILLION
     note = ""
     if not counted:
-        cost, note = None, "no token counts (this backend has none, or the endpoint did not report them)"
+        cost, note = None, _("no token counts (this backend has none, or the endpoint did not report them)")
     elif unpriced:
-        cost, note = None, f"set a price per 1M tokens on {', '.join(sorted(set(unpriced)))}"
+        cost, note = None, _("set a price per 1M tokens on %(judges)s") % {"judges": ", ".join(sorted(set(unpriced)))}
     elif counted < n:
-        note = f"{n - counted} of {n} outputs have no token counts: the cost covers the others"
+        note = ngettext(
+            "%(missing)d of %(n)d outputs has no token counts: the cost covers the others",
+            "%(missing)d of %(n)d outputs have no token counts: the cost covers the others",
+            n - counted,
+        ) % {"missing": n - counted, "n": n}
     return {
         "outputs": n,
         "counted": counted,

@@ -12,7 +12,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from annotation.access import managed_project_or_403
@@ -47,50 +47,66 @@ class JudgeConfigForm(forms.Form):
     """A new judge. Its parameters are fields per backend (``judges/forms.py``, declared in
     ``judges/params.py``); the raw JSON (``params``) is the advanced way, merged with them."""
 
-    name = forms.CharField(max_length=200)
-    backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices)
-    model_id = forms.CharField(max_length=300, required=False, help_text=_lazy("empty = the backend's default"))
-    parser = forms.ChoiceField(choices=[("", _lazy("preset default")), *JudgeConfig.Parser.choices], required=False)
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices, label=gettext_lazy("Backend"))
+    model_id = forms.CharField(
+        max_length=300,
+        required=False,
+        label=gettext_lazy("Model id"),
+        help_text=gettext_lazy("empty = the backend's default"),
+    )
+    parser = forms.ChoiceField(
+        choices=[("", gettext_lazy("preset default")), *JudgeConfig.Parser.choices],
+        required=False,
+        label=gettext_lazy("Parser"),
+    )
     template = forms.ChoiceField(
         required=False,
+        label=gettext_lazy("Template"),
         choices=lambda: [
-            ("", _lazy("preset default (the paper's prompt, else the rubric prompt)")),
-            *((name, named.label) for name, named in named_templates().items()),
+            ("", _("preset default (the paper's prompt, else the rubric prompt)")),
+            *((name, _(named.label)) for name, named in named_templates().items()),
         ],
     )
-    questions = forms.CharField(required=False, help_text=_lazy("comma-separated question ids; empty = preset default"))
-    passes = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    questions = forms.CharField(
+        required=False,
+        label=gettext_lazy("Questions"),
+        help_text=gettext_lazy("comma-separated question ids; empty = preset default"),
+    )
+    passes = forms.IntegerField(min_value=1, max_value=20, initial=1, label=gettext_lazy("Passes"))
     both_orders = forms.BooleanField(
         required=False,
-        label=_lazy("Both orders"),
-        help_text=_lazy("also judge each pair swapped: position consistency and first-position rate"),
+        label=gettext_lazy("Both orders"),
+        help_text=gettext_lazy("also judge each pair swapped: position consistency and first-position rate"),
     )
-    combine = forms.ChoiceField(choices=JudgeConfig.Combine.choices)
+    combine = forms.ChoiceField(choices=JudgeConfig.Combine.choices, label=gettext_lazy("Combine"))
     params = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
         initial="{}",
-        label=_lazy("Parameters as JSON (advanced)"),
-        help_text=_lazy(
+        label=gettext_lazy("Parameters as JSON (advanced)"),
+        help_text=gettext_lazy(
             "Merged with the fields above: any parameter, including ones without a field. "
             'E.g. {"base_url": "http://127.0.0.1:8000/v1", "temperature": 0}'
         ),
     )
-    members = forms.ModelMultipleChoiceField(queryset=JudgeConfig.objects.none(), required=False)
+    members = forms.ModelMultipleChoiceField(
+        queryset=JudgeConfig.objects.none(), required=False, label=gettext_lazy("Members")
+    )
     price_prompt_per_1m = forms.DecimalField(
         required=False,
         min_value=0,
         max_digits=12,
         decimal_places=6,
-        label=_lazy("Price per 1M prompt tokens"),
-        help_text=_lazy("optional, with the completion price: runs then show an estimated cost"),
+        label=gettext_lazy("Price per 1M prompt tokens"),
+        help_text=gettext_lazy("optional, with the completion price: runs then show an estimated cost"),
     )
     price_completion_per_1m = forms.DecimalField(
         required=False,
         min_value=0,
         max_digits=12,
         decimal_places=6,
-        label=_lazy("Price per 1M completion tokens"),
+        label=gettext_lazy("Price per 1M completion tokens"),
     )
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
@@ -103,8 +119,9 @@ class JudgeConfigForm(forms.Form):
         if preset.pair_order is None:  # offered for pairwise protocols only
             del self.fields["both_orders"]
         # the preset's own templates first: the others fit other protocols' items
-        mine = [(n, t.label) for n, t in preset.named_templates.items()]
-        others = [(n, t.label) for n, t in named_templates().items() if n not in preset.named_templates]
+        # (their labels are marked in the presets and translated here, where they are shown)
+        mine = [(n, _(t.label)) for n, t in preset.named_templates.items()]
+        others = [(n, _(t.label)) for n, t in named_templates().items() if n not in preset.named_templates]
         self.fields["template"].choices = [
             ("", _("preset default (the paper's prompt, else the rubric prompt)")),
             *([(_("This preset's templates"), mine)] if mine else []),
@@ -214,14 +231,22 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
 class ImportOutputsForm(forms.Form):
     """Outputs of a judge or metric run elsewhere (see ``judges/imported.py`` for the format)."""
 
-    file = forms.FileField(help_text="JSONL or CSV: one line per item, keyed by the item's external id 'id'")
-    name = forms.CharField(max_length=150)
-    model_id = forms.CharField(max_length=200, required=False)
+    file = forms.FileField(
+        label=gettext_lazy("File"),
+        help_text=gettext_lazy("JSONL or CSV: one line per item, keyed by the item's external id 'id'"),
+    )
+    name = forms.CharField(max_length=150, label=gettext_lazy("Name"))
+    model_id = forms.CharField(max_length=200, required=False, label=gettext_lazy("Model id"))
     method = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}), required=False, help_text="prompt or method description"
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        label=gettext_lazy("Method"),
+        help_text=gettext_lazy("prompt or method description"),
     )
     metrics = forms.CharField(
-        required=False, help_text="comma-separated names of numeric score columns (e.g. clip), besides the rubric"
+        required=False,
+        label=gettext_lazy("Metrics"),
+        help_text=gettext_lazy("comma-separated names of numeric score columns (e.g. clip), besides the rubric"),
     )
 
 
@@ -280,18 +305,22 @@ def import_outputs(request: HttpRequest, project_id: int) -> HttpResponse:
         form_error(form, exc)
         return _page(request, project, import_form=form, status=400)
     if not report.ok:
-        more = [f"... and {report.errors_truncated} more"] if report.errors_truncated else []
+        more = [_("... and %(n)d more") % {"n": report.errors_truncated}] if report.errors_truncated else []
         return _page(request, project, import_form=form, import_errors=report.errors + more, status=400)
-    messages.success(request, f"Imported {report.items} outputs as judge {report.name!r}.")
+    messages.success(
+        request,
+        ngettext("Imported %(n)d output as judge %(name)r.", "Imported %(n)d outputs as judge %(name)r.", report.items)
+        % {"n": report.items, "name": report.name},
+    )
     return redirect("judges", project_id=project.id)
 
 
 class StartRunForm(forms.Form):
     """What a run covers: all items, a design sample and / or a stratum, then a random subset."""
 
-    sample_size = forms.IntegerField(required=False, min_value=1)
-    sample = forms.IntegerField(required=False, min_value=1)
-    stratum = forms.CharField(required=False, max_length=2000)
+    sample_size = forms.IntegerField(required=False, min_value=1, label=gettext_lazy("sample size"))
+    sample = forms.IntegerField(required=False, min_value=1, label=gettext_lazy("design sample"))
+    stratum = forms.CharField(required=False, max_length=2000, label=gettext_lazy("stratum"))
 
     def clean_stratum(self) -> dict[str, str]:
         try:
@@ -307,7 +336,7 @@ def start_run(request: HttpRequest, project_id: int, config_id: int) -> HttpResp
     config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
     form = StartRunForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{f.replace('_', ' ')}: {m}" for f, ms in form.errors.items() for m in ms))
+        messages.error(request, "; ".join(f"{form.fields[f].label}: {m}" for f, ms in form.errors.items() for m in ms))
         return redirect("judges", project_id=project.id)
     d = form.cleaned_data
     try:
@@ -326,10 +355,14 @@ def start_run(request: HttpRequest, project_id: int, config_id: int) -> HttpResp
 
 class PricesForm(forms.Form):
     price_prompt_per_1m = forms.DecimalField(
-        required=False, min_value=0, max_digits=12, decimal_places=6, label="Price per 1M prompt tokens"
+        required=False, min_value=0, max_digits=12, decimal_places=6, label=gettext_lazy("Price per 1M prompt tokens")
     )
     price_completion_per_1m = forms.DecimalField(
-        required=False, min_value=0, max_digits=12, decimal_places=6, label="Price per 1M completion tokens"
+        required=False,
+        min_value=0,
+        max_digits=12,
+        decimal_places=6,
+        label=gettext_lazy("Price per 1M completion tokens"),
     )
 
 
@@ -373,7 +406,7 @@ def judge_detail(request: HttpRequest, project_id: int, config_id: int) -> HttpR
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            messages.success(request, "Prices saved.")
+            messages.success(request, _("Prices saved."))
             return redirect("judge_detail", project_id=project.id, config_id=config.id)
     return _judge_page(request, project, config, form, status=400)
 
@@ -386,14 +419,17 @@ def judge_hide(request: HttpRequest, project_id: int, config_id: int) -> HttpRes
     config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
     value = request.POST.get("hidden")
     if value not in ("0", "1"):
-        messages.error(request, "hidden is 1 (hide) or 0 (show)")
+        messages.error(request, _("hidden is 1 (hide) or 0 (show)"))
         return redirect("judge_detail", project_id=project.id, config_id=config.id)
     set_judge_hidden(config=config, hidden=value == "1")
     messages.success(
         request,
-        f"Judge {config.name!r} hidden: it is left out of reports, curation and exports until shown again."
-        if config.hidden
-        else f"Judge {config.name!r} shown again.",
+        (
+            _("Judge %(name)r hidden: it is left out of reports, curation and exports until shown again.")
+            if config.hidden
+            else _("Judge %(name)r shown again.")
+        )
+        % {"name": config.name},
     )
     return redirect("judge_detail", project_id=project.id, config_id=config.id)
 
@@ -411,8 +447,13 @@ def judge_delete(request: HttpRequest, project_id: int, config_id: int) -> HttpR
             return redirect("judge_detail", project_id=project.id, config_id=config.id)
         messages.success(
             request,
-            f"Judge {config.name!r} deleted with {counts['runs']} run(s), {counts['outputs']} output(s) and "
-            f"{counts['annotations']} rating(s).",
+            _("Judge %(name)r deleted with %(runs)d run(s), %(outputs)d output(s) and %(ratings)d rating(s).")
+            % {
+                "name": config.name,
+                "runs": counts["runs"],
+                "outputs": counts["outputs"],
+                "ratings": counts["annotations"],
+            },
         )
         return redirect("judges", project_id=project.id)
     return render(
@@ -484,7 +525,7 @@ def cancel_run(request: HttpRequest, project_id: int, run_id: int) -> HttpRespon
     run = _run_or_403(request, project_id, run_id)
     try:
         cancel_judge_run(run=run)
-        messages.success(request, "Run cancelled.")
+        messages.success(request, _("Run cancelled."))
     except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("judge_run", project_id=project_id, run_id=run.id)

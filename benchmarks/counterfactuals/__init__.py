@@ -108,10 +108,11 @@ DIRECT_JUDGES = {
 
 NAMED_TEMPLATES = {
     "counterfactuals.classifier": NamedTemplate(
-        label="Cultural Counterfactuals Table 3 classifiers -> failure flags", template=CLASSIFIER
+        label=gettext_noop("Cultural Counterfactuals Table 3 classifiers -> failure flags"), template=CLASSIFIER
     ),
     "refusal": NamedTemplate(
-        label="Refusal classifier (refused / answered, Cultural Counterfactuals App. D)", template=REFUSAL_CLASSIFIER
+        label=gettext_noop("Refusal classifier (refused / answered, Cultural Counterfactuals App. D)"),
+        template=REFUSAL_CLASSIFIER,
     ),
 }
 

@@ -138,11 +138,11 @@ STORY_JUDGE_PROMPT = JudgePrompt(
 )
 STORY_NAMED_TEMPLATES = {
     "cqbench.incorporation_check": NamedTemplate(
-        label="CQ-Bench incorporation check (App. D): reflection per value, the paper's output format",
+        label=gettext_noop("CQ-Bench incorporation check (App. D): reflection per value, the paper's output format"),
         template=INCORPORATION_CHECK,
     ),
     "cqbench.consistency_check": NamedTemplate(
-        label="CQ-Bench consistency check (App. D): consistency per value, the paper's output format",
+        label=gettext_noop("CQ-Bench consistency check (App. D): consistency per value, the paper's output format"),
         template=CONSISTENCY_CHECK,
     ),
 }

@@ -565,6 +565,38 @@ def test_what_a_valueground_judge_can_answer(projects):
     assert caps["ensemble"].ways == () and caps["ensemble"].note
 
 
+def test_questions_and_flags_are_named_in_the_ui_language(projects):
+    """The judge form and page name questions and flags as the rubric reads in the UI's language
+    (``Rubric.localized``, as the annotate page shows it); what a judge answers is unchanged."""
+    for key in ("valueground.pair_quality", "counterfactuals.audit"):
+        project = projects[key]
+        rubric = project.rubric_version.parsed()
+        german = rubric.localized(rubric.pick_locale("de"))
+        english, de = capabilities.backend_capabilities(project, "en"), capabilities.backend_capabilities(project, "de")
+        assert [[ids(w.answers) for w in c.ways] for c in english.values()] == [
+            [ids(w.answers) for w in c.ways] for c in de.values()
+        ]
+        questions = {q.id: q.label for q in german.questions}
+        options = {(q.id, str(o.value)): o.label for q in german.questions for o in q.options}
+        for cap in de.values():
+            for w in cap.ways:
+                assert all(n.label == questions[n.id] for n in (*w.answers, *w.missing))
+                for f in w.flags:
+                    assert all(n.label == options[(f.question, n.id)] for n in (*f.decided, *f.undecided))
+    # the ValueGround rubric translates its feedback question's label
+    rubric = projects["valueground.pair_quality"].rubric_version.parsed()
+    assert rubric.localized("de").question("feedback").label != rubric.question("feedback").label
+
+
+def test_every_parameter_and_choice_has_words():
+    """Each parameter has a label (shown beside its key) and each choice of a choice parameter
+    its words (shown beside its value): nothing in the form is a bare identifier."""
+    for backend in judge_params.BACKENDS:
+        for p in judge_params.schema(backend):
+            assert p.name in judge_params.LABELS, (backend, p.name)
+            assert all(c in judge_params.CHOICE_LABELS for c in p.choices), (backend, p.name)
+
+
 # ------------------------------------------------------------------------------ judge page
 def test_the_judge_page_shows_its_parameters_and_what_it_decides(client, researcher, projects):
     project = projects["counterfactuals.audit"]
