@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gettext
 import io
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -45,10 +44,6 @@ from studies.models import AssignmentPlan, Sample
 pytestmark = pytest.mark.django_db
 
 LANGUAGES = ("zh-hans", "de")
-#: what is still English on the researcher pages (issue 25 follow-up: the judge form's parameter
-#: help, curation policy help, item filters...): the test fails on any untranslated text that is
-#: not listed here; translate and delete lines, never add any
-KNOWN_LEFT = Path(__file__).with_name("researcher_pages_untranslated.txt")
 
 #: texts that read the same in every language: names of things, protocols, statistics, units
 ALLOWED = {
@@ -373,19 +368,19 @@ def test_every_researcher_page_is_translated(demo):
         for language in LANGUAGES if len(texts) == 3 else ():
             if left := untranslated(texts["en"], texts[language], data, kept[language]):
                 failures[(page, language)] = sorted(left)
-    # numbers (timings, counts) vary from run to run: compared as N
-    found = {
-        re.sub(r"\d+(?:\.\d+)?", "N", f"{page} [{lang}]: {t!r}") for (page, lang), ts in failures.items() for t in ts
-    }
-    known = set(KNOWN_LEFT.read_text(encoding="utf-8").splitlines()) if KNOWN_LEFT.exists() else set()
-    new = sorted(found - known)
-    print(f"{len(found)} untranslated texts, {len(found & known)} of them listed in {KNOWN_LEFT.name}")
-    if os.environ.get("HV_PRUNE_UNTRANSLATED"):  # after translating: the list only shrinks
-        KNOWN_LEFT.write_text("".join(f"{line}\n" for line in sorted(known & found)), encoding="utf-8")
-        known &= found
-    assert not new, f"{len(new)} untranslated texts (not in {KNOWN_LEFT.name}):\n" + "\n".join(new)
-    translated = sorted(known - found)
-    assert not translated, (
-        f"{len(translated)} texts of {KNOWN_LEFT.name} are translated now: delete their lines "
-        "(or run with HV_PRUNE_UNTRANSLATED=1):\n" + "\n".join(translated)
+    found = sorted(f"{page} [{lang}]: {t!r}" for (page, lang), ts in failures.items() for t in ts)
+    assert not found, f"{len(found)} untranslated texts:\n" + "\n".join(found)
+
+
+def test_the_check_reports_an_english_sentence_and_lets_names_data_and_kept_words_pass():
+    """The guard of the test above: it can fail."""
+    english = visible_texts(
+        "<h1>Judges</h1><p>Run the judge on every item</p><p>category = economy (12)</p>"
+        '<p>Status</p><input placeholder="stratum, e.g. country=China"><code>temperature</code><p>Spearman ρ</p>'
     )
+    german = visible_texts(
+        "<h1>Modell-Judges</h1><p>Run the judge on every item</p><p>category = economy (12)</p>"
+        '<p>Status</p><input placeholder="stratum, e.g. country=China"><code>temperature</code><p>Spearman ρ</p>'
+    )
+    left = untranslated(english, german, data={"economy", *STRATA_KEYS}, kept={"Status"})
+    assert left == {"Run the judge on every item", "stratum, e.g. country=China"}
