@@ -261,3 +261,14 @@ def test_error_messages_reach_the_annotator_in_their_language(valueground, annot
     assert r.status_code == 400 and "有些答案缺失或无效" in html and "需要回答" in html
     r = client(ann, "de").post(f"/a/{a.id}/skip/", {"reason": " "}, follow=True)
     assert "Sagen Sie, warum Sie dieses Item überspringen" in r.content.decode()
+
+
+@pytest.mark.parametrize("language", ["en", "de", "zh-hans"])
+def test_the_switcher_names_each_language_in_its_own_words(annotators, language):
+    """Whatever the page's language, a reader finds theirs: "English", "简体中文", "Deutsch"
+    (not "Englisch" on a German page)."""
+    html = client(annotators[0], language).get("/").content.decode()
+    for code, own in (("en", "English"), ("zh-hans", "简体中文"), ("de", "Deutsch")):
+        assert f'value="{code}" lang="{code}"' in html
+        assert f">{own}</button>" in html
+    assert "Englisch" not in html and "英语" not in html
