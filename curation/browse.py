@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -172,7 +173,8 @@ def _column(qs: QuerySet[Item], key: str) -> tuple[QuerySet[Item], str]:
     from ``Item.meta`` as text."""
     if key in STRATA_KEYS:
         return qs, key
-    return qs.annotate(_stratum=KeyTextTransform(key, "meta")), "_stratum"
+    # as text: compared with "" on SQLite, a bare JSON key transform reads "" as JSON ("malformed JSON")
+    return qs.annotate(_stratum=Cast(KeyTextTransform(key, "meta"), output_field=TextField())), "_stratum"
 
 
 def stratum_options(project: Project) -> list[dict[str, Any]]:

@@ -22,7 +22,9 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import TextField
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.bulk import insert_rows
@@ -96,17 +98,19 @@ class SamplePlan:
         }
 
 
-def metadata_columns(keys: list[str]) -> tuple[list[str], dict[str, KeyTextTransform]]:
+def metadata_columns(keys: list[str]) -> tuple[list[str], dict[str, Cast]]:
     """Query columns for item metadata keys: a strata column by name, any other key read from
-    ``Item.meta`` as text under an alias. Returns (column names, annotations to add)."""
+    ``Item.meta`` as text under an alias. Returns (column names, annotations to add). Cast to
+    text, so that a filter compares text on every database (on SQLite a bare key transform reads
+    the value compared with as JSON: ``"China"`` or ``""`` is "malformed JSON")."""
     columns: list[str] = []
-    annotations: dict[str, KeyTextTransform] = {}
+    annotations: dict[str, Cast] = {}
     for key in keys:
         if key in STRATA_KEYS:
             columns.append(key)
         else:
             alias = f"_m_{len(annotations)}"
-            annotations[alias] = KeyTextTransform(key, "meta")
+            annotations[alias] = Cast(KeyTextTransform(key, "meta"), output_field=TextField())
             columns.append(alias)
     return columns, annotations
 
