@@ -252,7 +252,7 @@ def _alt_test_words(judge: str, field: str, a: dict[str, Any] | None) -> dict[st
             % {
                 "n": MIN_ITEMS_PER_HUMAN,
                 "humans": ", ".join(
-                    f"{h} ({ngettext('%(n)d item', '%(n)d items', n) % {'n': n}})"
+                    "{} ({})".format(h, ngettext("%(n)d item", "%(n)d items", n) % {"n": n})
                     for h, n in a["skipped_humans"].items()
                 ),
             }
@@ -514,9 +514,10 @@ def scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int 
     def sy(v: float) -> float:
         return h - pad - (v - lo) / (hi - lo) * (h - 1.5 * pad)
 
+    chart_label = escape(_("judge vs mean human"))
     parts = [
         (
-            f'<svg role="img" aria-label="judge vs mean human" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+            f'<svg role="img" aria-label="{chart_label}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
             f'xmlns="http://www.w3.org/2000/svg" class="scatter">'
         ),
         f'<rect x="0" y="0" width="{w}" height="{h}" fill="#fff"/>',

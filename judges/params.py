@@ -758,7 +758,7 @@ def problem(p: Param, value: Any, *, image_fields: Sequence[str] | None = None) 
     if ok:
         return None
     if p.nullable and p.null_help:
-        what = f"{what}, {_('or null')} ({p.null_help})"
+        what = _("%(what)s, or null (%(help)s)") % {"what": what, "help": p.null_help}
     return _("params.%(name)s must be %(what)s, not %(value)r") % {"name": p.name, "what": what, "value": value}
 
 

@@ -8,7 +8,9 @@ from typing import Any
 
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import TruncHour
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation.models import Assignment, Membership, Project, Rater
 from studies.models import AssignmentPlan, PoolSlot, SampleItem
@@ -86,15 +88,27 @@ def progress_by_annotator(project: Project) -> list[dict[str, Any]]:
         gold_answered = q.get("gold_answered", 0)
         accuracy = q.get("gold_correct", 0) / gold_answered if gold_answered else None
         cons = consistency.get(rid, {})
-        risks = []
-        if m.paused_at:
-            risks.append(f"paused: {m.paused_reason or 'by a researcher'}")
-        if q.get("attention_failed"):
-            risks.append(f"{q['attention_failed']} attention check(s) failed")
-        if accuracy is not None and gold_answered >= qc["gold_min_answered"] and accuracy < qc["gold_threshold"]:
-            risks.append(f"gold accuracy {accuracy:.0%}")
-        if cons and cons["consistency"] < 0.5:
-            risks.append(f"consistency {cons['consistency']:.0%}")
+        risky_gold = (
+            accuracy is not None and gold_answered >= qc["gold_min_answered"] and accuracy < qc["gold_threshold"]
+        )
+
+        def risks(m=m, q=q, accuracy=accuracy, cons=cons, risky_gold=risky_gold) -> str:
+            """Why the annotator is at risk, in the active language."""
+            out = []
+            if m.paused_at:
+                out.append(_("paused: %(reason)s") % {"reason": m.paused_reason or _("by a researcher")})
+            if failed := q.get("attention_failed"):
+                out.append(
+                    ngettext("%(n)d attention check failed", "%(n)d attention checks failed", failed) % {"n": failed}
+                )
+            if risky_gold:
+                out.append(_("gold accuracy %(share)s") % {"share": f"{accuracy:.0%}"})
+            if cons and cons["consistency"] < 0.5:
+                out.append(_("consistency %(share)s") % {"share": f"{cons['consistency']:.0%}"})
+            return "; ".join(out)
+
+        with translation.override("en"):  # the CSV and the API keep one language
+            at_risk = risks()
         attrs = {k: v for k, v in ((rater.attributes if rater else {}) or {}).items() if k != "crowd"}
         rows.append(
             {
@@ -109,7 +123,8 @@ def progress_by_annotator(project: Project) -> list[dict[str, Any]]:
                 "repeats": cons.get("repeats", 0),
                 "consistency": cons.get("consistency"),
                 "paused": bool(m.paused_at),
-                "at_risk": "; ".join(risks),
+                "at_risk": at_risk,
+                "at_risk_shown": risks() if at_risk else "",  # the page's words
             }
         )
     return rows

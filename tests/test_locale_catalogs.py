@@ -142,3 +142,25 @@ def test_the_catalogs_list_exactly_the_marked_messages(tmp_path, settings):
         committed = {key(e) for e in read_po(po_path(locale))}
         assert extracted - committed == set(), f"marked but not in locale/{locale}: run makemessages and translate"
         assert committed - extracted == set(), f"in locale/{locale} but no longer marked: run makemessages"
+
+
+#: a translation call inside an f-string's braces: xgettext does not look there, so its message
+#: never reaches the catalogs and the page shows English
+CALL_IN_FSTRING = re.compile(r"""\bf(["'])[^"'\n]*\{\s*(?:_|gettext|ngettext|pgettext|gettext_lazy)\(""")
+
+
+def test_no_message_is_marked_inside_an_f_string():
+    root = Path(__file__).resolve().parent.parent
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for room in SOURCES
+        for path in sorted((root / room).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if CALL_IN_FSTRING.search(line)
+    ]
+    assert not found, "translate outside the f-string (xgettext misses these): " + ", ".join(found)
+
+
+def test_the_f_string_check_catches_a_call():
+    assert CALL_IN_FSTRING.search("""    what = f"{what}, {_('or null')}" """)
+    assert not CALL_IN_FSTRING.search("""    what = _("%(what)s, or null") % {"what": what}""")
