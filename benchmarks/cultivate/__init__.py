@@ -12,7 +12,15 @@ from django.utils.translation import gettext_noop
 
 from ..base import DirectJudge, JudgePrompt, LazyReport, Preset, StudyDesign
 from ..demo_data import DemoItems, DemoStudy
-from .prompts import DESC_INSTRUCTIONS, FAITH_INSTRUCTIONS, JUDGE_ALIGN, JUDGE_EXAG, JUDGE_HAL
+from .prompts import (
+    DESC_INSTRUCTIONS,
+    DESC_TRANSLATIONS,
+    FAITH_INSTRUCTIONS,
+    FAITH_TRANSLATIONS,
+    JUDGE_ALIGN,
+    JUDGE_EXAG,
+    JUDGE_HAL,
+)
 
 # --------------------------------------------------------------------------- faithfulness
 FAITH_PROTOCOL = gettext_noop(
@@ -135,6 +143,7 @@ FAITH_RUBRIC: dict[str, Any] = {
             "min_length": 10,
         },
     ],
+    "translations": FAITH_TRANSLATIONS,
 }
 FAITH_JUDGE_PROMPT = JudgePrompt(
     template={"per_question": {"faith": JUDGE_ALIGN, "hal": JUDGE_HAL, "exag": JUDGE_EXAG}},
@@ -244,6 +253,7 @@ DESC_RUBRIC: dict[str, Any] = {
         {"id": "precision", "label": "Descriptor precision", "expr": "mean(descriptor_correct)"},
         {"id": "reported_missing", "label": "Reported a missing descriptor", "expr": "1 if missing else 0"},
     ],
+    "translations": DESC_TRANSLATIONS,
 }
 
 
