@@ -17,9 +17,12 @@ from .prompts import (
     INCORPORATION_CHECK,
     STORY_INSTRUCTIONS,
     STORY_JUDGE_SYSTEM,
+    STORY_TRANSLATIONS,
     TURING_INSTRUCTIONS,
+    TURING_TRANSLATIONS,
     VALUE_EXTRACTION_GRADER,
     VALUE_EXTRACTION_INSTRUCTIONS,
+    VALUE_EXTRACTION_TRANSLATIONS,
 )
 
 # --------------------------------------------------------------------------- story validation
@@ -130,6 +133,7 @@ STORY_RUBRIC: dict[str, Any] = {
         {"id": "consistency_rate", "label": "Share of values consistent", "expr": "mean(consistency)"},
         {"id": "reflection_rate", "label": "Share of values reflected", "expr": "mean(reflection)"},
     ],
+    "translations": STORY_TRANSLATIONS,
 }
 STORY_JUDGE_PROMPT = JudgePrompt(
     template={"system": STORY_JUDGE_SYSTEM},
@@ -243,6 +247,7 @@ TURING_RUBRIC: dict[str, Any] = {
         {"id": "correct", "label": "Correct (tie = 0)", "expr": "1 if human_written_field == 'human_utterance' else 0"},
         {"id": "tie", "label": "Tie", "expr": "1 if human_written_field == 'tie' else 0"},
     ],
+    "translations": TURING_TRANSLATIONS,
 }
 
 
@@ -325,6 +330,7 @@ VALUE_EXTRACTION_RUBRIC: dict[str, Any] = {
     # Sec. 2.5: "Evaluation is based on recall, measuring the proportion of ground-truth values
     # correctly identified": the mean of S(v_i, V^) over the story's ground-truth values
     "derived": [{"id": "ve_score", "label": "Value-extraction score (recall)", "expr": "mean(value_extraction)"}],
+    "translations": VALUE_EXTRACTION_TRANSLATIONS,
 }
 VALUE_EXTRACTION_JUDGE_PROMPT = JudgePrompt(
     template=VALUE_EXTRACTION_GRADER, parser="choice", questions=("value_extraction",)
