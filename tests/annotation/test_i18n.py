@@ -14,6 +14,7 @@ from accounts import services as account_services
 from accounts.models import Preference
 from annotation import importing, projects
 from annotation.models import Annotation, Assignment, Rater
+from benchmarks.registry import get_preset
 
 from .factories import jsonl, make_project, valueground_records
 
@@ -182,7 +183,12 @@ def test_the_annotate_page_shows_the_rubric_in_the_annotators_language(valuegrou
 
 
 def test_a_rubric_without_a_translation_is_shown_in_its_own_wording_with_a_note(researcher, annotators):
+    # every preset is translated now; a project still on a rubric version stored before its
+    # translations were (or on a rubric without any) shows the paper's wording, with a note
     project = make_project("cqbench.turing", owner=researcher, annotators=annotators[:1], k=1)
+    schema = {k: v for k, v in get_preset("cqbench.turing").rubric.items() if k != "translations"}
+    project.rubric_version = projects.rubric_version_for(rubric_key="cqbench.turing", schema=schema)
+    project.save(update_fields=["rubric_version"])
     importing.import_items(
         project=project,
         data=jsonl([{"id": "t1", "human_utterance": "hi", "model_utterance": "hello"}]),
@@ -191,8 +197,65 @@ def test_a_rubric_without_a_translation_is_shown_in_its_own_wording_with_a_note(
     a = first_assignment(project, annotators[0])
     html = client(annotators[0], "de").get(f"/a/{a.id}/").content.decode()
     assert "ist nicht auf Deutsch übersetzt" in html
+    assert "Which utterance is human-written?" in html
     assert '<input type="hidden" name="locale" value="en">' in html
     assert ">Links<" in html and ">Rechts<" in html  # the pair's sides are the form's words
+
+
+# CULTIVate and CQ-Bench are translated like the others: their annotate pages show the rubric
+# in the annotator's language, with the translation's note, and store that wording.
+TRANSLATED_PAGES = {
+    "cultivate.descriptors": (
+        {
+            "id": "d1",
+            "country": "Japan",
+            "activity": "a tea ceremony",
+            "descriptors": ["tatami mats", "a kimono"],
+        },
+        {
+            "zh-hans": ["描述项是否正确？", "这个关于Japan的a tea ceremony的描述项正确吗？", "描述项 2", "参考描述项"],
+            "de": ["Deskriptor korrekt?", "Ist dieser Deskriptor für a tea ceremony in Japan korrekt?", "Deskriptor 2"],
+        },
+        "Descriptor correct?",
+    ),
+    "cqbench.story": (
+        {
+            "id": "s1",
+            "country": "Japan",
+            "story": "Haruto: Shall we wait for Grandma?\nMei: Of course.",
+            "values": [{"statement": "Respect for elders", "attitude": "agree"}],
+            "rewrites": [{"before": "We must respect elders.", "after": "Shall we wait for Grandma?"}],
+        },
+        {
+            "zh-hans": ["B) 每个价值观的一致性", "C) 每个价值观的体现", "显性句改写 1", "最终故事", "陈述"],
+            "de": ["B) Konsistenz pro Wert", "C) Widerspiegelung pro Wert", "Umformulierung 1", "Aussage"],
+        },
+        "B) Consistency per value",
+    ),
+    "cqbench.turing": (
+        {"id": "t1", "human_utterance": "hi", "model_utterance": "hello"},
+        {"zh-hans": ["哪条话语是人写的？"], "de": ["Welche Äußerung stammt von einem Menschen?"]},
+        "Which utterance is human-written?",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["zh-hans", "de"])
+@pytest.mark.parametrize("key", sorted(TRANSLATED_PAGES))
+def test_cultivate_and_cqbench_annotate_pages_show_the_translation(key, language, researcher, annotators):
+    record, texts, english = TRANSLATED_PAGES[key]
+    project = make_project(key, owner=researcher, annotators=annotators[:1], k=1)
+    report = importing.import_items(project=project, data=jsonl([record]), data_format="jsonl")
+    assert report.ok, report.errors
+    a = first_assignment(project, annotators[0])
+    html = client(annotators[0], language).get(f"/a/{a.id}/").content.decode()
+    for text in texts[language]:
+        assert text in html, (key, language, text)
+    assert english not in html
+    assert f'<input type="hidden" name="locale" value="{language}">' in html
+    assert "?wording=original" in html and "ist nicht auf Deutsch übersetzt" not in html
+    original = client(annotators[0], language).get(f"/a/{a.id}/?wording=original").content.decode()
+    assert english in original and '<input type="hidden" name="locale" value="en">' in original
 
 
 # ------------------------------------------------------------------------- the stored wording

@@ -133,16 +133,40 @@ def test_the_stated_locale_must_be_one_the_rubric_is_shown_in():
         rubric.check_locale(3)
 
 
-# Presets whose annotators read the rubric in Chinese and German (the papers recruit in China
-# and Germany): every text an annotator reads is translated.
-TRANSLATED = ["valueground.pair_quality", "blendvis.image", "blendvis.template", "counterfactuals.audit"]
+# Every preset's annotators read the rubric in Chinese and German as well as in the paper's
+# English: every text an annotator reads is translated, in both languages.
+LOCALES = ["zh-hans", "de"]
 _FIELD = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
-@pytest.mark.parametrize("key", TRANSLATED)
-@pytest.mark.parametrize("locale", ["zh-hans", "de"])
-def test_translated_presets_cover_every_text_the_annotator_reads(key, locale):
+def test_every_preset_has_a_chinese_and_a_german_translation():
+    assert {key: sorted(Rubric.from_schema(p.rubric).translations) for key, p in PRESETS.items()} == {
+        key: sorted(LOCALES) for key in PRESETS
+    }
+
+
+@pytest.mark.parametrize("key", sorted(PRESETS))
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_preset_translation_covers_every_text_the_annotator_reads(key, locale):
     rubric = Rubric.from_schema(PRESETS[key].rubric)
+    tr = rubric.translations[locale]
+    # everything is given, none of it left to fall back to the canonical wording
+    assert {"title", "instructions", "fields", "questions"} <= set(tr)
+    if rubric.acceptance_description:
+        assert "acceptance" in tr
+    assert set(tr["questions"]) == {q.id for q in rubric.questions}
+    for q in rubric.questions:
+        given = tr["questions"][q.id]
+        expected = {"label"} | {k for k in ("prompt", "help") if getattr(q, k)}
+        if q.options and q.type != "pairwise":  # a pairwise question's sides are the form's words
+            expected.add("options")
+            assert set(given["options"]) == {str(o.value) for o in q.options}, q.id
+        if q.repeat_over:
+            expected.add("repeat_label")
+            if q.repeat_show:
+                expected.add("show")
+                assert set(given["show"]) == set(q.repeat_show), q.id
+        assert set(given) == expected, q.id
     shown = rubric.localized(locale)
     assert shown.title != rubric.title and shown.instructions != rubric.instructions
     if rubric.acceptance_description:
@@ -151,10 +175,18 @@ def test_translated_presets_cover_every_text_the_annotator_reads(key, locale):
         if canonical.prompt:
             assert q.prompt != canonical.prompt, q.id
             assert set(_FIELD.findall(q.prompt)) == set(_FIELD.findall(canonical.prompt))
+        if canonical.help:
+            assert q.help != canonical.help, q.id
         if canonical.label != canonical.id and not re.fullmatch(r"Q\d \w+(-\w)?", canonical.label):
             assert q.label != canonical.label, q.id  # names such as "Q1 Match-A" stay as they are
+        assert set(_FIELD.findall(q.repeat_label)) == set(_FIELD.findall(canonical.repeat_label)), q.id
+        assert all(label.strip() for label in q.repeat_show_labels), q.id
         for o, c in zip(q.options, canonical.options, strict=True):
-            assert o.value == c.value and o.label != c.label, (q.id, o.value)
+            assert o.value == c.value, (q.id, o.value)
+            if q.type != "pairwise" and re.search(
+                r"[^\W\d_]", c.label
+            ):  # a bare point ("2") reads the same in every language
+                assert o.label != c.label, (q.id, o.value)
     # the item's fields the form shows, by their names in the preset's item schema
     shown_fields = {f["name"] for f in PRESETS[key].item_fields if f.get("display", True) is not False}
     assert set(shown.field_labels) == shown_fields
