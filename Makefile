@@ -15,8 +15,9 @@ test:
 	scripts/test -n auto $(ARGS)
 
 # parallel over the machine's cores (pytest-xdist), without what `tests/conftest.py` marks slow
+# and without the second (SQLite) pass
 test-fast:
-	scripts/test -n auto -m "not slow" -q $(ARGS)
+	HV_TEST_EMBEDDED_PASS=0 scripts/test -n auto -m "not slow" -q $(ARGS)
 
 venv:
 	bash -c 'source scripts/_venv.sh && ensure_venv requirements-dev.txt'

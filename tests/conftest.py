@@ -87,9 +87,26 @@ SLOW_MODULES = {"test_worker_faults.py", "test_api_fuzz.py", "test_migrations.py
 SLOW_FIXTURES = {"celery_worker_process", "live_server", "browser", "page"}
 
 
+#: what a test needs a server for (the embedded pass leaves these out: the first pass ran them on
+#: PostgreSQL and Redis): Redis, a Celery worker sharing the database, PostgreSQL's concurrency
+NEEDS_SERVERS_FIXTURES = {"redis_url", "_celery_worker_session", "celery_worker_process", "postgres_only"}
+NEEDS_SERVERS_MARKERS = ("celery_worker", "postgres")
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark ``slow`` what starts real processes (a Celery worker, Chromium, a live server) or
-    replays whole histories, so that `make test-fast` (``-m "not slow"``) is a quick inner loop."""
+    replays whole histories, so that `make test-fast` (``-m "not slow"``) is a quick inner loop.
+    In the embedded pass, leave out (deselected, counted in the summary) what needs a server."""
+    if services.embedded_pass():
+        kept, dropped = [], []
+        for item in items:
+            needs = set(getattr(item, "fixturenames", ())) & NEEDS_SERVERS_FIXTURES or any(
+                item.get_closest_marker(m) for m in NEEDS_SERVERS_MARKERS
+            )
+            (dropped if needs else kept).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if (
@@ -101,13 +118,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_report_header(config):
+    if services.embedded_pass():
+        return (
+            "embedded pass: SQLite, no Redis (as make run); tests needing a server deselected (run in the first pass)"
+        )
+    return None
+
+
 # ------------------------------------------------------------------------- session guard
 def pytest_configure(config):
     if services.services_required():
         problems = services.services_problems()
         if problems:
             raise pytest.UsageError(
-                "CI / HV_TEST_SERVICES=1 requires the real services (no SQLite fallback):\n  - "
+                "CI / HV_TEST_SERVICES=1 requires the real services (no SQLite fallback outside the embedded pass):\n  - "
                 + "\n  - ".join(problems)
                 + "\nRun the suite with `make test` (scripts/test starts PostgreSQL and Redis)."
             )

@@ -26,8 +26,18 @@ def services_required() -> bool:
     return ci or os.environ.get("HV_TEST_SERVICES", "") == "1"
 
 
+def embedded_pass() -> bool:
+    """True in the second pass of scripts/test (HV_TEST_EMBEDDED=1): the suite on the embedded
+    default `make run` uses (SQLite, no Redis), without the tests that need a server
+    (``conftest.NEEDS_SERVERS``), which the first pass ran on PostgreSQL and Redis."""
+    return os.environ.get("HV_TEST_EMBEDDED", "") == "1"
+
+
 def services_problems() -> list[str]:
     """What is wrong with the service environment (empty list when fine)."""
+    if embedded_pass():
+        db = os.environ.get("DATABASE_URL", "")
+        return [f"the embedded pass runs on SQLite: DATABASE_URL must be unset, got {db!r}"] if db else []
     problems = []
     db = os.environ.get("DATABASE_URL", "")
     if urlparse(db).scheme not in {"postgres", "postgresql"}:

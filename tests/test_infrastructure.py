@@ -15,7 +15,9 @@ def test_database_vendor():
     with connection.cursor() as cur:
         cur.execute("SELECT 1")
         assert cur.fetchone()[0] == 1
-    if services.services_required():
+    if services.embedded_pass():
+        assert connection.vendor == "sqlite"
+    elif services.services_required():
         assert connection.vendor == "postgresql"
         assert connection.settings_dict["NAME"].startswith("test_")
 

@@ -414,6 +414,7 @@ def _healthy(port: int) -> bool:
         return False
 
 
+@pytest.mark.postgres  # its web and worker processes share the test database
 def test_make_run_restarts_a_killed_worker_keeps_serving_and_runs_one_beat(tmp_path):
     import socket
     import subprocess

@@ -49,6 +49,7 @@ def test_import_items_reports_checking_then_writing(researcher, monkeypatch):
     assert len(set(checking)) > 1 and len(set(writing)) > 1  # it moves within each pass
 
 
+@pytest.mark.postgres  # a second connection writes beside an open transaction: SQLite locks the file
 @pytest.mark.django_db(transaction=True)
 def test_progress_is_written_beside_an_open_transaction_and_never_over_an_outcome(researcher):
     project = make_project("cqbench.turing", owner=researcher)
