@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .common import NOT_JSON, Problem, ReadCounts, SourceRating, csv_table, duration_ms, load_json, parse_time, text_of
+from .labelstudio import item_key_of
 
 #: the columns the converter adds around the task data and the controls
 META_COLUMNS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_time", "agreement", "history")
@@ -38,8 +39,6 @@ META_COLUMNS = ("annotator", "annotation_id", "created_at", "updated_at", "lead_
 DATA_PREFIX = "_data_"
 #: the one key of a prettified single result, by control type
 SCALAR_KEYS = ("rating", "number", "selected")
-#: the item key names that mean "the external id" (as in the other readers)
-EXTERNAL_ID_KEYS = ("id", "external_id")
 
 
 def decode_result(value: Any) -> Any:
@@ -93,14 +92,6 @@ def source_rater(annotator: Any) -> str:
     return text
 
 
-def _key_of(record: dict[str, Any], item_key: str) -> Any:
-    if item_key in record:
-        return record[item_key]
-    if item_key in EXTERNAL_ID_KEYS:
-        return next((record[k] for k in EXTERNAL_ID_KEYS if k in record), None)
-    return None
-
-
 def _records(
     rows: Iterable[tuple[str, dict[str, Any]]],
     *,
@@ -116,7 +107,7 @@ def _records(
         if annotator is None or annotator == "":
             counts.skipped_empty += 1  # a task nobody annotated
             continue
-        key = _key_of(record, item_key)
+        key = item_key_of(record, item_key)  # as the full export reads a task's data
         if key is None or key == "":
             problem(where, f"no {item_key!r} column value (the item key)")
             continue

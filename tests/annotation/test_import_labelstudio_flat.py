@@ -14,13 +14,14 @@ import json
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from annotation import importing
 from annotation.models import Annotation, AnnotationImport, Rater
 from annotation.sources import labelstudio_flat
 from annotation.sources.common import ReadCounts
-from tests.annotation.test_import_annotations import answers_of, imported_raters, nothing_written
+from tests.annotation import test_import_annotations as full_export
+from tests.annotation.test_import_annotations import answers_of, imported_raters, nothing_written, run
 from tests.curation.helpers import jsonl, make_project, valueground_records
 
 pytestmark = pytest.mark.django_db
@@ -31,6 +32,9 @@ LS_MIN = FIXTURES / "labelstudio_min_valueground.json"
 LS_CSV = FIXTURES / "labelstudio_csv_valueground.csv"
 SHAPES_MIN = FIXTURES / "labelstudio_min_shapes.json"
 SHAPES_CSV = FIXTURES / "labelstudio_csv_shapes.csv"
+
+#: ValueGround items vg0, vg1 with a data field ``question_id`` (Q27-0, Q27-1)
+wvs_project = full_export.wvs_project
 
 RATER2 = "email-sha256:" + hashlib.sha256(b"rater2@example.org").hexdigest()[:20]
 
@@ -92,24 +96,6 @@ def test_a_csv_cell_that_only_looks_like_json_stays_text():
     assert labelstudio_flat.decode_cell('{"a": 1}') == '{"a": 1}'  # not a result's shape
     assert labelstudio_flat.decode_cell('[{"rating": 3}]') == 3
     assert labelstudio_flat.decode_cell("plain text") == "plain text"
-
-
-@pytest.fixture
-def wvs_project(researcher, tmp_path):
-    """ValueGround items vg0, vg1 with a data field ``question_id`` (Q27-0, Q27-1)."""
-    project = make_project("valueground.pair_quality", owner=researcher, k=3)
-    folder = tmp_path / "img"
-    folder.mkdir()
-    records = [{**r, "question_id": f"Q27-{i}"} for i, r in enumerate(valueground_records(folder, n=2))]
-    report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=folder)
-    assert report.ok, report.errors
-    return project
-
-
-def run(project, path, fmt, *args):
-    out = io.StringIO()
-    call_command("import_annotations", str(project.id), str(path), "--format", fmt, *args, stdout=out)
-    return out.getvalue()
 
 
 #: the answers of the full export (labelstudio_valueground_qid.json), by hand: choices hold text,
