@@ -1,6 +1,6 @@
 """Active samples end to end: the uncertainty a judge gives (``judges/uncertainty.py``), the
 draw and its rounds (``studies/active.py``), and the estimates with valid intervals from the
-people's labels of the drawn items (``stats/active.py``). This room sits above both the judges
+people's labels of the drawn items (``hvstats/active.py``). This room sits above both the judges
 and study design, so the pages that join them live here (``active_views.py``).
 
 Estimates (:func:`estimates`): for each active series of the project and each field the judge
@@ -8,9 +8,9 @@ rated (numeric fields and two-label fields coded 0/1, which includes the accepta
 ``accepted``: an acceptance rate), the active mean over the items of the rounds whose drawn
 items all have a human rating (a round still being labelled is left out until it is done:
 the estimator needs the label of every drawn item), overall and per stratum, with the
-uniform-sampling comparison of :func:`stats.active.compare_uniform`. The item's human value is
+uniform-sampling comparison of :func:`hvstats.active.compare_uniform`. The item's human value is
 the mean of its human ratings; ``xi = 1`` for the items the series drew; the judge's value on
-every item of the population. With several rounds, :func:`stats.active.active_sequential`
+every item of the population. With several rounds, :func:`hvstats.active.active_sequential`
 (each round's probabilities depended on the earlier rounds only); with a target half-width,
 its confidence sequence, valid at the data-chosen stop (``STOP_GUARANTEE``).
 """
@@ -24,17 +24,17 @@ import pandas as pd
 
 from annotation.models import Project, Rater
 from core.errors import DomainError
-from judges import uncertainty as judge_uncertainty
-from stats.active import (
+from hvstats.active import (
     DEFAULT_ALPHA,
     STOP_GUARANTEE,
     active_by_stratum,
     active_sequential,
     refit_uncertainty,
 )
-from stats.active_table import METHOD
-from stats.result import to_jsonable
-from stats.tables import Cell, Row, Table
+from hvstats.active_table import METHOD
+from hvstats.result import to_jsonable
+from hvstats.tables import Cell, Row, Table
+from judges import uncertainty as judge_uncertainty
 from studies import active as active_design
 from studies.models import Sample, SampleItem
 
@@ -240,7 +240,7 @@ def estimates(project: Project, frame: pd.DataFrame | None = None) -> dict[str, 
 # ------------------------------------------------------------------------------ the next round
 def refitted_uncertainty(first: Sample, frame: pd.DataFrame | None = None) -> tuple[dict[int, float], str]:
     """The next round's uncertainty from the labels of the rounds drawn so far
-    (:func:`stats.active.refit_uncertainty` on the design's field; every earlier round must be
+    (:func:`hvstats.active.refit_uncertainty` on the design's field; every earlier round must be
     fully labelled, so that the next probabilities depend on the past only)."""
     state = series_state(first)
     if state["used"] < len(state["rounds"]):

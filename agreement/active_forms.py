@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from stats.active import DEFAULT_FLOOR_FRACTION
+from hvstats.active import DEFAULT_FLOOR_FRACTION
 
 
 class ActiveSampleForm(forms.Form):

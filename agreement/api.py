@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.access import managed_project_or_403
 from core import csvsafe
-from stats import tables
+from hvstats import tables
 
 from . import active, services
 from .models import AgreementReport
@@ -95,7 +95,7 @@ class AgreementReportView(APIView):
 
 # ------------------------------------------------------------------------------ validation tables
 class _TablesRenderer(BaseRenderer):
-    """The protocol's validation tables as text (``stats.tables.render``); while a large
+    """The protocol's validation tables as text (``hvstats.tables.render``); while a large
     project's report is pending, or on an error, one line of status."""
 
     charset = "utf-8"

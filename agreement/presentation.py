@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext, pgettext
 
-from stats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
+from hvstats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 from studies.forms import QCForm
 from studies.models import AssignmentPlan, Sample
 
@@ -96,7 +96,7 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
 
 def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The protocol's tables as the template shows them: the cells' ``display`` is the text the
-    exports write (``stats.tables.format_cell``), so page and exports agree. The page shows them
+    exports write (``hvstats.tables.format_cell``), so page and exports agree. The page shows them
     in the UI's language (``agreement.table_strings``; the downloads stay in the paper's English).
     On the page a cell is compact (issue 25: Table 4 with two judges was 1,645 px wide): the value,
     and its interval on a second line (``value_text`` and ``ci_text``, the two halves of
@@ -644,7 +644,7 @@ def _setting(v: Any) -> str:
 
 # ------------------------------------------------------------------------------ active samples
 def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]:
-    """One estimate of ``stats.active`` as table cells: the estimate and its interval (the
+    """One estimate of ``hvstats.active`` as table cells: the estimate and its interval (the
     confidence sequence where a stopping rule is in use), what it took and what uniform sampling
     of the same number of items would give."""
     u = r.get("uniform") or {}

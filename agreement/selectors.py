@@ -1,7 +1,7 @@
 """Reads for the agreement reports: database rows -> the long-format table of the pure core.
 
 ``ratings_frame(project)`` is the adapter between the human side (items, raters, annotations
-with JSON answers) and :mod:`stats` (a long table ``item, rater, rater_kind, field,
+with JSON answers) and :mod:`hvstats` (a long table ``item, rater, rater_kind, field,
 value`` plus strata columns). It reads ``values_list`` rows in chunks and never builds model
 instances, so 100k items x 5 raters stays a few hundred MB at most.
 
@@ -116,7 +116,7 @@ def field_level(rubric: Rubric, field: str) -> str | None:
 
 
 def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFrame:
-    """The project's submitted ratings as the long table :func:`stats.agreement_report`
+    """The project's submitted ratings as the long table :func:`hvstats.agreement_report`
     expects (see the module docstring for the field conventions).
 
     Columns: ``item`` (item pk as text; ``"<pk>#<n>"`` for pooled repeat fields), ``item_pk``,
@@ -270,7 +270,7 @@ def assignment_order(project: Project) -> dict[tuple[int, str], int]:
     """``(item pk, frame rater name) -> assignment id`` of every submitted regular annotation:
     the order in which the item's raters were assigned, from which the validation tables derive
     the slot each rating filled (first, second, ... rater of the item; see
-    ``stats.validation.ValidationInput.by_slot``). Read at report time, not stored."""
+    ``hvstats.validation.ValidationInput.by_slot``). Read at report time, not stored."""
     rows = list(project_raters(project).values_list("id", "name", "kind"))
     rows.sort(key=lambda r: (r[2] != "human", r[1], r[0]))
     name_of = dict(zip((r[0] for r in rows), unique_rater_names(rows), strict=True))

@@ -1,6 +1,6 @@
 """Agreement reports of a project: compute inline (small projects) or on a worker (large ones).
 
-The numbers come only from :func:`stats.agreement_report`, called once per field on
+The numbers come only from :func:`hvstats.agreement_report`, called once per field on
 :func:`agreement.selectors.ratings_frame` with the field's level from the rubric; this module
 adds what a report page needs around them (the judge-vs-mean-human scatter / confusion data
 and the items where judge and humans disagree most) and the stored-job workflow.
@@ -22,12 +22,12 @@ from django.db import transaction
 from annotation.models import Project
 from core import csvsafe, jobs
 from core.errors import DomainError
-from stats import agreement_report
-from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, EPSILON_RANGE, MIN_ITEMS_PER_HUMAN, valid_epsilon
-from stats.data import infer_level
-from stats.report import joint_alt_tests
-from stats.tables import Table
-from stats.validation import MIN_RATER_ITEMS, judge_label
+from hvstats import agreement_report
+from hvstats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, EPSILON_RANGE, MIN_ITEMS_PER_HUMAN, valid_epsilon
+from hvstats.data import infer_level
+from hvstats.report import joint_alt_tests
+from hvstats.tables import Table
+from hvstats.validation import MIN_RATER_ITEMS, judge_label
 
 from . import active, selectors, validation
 from .models import AgreementReport
@@ -55,7 +55,7 @@ class ReportParams:
     # correction (the paper's "several environments")
     joint: bool = False
     # the least number of rated items for a rater to enter the validation tables' human
-    # agreement ceilings and slots (``stats.validation.MIN_RATER_ITEMS``: the alt-test's 30)
+    # agreement ceilings and slots (``hvstats.validation.MIN_RATER_ITEMS``: the alt-test's 30)
     min_rater_items: int = MIN_RATER_ITEMS
 
     @classmethod

@@ -1,6 +1,6 @@
 """The words of the validation tables, translated on the page (issue 25).
 
-The tables are built in the pure packages (``stats.tables``, ``stats.verdicts``,
+The tables are built in the pure packages (``hvstats.tables``, ``hvstats.verdicts``,
 ``benchmarks/<paper>/tables.py``), which import no Django: they write the paper's English, and
 the downloads (CSV, LaTeX, Markdown from the API and the ``validation_report`` command) keep it.
 The page translates each table's title, headers, row labels, text cells, captions, notes and
@@ -258,7 +258,7 @@ MESSAGES: tuple[str, ...] = (
         "precision 90.27% on average (minimum 85.21%, Iran), coverage 4.5/5, 26 of 378 "
         "annotators reported a missing descriptor."
     ),
-    # the verdicts table (stats.verdicts)
+    # the verdicts table (hvstats.verdicts)
     gettext_noop("Judge verdicts: alternative annotator test and prediction-powered mean"),
     gettext_noop("Alt-test"),
     gettext_noop("Winning rate ω"),
@@ -320,7 +320,7 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("fewer than three stories or no variation"),
     gettext_noop("no unit scored by two people"),
     gettext_noop("the people are the reference"),
-    # active samples (agreement.active, stats.active): the estimates' table, its notes and reasons
+    # active samples (agreement.active, hvstats.active): the estimates' table, its notes and reasons
     gettext_noop("active estimate [95% CI]"),
     gettext_noop("active estimate [95% CS]"),
     gettext_noop("human labels"),

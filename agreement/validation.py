@@ -4,7 +4,7 @@ computed from the stored ratings by the preset's ``validation_report`` function.
 :func:`validation_input` gathers what the preset's function reads (the ratings frame, who each
 rater is, the field levels, the bootstrap settings, the order each item's raters were assigned
 in, from which the rater *slots* are derived) into the pure
-:class:`stats.validation.ValidationInput`; :func:`compute_tables` calls the preset.
+:class:`hvstats.validation.ValidationInput`; :func:`compute_tables` calls the preset.
 A preset without a ``validation_report`` has no protocol tables (the generic report still
 shows). The page, the API, the ``validation_report`` command and the dataset card all call
 :func:`compute_tables` (directly or through a stored report), so their numbers are the same.
@@ -16,11 +16,11 @@ import pandas as pd
 
 from annotation.models import Project
 from core.errors import DomainError
-from stats.alt_test import DEFAULT_EPSILON
-from stats.report import judge_verdicts
-from stats.tables import Table
-from stats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
-from stats.verdicts import verdicts_table
+from hvstats.alt_test import DEFAULT_EPSILON
+from hvstats.report import judge_verdicts
+from hvstats.tables import Table
+from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
+from hvstats.verdicts import verdicts_table
 
 from . import active, selectors
 
@@ -69,7 +69,7 @@ def compute_tables(
 ) -> list[Table]:
     """The preset's validation tables of the project's submitted ratings ([] without a report),
     then, when the project has judges, their verdicts table (alt-test at ``epsilon`` and the
-    PPI mean per field, :mod:`stats.verdicts`); then, for a project with an active sample, one
+    PPI mean per field, :mod:`hvstats.verdicts`); then, for a project with an active sample, one
     table of active estimates per series (:func:`agreement.active.estimates_tables`).
     ``min_rater_items``: the least number of rated items for a rater to enter the human
     agreement ceilings and slots."""

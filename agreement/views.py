@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.access import managed_project_or_403
 from core import reaper
 from core.errors import DomainError
-from stats.alt_test import EPSILON_GUIDANCE
+from hvstats.alt_test import EPSILON_GUIDANCE
 
 from . import selectors, services
 from .models import AgreementReport

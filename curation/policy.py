@@ -13,7 +13,7 @@ A policy (see PROTOCOLS.md "ValueGround ... Our default"):
   or ``mace`` (Hovy et al. 2013): the rule applied once to the item's posterior label of each
   categorical question it reads, estimated over all items of the project with humans and model
   judges together as raters, each with its own estimated accuracy (crowd-kit's models, through
-  :mod:`stats.latent`; derived fields and ``accepted`` recomputed from the posterior
+  :mod:`hvstats.latent`; derived fields and ``accepted`` recomputed from the posterior
   labels). The rule may then read only scale, binary, choice and pairwise questions (and derived
   fields computed from them); text, checklist and repeated questions are refused, as they are not
   one category per rating. The model needs the whole project, so :class:`LatentCollector` gathers
@@ -56,7 +56,7 @@ from django.utils.translation import gettext_noop
 from annotation.answers import flatten_answers
 from annotation.expressions import Expression, ExpressionError
 from annotation.rubric import Rubric, resolve_pair_choice
-from stats.latent import LatentResult, latent_truth_long
+from hvstats.latent import LatentResult, latent_truth_long
 
 AGGREGATIONS = ("all", "majority", "mean", "dawid_skene", "mace")
 LATENT_AGGREGATIONS = ("dawid_skene", "mace")
@@ -386,7 +386,7 @@ class LatentLabels:
         return out
 
     def rater_accuracy(self) -> dict[str, dict[str, float]]:
-        """{field: {rater: estimated accuracy}} (see :mod:`stats.latent`)."""
+        """{field: {rater: estimated accuracy}} (see :mod:`hvstats.latent`)."""
         return {name: {r: round(a, 4) for r, a in res.accuracy.items()} for name, res in self.results.items()}
 
 

@@ -25,8 +25,8 @@ from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
 from curation.browse import meta_keys
-from stats.ppi import ppi_mean
-from stats.result import to_jsonable
+from hvstats.ppi import ppi_mean
+from hvstats.result import to_jsonable
 
 from . import selectors
 from .models import AcceptancePolicy, DecisionEvent, Export, ItemDecision
@@ -181,7 +181,7 @@ def preview_policy(*, project: Project, raw: dict[str, Any] | None = None, by: s
 
 
 def acceptance_ppi(labels: list[tuple[str | None, int | None, dict[str, int | None]]]) -> dict[str, Any]:
-    """The acceptance rate over every item with each judge (PPI++, ``stats.ppi``):
+    """The acceptance rate over every item with each judge (PPI++, ``hvstats.ppi``):
     an item the people decided is labelled by their decision (1 accepted), one they have not
     (pending) is unlabelled; the judge's own verdict under the rule covers both. Beside it the
     rate among the decided items alone. Per judge: ``whole`` and, with a stratum, ``strata``."""

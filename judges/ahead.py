@@ -24,7 +24,7 @@ import numpy as np
 from annotation.assets import media_path
 from annotation.models import Asset, Item, Project
 from core.errors import DomainError
-from stats.tables import Cell, Row, Table
+from hvstats.tables import Cell, Row, Table
 
 from . import ahead_metrics
 from .backends.ahead import DEFAULT_REAL_GENERATOR, DEFAULT_TAU, REAL_IMAGES_PARAM, group_key

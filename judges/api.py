@@ -145,7 +145,7 @@ class JudgeOutputSerializer(serializers.ModelSerializer):
 
 
 class MetricSerializer(serializers.Serializer):
-    """One statistic (``stats.MetricResult``): ``value`` null when undefined (``reason``
+    """One statistic (``hvstats.MetricResult``): ``value`` null when undefined (``reason``
     says why), ``ci`` a 95% interval [low, high] or null."""
 
     metric = serializers.CharField()

@@ -1,5 +1,5 @@
 """The bias checks of one judge run, read from its stored outputs (the statistics are
-``stats.bias``; this module only gathers their inputs):
+``hvstats.bias``; this module only gathers their inputs):
 
 - **position** (judges asked in both orders, ``JudgeConfig.both_orders``): the verdict of the
   first pass in each order (``judges/orders.py``), position consistency and the first-position
@@ -38,8 +38,8 @@ from django.utils.translation import gettext_noop
 
 from annotation.models import Annotation, Assignment, Rater
 from annotation.rubric import PAIR_SIDES, Question, resolve_pair_choice
-from stats import bias
-from stats.result import to_jsonable
+from hvstats import bias
+from hvstats.result import to_jsonable
 
 from . import orders
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun

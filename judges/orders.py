@@ -14,7 +14,7 @@ from typing import Any
 
 from annotation.rubric import Rubric
 from benchmarks.base import PairOrder
-from stats.bias import TIE, A, B
+from hvstats.bias import TIE, A, B
 
 from .backends import JudgeItem
 

@@ -5,7 +5,7 @@ verdict (``f ~ Beta(0.6, 1.4)``, ``Y ~ Bernoulli(f)``, so the target ``E[Y] = 0.
 expected budget of ``n_b`` human labels.  Two uncertainties:
 
 - informative: ``u = sqrt(f (1 - f))``, the judge's root expected squared error (what
-  ``stats.active.binary_uncertainty`` gives);
+  ``hvstats.active.binary_uncertainty`` gives);
 - uninformative: ``u`` constant (the judge's uncertainty carries no signal), so the rule is
   uniform.
 
@@ -13,7 +13,7 @@ Reported per uncertainty, over ``--studies`` seeded studies: coverage of the 95%
 the active estimate (batch), of its sequential variant (4 rounds, later rounds refitted on the
 labels so far) and of the asymptotic confidence sequence at the round chosen by a
 stop-at-half-width rule; the mean half-width; and the human labels that uniform sampling
-needs for the same mean half-width, with PPI++ (``stats.ppi.ppi_mean``, ``m`` items drawn
+needs for the same mean half-width, with PPI++ (``hvstats.ppi.ppi_mean``, ``m`` items drawn
 uniformly, the rest judge-only) and with humans alone (the classical interval), found by
 linear interpolation over a grid of ``m`` run on the same studies (as the reference
 repository's ``make_budget_plot``).  Labels saved = that ``m`` minus the active expected
@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stats.active import (
+from hvstats.active import (
     active_mean,
     active_sequential,
     binary_uncertainty,
@@ -43,7 +43,7 @@ from stats.active import (
     refit_uncertainty,
     sampling_probabilities,
 )
-from stats.ppi import ppi_mean
+from hvstats.ppi import ppi_mean
 
 TRUE_MEAN = 0.6 / (0.6 + 1.4)
 ROUNDS = 4
@@ -58,7 +58,7 @@ def study(rng: np.random.Generator, N: int):
 
 def uniform_half_widths(y: np.ndarray, f: np.ndarray, perm: np.ndarray, grid: np.ndarray, z: float):
     """Half-widths of uniform PPI++ and of humans alone with the first ``m`` items of ``perm``
-    labelled, for every ``m`` in ``grid``: ``stats.ppi.ppi_mean``'s formulas (power-tuned,
+    labelled, for every ``m`` in ``grid``: ``hvstats.ppi.ppi_mean``'s formulas (power-tuned,
     clipped lambda; ddof 0 variances) from prefix sums, so the grid costs O(N) per study."""
     N = len(y)
     ys, fs = y[perm], f[perm]

@@ -25,7 +25,7 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from stats import agreement_report, krippendorff_alpha
+from hvstats import agreement_report, krippendorff_alpha
 
 
 def make_table(n_items: int, n_humans: int = 4, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:

@@ -1,6 +1,6 @@
 """The judge run page's bias checks: what one view cost before the cache and costs after it.
 
-The verbosity check (``stats.bias.verbosity``: Spearman's rho of judge and humans vs
+The verbosity check (``hvstats.bias.verbosity``: Spearman's rho of judge and humans vs
 length, each with a 1,000-resample bootstrap CI, and their difference) on synthetic items, for
 --items sizes: once computed (what every run-page view paid before ``judges.bias._memo``), then
 through the memo a first time (computed and stored) and a second time (read back, what later
@@ -36,8 +36,8 @@ def main() -> None:
     import numpy as np
     from django.core.cache import cache
 
+    from hvstats import bias
     from judges.bias import _memo
-    from stats import bias
 
     rng = np.random.default_rng(args.seed)
     print("items | computed (before) s | memo, first view s | memo, later views ms | later / before")

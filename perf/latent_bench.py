@@ -1,5 +1,5 @@
 """Benchmark of the latent-truth aggregation of issue 11 (point 3): Dawid-Skene and MACE
-(crowd-kit's models) through ``stats.latent.latent_truth_long``, the wrapper the
+(crowd-kit's models) through ``hvstats.latent.latent_truth_long``, the wrapper the
 acceptance policy and the items export call.
 
 Data: --items items (default 100,000) x --raters raters (default 5), every rater on every item,
@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from stats.latent import MACE_N_ITER, MACE_N_RESTARTS, latent_truth_long
+from hvstats.latent import MACE_N_ITER, MACE_N_RESTARTS, latent_truth_long
 
 ACCURACIES = (0.9, 0.8, 0.7, 0.6, 0.5)
 PRIORS = (0.5, 0.3, 0.2)

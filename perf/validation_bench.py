@@ -30,8 +30,8 @@ import pandas as pd
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.valueground import tables as valueground_tables
-from stats.tables import to_csv, to_latex, to_markdown
-from stats.validation import RaterInfo, ValidationInput
+from hvstats.tables import to_csv, to_latex, to_markdown
+from hvstats.validation import RaterInfo, ValidationInput
 
 
 def make_input(n_items: int, n_humans: int, n_judges: int, bootstrap: int, seed: int = 0) -> ValidationInput:

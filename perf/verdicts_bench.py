@@ -1,9 +1,9 @@
 """Benchmark of the judge verdicts of issue 11: the alt-test and the PPI++ mean.
 
-- Alt-test (``stats.alt_test``): --humans annotators (default 10) x --items items
+- Alt-test (``hvstats.alt_test``): --humans annotators (default 10) x --items items
   (default 10,000; every human on every item, a 1-5 scale) x --judges judges (default 6), both
   scorings (negative RMSE and accuracy); the figure is the time for all judges of one scoring.
-- PPI (``stats.ppi_mean``): --ppi-items items (default 1,000,000), 10% of them
+- PPI (``hvstats.ppi_mean``): --ppi-items items (default 1,000,000), 10% of them
   labelled, with the budget advice; the figure is one estimate with its CI and the
   human-only CI.
 
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from stats import alt_test, ppi_mean
+from hvstats import alt_test, ppi_mean
 
 
 def best_of(repeat: int, fn) -> tuple[float, object]:

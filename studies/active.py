@@ -1,6 +1,6 @@
 """Active samples: items drawn for human labelling with probabilities that grow with a judge's
 uncertainty (Zrnic and Candès, "Active Statistical Inference", ICML 2024; the statistics are
-:mod:`stats.active`), stored as ordinary :class:`~studies.models.Sample` rows so that the usual
+:mod:`hvstats.active`), stored as ordinary :class:`~studies.models.Sample` rows so that the usual
 plans assign them (k, eligibility, balance, QC, caps, leases).
 
 Study design sits below the judges, so this module never reads a judge: the caller (a page in
@@ -8,13 +8,13 @@ Study design sits below the judges, so this module never reads a judge: the call
 
 A *series* is one design released in ``rounds`` rounds. Before anything is drawn the
 population (the project's items that have an uncertainty, quality-control items left out) is
-split at random into the rounds (:func:`stats.active.plan_rounds`, seeded), fixed in advance
+split at random into the rounds (:func:`hvstats.active.plan_rounds`, seeded), fixed in advance
 as the sequential guarantee requires. Round ``r`` draws only over its own items, with an
-expected budget ``budget * N_r / N``, probabilities from :func:`stats.active.sampling_probabilities`
+expected budget ``budget * N_r / N``, probabilities from :func:`hvstats.active.sampling_probabilities`
 (``floor`` = a fraction of the uniform probability, ``tau`` = weight of the uniform rule) and
 Bernoulli draws from ``numpy.random.default_rng((seed, r))``. Round 0 uses the uncertainty
 given when the series is created; a later round the uncertainty the caller passes (refitted
-on the human labels of the earlier rounds: :func:`stats.active.refit_uncertainty`).
+on the human labels of the earlier rounds: :func:`hvstats.active.refit_uncertainty`).
 
 Each round is its own Sample (``design["round"]``, ``design["series"]`` = the id of round 0),
 with every item of its part of the population and the probability it was drawn with in
@@ -37,7 +37,7 @@ from scipy.stats import norm
 from annotation.bulk import insert_rows
 from annotation.models import Item, Project
 from core.errors import DomainError
-from stats.active import DEFAULT_FLOOR_FRACTION, draw_sample, plan_rounds, sampling_probabilities
+from hvstats.active import DEFAULT_FLOOR_FRACTION, draw_sample, plan_rounds, sampling_probabilities
 from studies.models import Sample, SampleItem
 from studies.sampling import QC_META_KEY
 

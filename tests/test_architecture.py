@@ -5,7 +5,7 @@
 - no underscore (private) name is imported from, or reached into, another module;
 - the rooms (apps and packages) import only downwards, in the order of ``ROOMS`` (the map,
   ``docs/architecture.md``, states the same line), counting imports inside functions;
-- the statistics core (``stats``) imports no Django and no app.
+- the statistics core (``hvstats``) imports no Django and no app.
 
 The checks parse the files (``ast``); nothing is imported or executed."""
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: rooms of lower layers; the rooms of one layer do not import each other.
 ROOMS: tuple[tuple[str, ...], ...] = (
     ("core",),
-    ("stats",),
+    ("hvstats",),
     ("benchmarks",),
     ("annotation",),
     ("accounts", "studies"),
@@ -34,7 +34,7 @@ ROOMS: tuple[tuple[str, ...], ...] = (
 #: top-level packages that are not rooms of the application
 NOT_ROOMS = {"tests", "perf", "scripts", "locale", "static", "templates", "docs"}
 #: what the pure statistics core never imports
-FRAMEWORKS = {"django", "rest_framework", "celery", *(room for layer in ROOMS for room in layer if room != "stats")}
+FRAMEWORKS = {"django", "rest_framework", "celery", *(room for layer in ROOMS for room in layer if room != "hvstats")}
 APPS = tuple(room for layer in ROOMS for room in layer)
 
 
@@ -261,7 +261,7 @@ def test_rooms_import_only_downwards():
 def test_the_statistics_core_imports_no_django():
     offenders = []
     for module, path in FILES.items():
-        if room_of(module) != "stats":
+        if room_of(module) != "hvstats":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             names = []
@@ -275,7 +275,7 @@ def test_the_statistics_core_imports_no_django():
 
 def test_the_order_check_sees_upward_imports():
     """Guard against a check that can never fail: a made-up upward import is caught."""
-    assert layer_of("core") < layer_of("stats") < layer_of("benchmarks") < layer_of("annotation")
+    assert layer_of("core") < layer_of("hvstats") < layer_of("benchmarks") < layer_of("annotation")
     assert layer_of("curation") > layer_of("agreement") > layer_of("judges") > layer_of("studies")
     visitor = Imports("core.errors")
     visitor.visit(ast.parse("def f():\n    from curation.policy import compile_policy\n"))

@@ -116,7 +116,7 @@ def test_the_validation_tables_csv_defuses_labels():
     import io
 
     from agreement.api import CSVTablesRenderer
-    from stats.tables import Cell, Row, Table, to_json
+    from hvstats.tables import Cell, Row, Table, to_json
 
     table = Table(
         key="t",
@@ -225,7 +225,7 @@ def test_defuse_is_idempotent_and_keeps_the_text(value):
 
 
 def test_the_one_writer_writes_every_csv():
-    """No module of the platform writes CSV but through ``core.csvsafe`` (the pure ``stats``
+    """No module of the platform writes CSV but through ``core.csvsafe`` (the pure ``hvstats``
     package takes the writer from its caller; its fallback is for use outside the platform)."""
     import re
     from pathlib import Path
@@ -266,7 +266,7 @@ def test_the_agreement_report_csv_survives_line_breaks():
 
 def test_the_validation_tables_csv_survives_line_breaks():
     from agreement.api import CSVTablesRenderer
-    from stats.tables import Cell, Row, Table, to_json
+    from hvstats.tables import Cell, Row, Table, to_json
 
     table = Table(key="t", title="x", columns=(BREAK,), rows=(Row("a\r\n@SUM(A1)", (Cell(-0.25, (-0.4, -0.1), 30),)),))
     text = CSVTablesRenderer().render({"status": "done", "tables": to_json([table])}).decode()
@@ -277,7 +277,7 @@ def test_the_validation_tables_csv_survives_line_breaks():
 
 
 def test_the_ahead_tables_csv_uses_the_one_writer():
-    from stats.tables import Cell, Row, Table, to_csv
+    from hvstats.tables import Cell, Row, Table, to_csv
 
     table = Table(key="t", title="x", columns=("c",), rows=(Row(BREAK, (Cell(0.5, None, 3),)),))
     text = to_csv([table], csvsafe.dict_writer)

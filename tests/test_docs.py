@@ -3,7 +3,7 @@
 - README.md has at most 200 lines (the manual lives in docs/);
 - every relative markdown link in README.md and docs/*.md names a file that exists and, with
   `#anchor`, a heading of that file (GitHub's slugs);
-- every repository path written in backticks (`stats/ppi.py`, `docs/`, `requirements.txt`)
+- every repository path written in backticks (`hvstats/ppi.py`, `docs/`, `requirements.txt`)
   exists, so a moved or renamed module shows up here instead of in a reader's shell.
 
 Each failure lists the file, the line and what is broken.
@@ -30,7 +30,7 @@ README_MAX_LINES = 200
 ROOMS = {
     "config",
     "core",
-    "stats",
+    "hvstats",
     "benchmarks",
     "annotation",
     "accounts",
@@ -190,7 +190,7 @@ def test_docs_pages_are_checked():
 def test_the_checks_catch_what_they_should():
     assert github_slug("Protocol presets (`benchmarks/`)") == "protocol-presets-benchmarks"
     assert github_slug("Runs, 2026-11-24 (the latest)") == "runs-2026-11-24-the-latest"
-    assert repository_path("stats/ppi.py:") == "stats/ppi.py"
+    assert repository_path("hvstats/ppi.py:") == "hvstats/ppi.py"
     assert repository_path("core/heartbeat.py:12") == "core/heartbeat.py"
     assert repository_path("annotate/hotpath.py,") == "annotate/hotpath.py"
     assert repository_path("requirements-gpu.lock") == "requirements-gpu.lock"
@@ -210,14 +210,14 @@ def test_broken_links_and_paths_are_listed_with_file_and_line(tmp_path):
         "# Page\n"
         "[fine](other.md#a-code-heading-here) [fine too](#page) [web](https://example.org)\n"
         "[gone](missing.md) [no anchor](other.md#nowhere)\n"
-        "`stats/` `stats/no_such_module.py`, `/api/projects/<id>/` `benchmarks/<paper>/`\n"
-        "```\n`stats/ignored_in_code_block.py` [x](ignored.md)\n```\n"
+        "`hvstats/` `hvstats/no_such_module.py`, `/api/projects/<id>/` `benchmarks/<paper>/`\n"
+        "```\n`hvstats/ignored_in_code_block.py` [x](ignored.md)\n```\n"
     )
     assert broken_links(page) == [
         f"{page}:3: [gone](missing.md): missing.md does not exist",
         f"{page}:3: [no anchor](other.md#nowhere): no heading #nowhere in {tmp_path / 'other.md'}",
     ]
-    assert broken_paths(page) == [f"{page}:4: `stats/no_such_module.py` does not exist"]
+    assert broken_paths(page) == [f"{page}:4: `hvstats/no_such_module.py` does not exist"]
 
 
 def room_map_problems(text: str) -> list[str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from stats import majority_vote
-from stats.tables import Cell, Row, Table
-from stats.validation import EXACT_SHARE_NOTE, ValidationInput, share
+from hvstats import majority_vote
+from hvstats.tables import Cell, Row, Table
+from hvstats.validation import EXACT_SHARE_NOTE, ValidationInput, share
 
 # --------------------------------------------------------------------------- validation report
 # App. D: three annotators per item, decided by a 2-of-3 majority (27/500 = 5.4% Bad images,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from stats import cohen_kappa, majority_vote
-from stats.tables import Cell, Row, Table
-from stats.validation import EXACT_SHARE_NOTE, ValidationInput, share, statistic_ci
+from hvstats import cohen_kappa, majority_vote
+from hvstats.tables import Cell, Row, Table
+from hvstats.validation import EXACT_SHARE_NOTE, ValidationInput, share, statistic_ci
 
 from . import FLAGS
 

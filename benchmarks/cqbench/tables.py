@@ -8,10 +8,10 @@ from itertools import combinations
 
 import numpy as np
 
-from stats import cohen_kappa, restricted_agreement, turing_accuracy
-from stats.slots import slot_agreement
-from stats.tables import Cell, Row, Table, raters_note
-from stats.validation import EXACT_SHARE_NOTE, ValidationInput, mean, share, statistic_ci
+from hvstats import cohen_kappa, restricted_agreement, turing_accuracy
+from hvstats.slots import slot_agreement
+from hvstats.tables import Cell, Row, Table, raters_note
+from hvstats.validation import EXACT_SHARE_NOTE, ValidationInput, mean, share, statistic_ci
 
 # --------------------------------------------------------------------------- validation report
 # App. A.3: Cohen's kappa between the two annotators for reflection and consistency, pooled over

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from stats.slots import slot_bootstrap
-from stats.tables import Cell, Row, Table
-from stats.validation import EXACT_SHARE_NOTE, ValidationInput, alpha_bootstrap, mean, over_strata, share
+from hvstats.slots import slot_bootstrap
+from hvstats.tables import Cell, Row, Table
+from hvstats.validation import EXACT_SHARE_NOTE, ValidationInput, alpha_bootstrap, mean, over_strata, share
 
 # the two regions of the paper's Tables 2-3, in its column order (GS before GN)
 GN = "Global North"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from stats.pair_groups import WHOLE
-from stats.tables import Cell, Row, Table, raters_note
-from stats.validation import HumanAgreement, ValidationInput, judge_and_ceiling
+from hvstats.pair_groups import WHOLE
+from hvstats.tables import Cell, Row, Table, raters_note
+from hvstats.validation import HumanAgreement, ValidationInput, judge_and_ceiling
 
 # --------------------------------------------------------------------------- validation report
 # App. B.2, Table 4: the judge (an ensemble of two model judges, scores averaged) vs the mean

@@ -228,7 +228,7 @@ def validation_section(project: Project, max_annotations: int = 200_000) -> str:
     page and ``GET /api/projects/<id>/validation-report/?format=markdown``."""
     from agreement import validation
     from agreement.services import ReportParams
-    from stats.tables import to_markdown
+    from hvstats.tables import to_markdown
 
     if not validation.has_tables(project):
         return "(this protocol declares no validation tables)"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from stats.tables import LATEX_PREAMBLE, Table, to_latex
+from hvstats.tables import LATEX_PREAMBLE, Table, to_latex
 from tests import services
 
 

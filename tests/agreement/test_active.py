@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from stats.active import (
+from hvstats.active import (
     active_by_stratum,
     active_lambda,
     active_mean,
@@ -42,7 +42,7 @@ from stats.active import (
     refit_uncertainty,
     sampling_probabilities,
 )
-from stats.ppi import ppi_mean
+from hvstats.ppi import ppi_mean
 
 TOL = 1e-9
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.stats import ttest_1samp
 
-from stats import alt_test, alt_test_joint, by_rejections, ppi_mean
+from hvstats import alt_test, alt_test_joint, by_rejections, ppi_mean
 
 LABELS = np.array(["agree", "disagree", "neutral", "n/a", "other", "x", "y", "z", "zz"], dtype=object)
 

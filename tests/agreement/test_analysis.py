@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from stats import analysis
-from stats.analysis import CeilingKey, JudgeKey, MultiKey, PairKey, analyse_matrix
+from hvstats import analysis
+from hvstats.analysis import CeilingKey, JudgeKey, MultiKey, PairKey, analyse_matrix
 
 
 def _likert(n=300, humans=4, seed=0, k=5):

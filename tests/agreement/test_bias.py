@@ -1,4 +1,4 @@
-"""The judge bias checks (stats/bias.py) against independent computations: counts by
+"""The judge bias checks (hvstats/bias.py) against independent computations: counts by
 hand, scipy.stats (binomtest, spearmanr), the krippendorff package, and each bootstrap resample
 recomputed from the expanded rows (the same item draws, the statistic computed independently)."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stats import bias
-from stats.bootstrap import compress_rows, resample_counts
+from hvstats import bias
+from hvstats.bootstrap import compress_rows, resample_counts
 
 TOL = 1e-9
 

@@ -4,7 +4,7 @@ batched helpers give the same numbers as the one-at-a-time ones."""
 import numpy as np
 import pytest
 
-from stats.bootstrap import (
+from hvstats.bootstrap import (
     PatternSampler,
     compress_rows,
     percentile_ci,
@@ -98,7 +98,7 @@ def test_compress_rows_lexicographic_and_inverse():
 def test_kendall_quadratic_form_equals_grid(monkeypatch):
     import scipy.stats as ss
 
-    from stats import pairs
+    from hvstats import pairs
 
     rng = np.random.default_rng(5)
     x = rng.integers(0, 40, 3000).astype(float)

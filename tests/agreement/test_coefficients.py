@@ -7,8 +7,8 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from stats import cohen_kappa, correlation, fleiss_kappa, gwet_ac, pairwise_matrix, percent_agreement
-from stats.pairs import PairTable
+from hvstats import cohen_kappa, correlation, fleiss_kappa, gwet_ac, pairwise_matrix, percent_agreement
+from hvstats.pairs import PairTable
 
 nan = np.nan
 KRIPP = np.array(

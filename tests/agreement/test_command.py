@@ -143,7 +143,7 @@ def test_command_alt_test_and_ppi_contract(django_ready, verdict_file):
     import numpy as np
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    from stats import alt_test
+    from hvstats import alt_test
 
     p, rows = verdict_file
     rep = json.loads(_call(p, "--bootstrap", "0", "--epsilon", "0.15", "--judge", "gpt", "--judge", "heuristic"))

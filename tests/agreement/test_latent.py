@@ -1,4 +1,4 @@
-"""Latent-truth aggregation (stats/latent.py): the wrapper gives crowd-kit's own
+"""Latent-truth aggregation (hvstats/latent.py): the wrapper gives crowd-kit's own
 Dawid-Skene and MACE results, recovers known rater quality on simulated data, and handles the
 edge cases the module docstring lists."""
 
@@ -10,7 +10,7 @@ import pytest
 from crowdkit.aggregation import MACE, DawidSkene
 from scipy.stats import entropy as scipy_entropy
 
-from stats.latent import (
+from hvstats.latent import (
     DS_N_ITER,
     DS_TOL,
     MACE_N_ITER,

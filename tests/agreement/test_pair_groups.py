@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats as ss
 
-from stats.bootstrap import PatternSampler
-from stats.pair_groups import WHOLE, pair_group_bootstrap
-from stats.validation import judge_and_ceiling
+from hvstats.bootstrap import PatternSampler
+from hvstats.pair_groups import WHOLE, pair_group_bootstrap
+from hvstats.validation import judge_and_ceiling
 
 TOL = 1e-9
 

@@ -4,7 +4,7 @@ For every protocol in ``/work/shared/PROTOCOLS.md`` the test builds the raw rati
 (a seeded random dataset), puts them through the platform exactly as a study would (project
 from the preset, annotators, item import, assignments, ``submit_annotation`` for people and
 for a model rater acting as judge), computes the paper's table with the platform
-(:func:`agreement.selectors.ratings_frame` + :mod:`stats` /
+(:func:`agreement.selectors.ratings_frame` + :mod:`hvstats` /
 :func:`agreement.services.compute_report`) and checks every number against an independent
 computation on the raw values (numpy / scipy / the ``krippendorff`` package) to 1e-9.
 
@@ -35,15 +35,15 @@ from agreement.services import ReportParams
 from annotate import annotating
 from annotation import importing, projects
 from annotation.models import Annotation, Assignment, Item, Rater
-from judges.combine import combine
-from judges.ratings import judge_derived
-from stats import (
+from hvstats import (
     agreement_report,
     flag_rates,
     majority_vote,
     restricted_agreement,
     turing_accuracy,
 )
+from judges.combine import combine
+from judges.ratings import judge_derived
 from studies import plans, sampling
 from tests.annotation.design_helpers import annotator
 from tests.annotation.factories import jsonl, make_project, make_user, png_bytes

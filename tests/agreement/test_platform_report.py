@@ -18,7 +18,7 @@ from annotate import annotating
 from annotation import importing, presentation
 from annotation.models import Annotation, Assignment, Item, Rater
 from core.errors import DomainError
-from stats import agreement_report
+from hvstats import agreement_report
 from tests.annotation.factories import jsonl, make_project, make_user, turing_records
 
 pytestmark = pytest.mark.django_db
@@ -424,7 +424,7 @@ def naturalness_matrix(project):
 
 
 def test_verdicts_in_the_json_equal_the_core_tests_on_the_same_matrix(client, verdict_project):
-    from stats import alt_test, ppi_mean
+    from hvstats import alt_test, ppi_mean
 
     client.force_login(verdict_project.owner)
     url = reverse("api_agreement_report", args=[verdict_project.id])
@@ -529,7 +529,7 @@ def test_page_gives_the_verdicts_per_stratum(client, verdict_project):
 def test_joint_alt_test_over_strata_equals_the_core_report(client, verdict_project):
     """``joint=1``: one alt-test per judge over every stratum with one FDR correction, exactly
     what the core report's ``joint_alt_test`` gives on the same ratings; shown on the page."""
-    from stats import agreement_report
+    from hvstats import agreement_report
 
     client.force_login(verdict_project.owner)
     url = reverse("api_agreement_report", args=[verdict_project.id])

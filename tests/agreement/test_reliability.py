@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stats import bootstrap_statistic, krippendorff_alpha, reliability
-from stats.analysis import analyse_matrix
-from stats.reliability import alpha_features
+from hvstats import bootstrap_statistic, krippendorff_alpha, reliability
+from hvstats.analysis import analyse_matrix
+from hvstats.reliability import alpha_features
 from tests.agreement.kripp2011 import KRIPP, LEVELS, OBSERVERS, PUBLISHED
 
 nan = np.nan

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import scipy.stats as ss
 
-from stats import (
+from hvstats import (
     agreement_report,
     binary_report,
     flag_rates,

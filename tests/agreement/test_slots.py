@@ -10,8 +10,8 @@ import pytest
 from scipy import stats as ss
 from sklearn.metrics import cohen_kappa_score
 
-from stats.slots import SLOT_METRICS, slot_agreement, slot_bootstrap
-from stats.validation import RaterInfo, ValidationInput, over_strata
+from hvstats.slots import SLOT_METRICS, slot_agreement, slot_bootstrap
+from hvstats.validation import RaterInfo, ValidationInput, over_strata
 
 TOL = 1e-9
 

@@ -9,8 +9,8 @@ import pytest
 from django.utils import translation
 
 from agreement import table_strings
-from stats.tables import Cell, Row, Table, raters_note
-from stats.verdicts import verdicts_table
+from hvstats.tables import Cell, Row, Table, raters_note
+from hvstats.verdicts import verdicts_table
 
 from . import test_paper_tables as paper
 

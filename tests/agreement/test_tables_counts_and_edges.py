@@ -22,10 +22,10 @@ from agreement.services import ReportParams
 from annotate import annotating
 from annotation.models import Assignment, Item, Rater
 from core.errors import DomainError
-from stats.report import judge_verdicts
-from stats.tables import Cell, format_cell
-from stats.validation import share
-from stats.verdicts import verdicts_table
+from hvstats.report import judge_verdicts
+from hvstats.tables import Cell, format_cell
+from hvstats.validation import share
+from hvstats.verdicts import verdicts_table
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import VG_FIELDS, eq8, pearson, spearman, submit_judge
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from agreement import validation
-from stats.tables import Cell, Row, Table, latex_escape, to_latex
-from stats.verdicts import verdicts_table
+from hvstats.tables import Cell, Row, Table, latex_escape, to_latex
+from hvstats.verdicts import verdicts_table
 from tests.agreement.latex import compile_latex
 from tests.agreement.test_paper_tables import import_ok, submit_humans
 from tests.annotation.factories import make_project, make_user, turing_records

@@ -1,5 +1,5 @@
 """Issue 22, finding 3: a stated minimum number of items per rater for the human agreement
-ceilings and slots (default: the alt-test's 30, ``stats.validation.MIN_RATER_ITEMS``), settable
+ceilings and slots (default: the alt-test's 30, ``hvstats.validation.MIN_RATER_ITEMS``), settable
 in the report settings (the ``validation_report`` command, the API's ``min_rater_items``, the
 stored report's params), printed in the caption; raters below it are named and left out, and
 an undefined leave-one-out names its raters, never an index."""
@@ -21,7 +21,7 @@ from annotate import annotating
 from annotation import projects
 from annotation.models import Assignment, Item
 from core.errors import DomainError
-from stats.validation import MIN_RATER_ITEMS
+from hvstats.validation import MIN_RATER_ITEMS
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import VG_FIELDS, eq8, submit_judge, table4_independent
 from tests.annotation.design_helpers import annotator

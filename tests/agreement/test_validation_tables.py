@@ -20,7 +20,7 @@ from agreement.services import ReportParams, compute_report
 from benchmarks import blendvis, counterfactuals, cqbench, cultivate
 from benchmarks.blendvis import tables as blendvis_tables
 from benchmarks.valueground import tables as valueground_tables
-from stats.tables import Cell, Row, Table, format_cell, to_csv, to_latex, to_markdown
+from hvstats.tables import Cell, Row, Table, format_cell, to_csv, to_latex, to_markdown
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import (
     TOL,

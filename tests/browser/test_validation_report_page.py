@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from agreement import validation
-from stats.tables import format_cell
+from hvstats.tables import format_cell
 from tests.agreement import test_paper_tables as paper
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -120,7 +120,7 @@ def test_preview_gives_the_acceptance_rate_with_each_judge_by_ppi(project):
     have not decided (PPI++), equal to ppi-style estimation by hand: the people's decision
     (policy on human ratings only) is the label, the judge's verdict under the rule the
     prediction; overall and per stratum."""
-    from stats.ppi import ppi_mean
+    from hvstats.ppi import ppi_mean
 
     items = project.items_in_order
     judge_says = {items[0].id: PASS, items[1].id: PASS, items[2].id: REJECT, items[3].id: PASS}

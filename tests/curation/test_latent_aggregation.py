@@ -31,7 +31,7 @@ from curation.policy import (
     compile_policy,
     decide,
 )
-from stats.latent import latent_truth_long
+from hvstats.latent import latent_truth_long
 
 from .helpers import PASS, REJECT, judge_rates, submit_all, valueground_project
 

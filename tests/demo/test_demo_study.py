@@ -15,8 +15,8 @@ from annotation.models import Annotation, Assignment, Project
 from benchmarks.registry import PRESETS
 from demo import simulation as sim
 from demo.studies import PREFIX
+from hvstats import tables as table_formats
 from judges.models import JudgeConfig, JudgeOutput, JudgeRun
-from stats import tables as table_formats
 from studies.models import AssignmentPlan, Sample
 
 pytestmark = pytest.mark.django_db

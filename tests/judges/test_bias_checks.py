@@ -336,7 +336,7 @@ def test_verbosity_of_a_story_judge_beside_the_humans(
 
     # the bootstrap is computed once per set of inputs: visits are served from the cache, and a
     # new human answer (new inputs) is computed afresh, never served stale
-    from stats import bias as bias_stats
+    from hvstats import bias as bias_stats
 
     computed = []
     real = bias_stats.verbosity

@@ -22,8 +22,8 @@ from annotate import annotating
 from annotation import importing, projects
 from annotation.answers import METRICS_KEY
 from annotation.models import Annotation, Assignment, Item
+from hvstats.active import draw_sample, refit_uncertainty, sampling_probabilities
 from judges import uncertainty as judge_uncertainty
-from stats.active import draw_sample, refit_uncertainty, sampling_probabilities
 from studies import active as active_design
 from studies import plans
 from studies.models import SampleItem

@@ -1,4 +1,4 @@
-"""``python manage.py agreement INPUT``: thin CLI over :func:`stats.agreement_report`.
+"""``python manage.py agreement INPUT``: thin CLI over :func:`hvstats.agreement_report`.
 
 Besides the agreement coefficients, every judge of every field (and stratum) gets the
 alt-test (``alt_test``: Calderon, Reichart and Dror, ACL 2025) and, for numeric or binary
@@ -8,7 +8,7 @@ PPI++, 2023).  ``--metric`` limits them like any metric (``--metric alt_test``, 
 ``--active``: the items carry a ``pi`` column (the probability each was sampled with for human
 labelling; unlabelled items included with an empty human value or the judge's row only); the
 output gets an ``"active"`` key with the active estimate and interval of every field's mean per
-judge (and stratum with ``--by``): :func:`stats.active_table.active_table` (Zrnic and Candès,
+judge (and stratum with ``--by``): :func:`hvstats.active_table.active_table` (Zrnic and Candès,
 "Active Statistical Inference", ICML 2024).
 """
 
@@ -18,12 +18,12 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from stats import agreement_report
-from stats.active_table import active_table
-from stats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, EPSILON_RANGE, valid_epsilon
-from stats.data import LEVELS, RatingTableError
-from stats.io import read_ratings
-from stats.report import VERDICTS
+from hvstats import agreement_report
+from hvstats.active_table import active_table
+from hvstats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, EPSILON_RANGE, valid_epsilon
+from hvstats.data import LEVELS, RatingTableError
+from hvstats.io import read_ratings
+from hvstats.report import VERDICTS
 
 
 class Command(BaseCommand):

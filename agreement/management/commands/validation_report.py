@@ -13,9 +13,9 @@ from agreement.services import MAX_BOOTSTRAP, MAX_MIN_RATER_ITEMS
 from annotation.models import Project
 from core import csvsafe
 from core.errors import DomainError
-from stats import tables
-from stats.alt_test import DEFAULT_EPSILON, EPSILON_RANGE, valid_epsilon
-from stats.validation import MIN_RATER_ITEMS
+from hvstats import tables
+from hvstats.alt_test import DEFAULT_EPSILON, EPSILON_RANGE, valid_epsilon
+from hvstats.validation import MIN_RATER_ITEMS
 
 
 class Command(BaseCommand):

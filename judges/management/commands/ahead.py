@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Project
 from core import csvsafe
 from core.errors import DomainError
+from hvstats.tables import to_csv, to_json, to_markdown
 from judges import ahead
-from stats.tables import to_csv, to_json, to_markdown
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 
 Public API::
 
-    from stats import (agreement_report, krippendorff_alpha, cohen_kappa, fleiss_kappa,
+    from hvstats import (agreement_report, krippendorff_alpha, cohen_kappa, fleiss_kappa,
         gwet_ac, percent_agreement, pearson, spearman, kendall, correlation, leave_one_rater_out,
         split_half, judge_vs_humans, binary_report, confusion, restricted_agreement,
         turing_accuracy, majority_vote, flag_rates, pairwise_matrix, MetricResult,

@@ -1,4 +1,4 @@
-"""Result type shared by every coefficient in :mod:`stats`."""
+"""Result type shared by every coefficient in :mod:`hvstats`."""
 
 from __future__ import annotations
 

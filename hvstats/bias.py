@@ -18,7 +18,7 @@ both. Verdicts here are in the pair's own terms (``A``: the pair's declared firs
 
 Stability across repeated passes (:func:`pass_stability`): the items x passes matrix of one
 question's answers, percent agreement (share of agreeing pass pairs per item, averaged) and
-Krippendorff's alpha (``stats.reliability``), nominal for categories and ordinal for
+Krippendorff's alpha (``hvstats.reliability``), nominal for categories and ordinal for
 scale points, each with a bootstrap CI over items.
 
 Verbosity (length) bias (:func:`verbosity`): LLM judges tend to prefer longer answers (Saito et
@@ -28,7 +28,7 @@ reported beside the humans' (their mean score per item) on the same items: a jud
 above the humans' is a length preference the humans do not share.
 
 Bootstrap: items are resampled with replacement (percentile intervals) through
-:func:`stats.bootstrap.resample_counts` over the distinct item rows, each resample a
+:func:`hvstats.bootstrap.resample_counts` over the distinct item rows, each resample a
 count vector ``w``; the statistic of a resample is that of the rows repeated ``w`` times."""
 
 from __future__ import annotations
