@@ -72,7 +72,7 @@ def test_command_krippendorff_worked_example(django_ready, tmp_path, level):
     does not use category 5; this used to raise IndexError)."""
     import krippendorff
 
-    from tests.agreement.kripp2011 import KRIPP, PUBLISHED, write_csv
+    from tests.hvstats.kripp2011 import KRIPP, PUBLISHED, write_csv
 
     p = write_csv(tmp_path / "kripp2011.csv")
     ref = krippendorff.alpha(reliability_data=KRIPP.T, level_of_measurement=level)

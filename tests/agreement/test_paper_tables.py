@@ -45,8 +45,8 @@ from hvstats import (
 from judges.combine import combine
 from judges.ratings import judge_derived
 from studies import plans, sampling
-from tests.annotation.design_helpers import annotator
 from tests.annotation.factories import jsonl, make_project, make_user, png_bytes
+from tests.studies.design_helpers import annotator
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-9

@@ -9,8 +9,8 @@ from django.test import Client
 
 from annotation import importing
 from studies import plans, sampling
-from tests.annotation.design_helpers import annotator
 from tests.annotation.factories import jsonl, make_project, make_user, turing_records
+from tests.studies.design_helpers import annotator
 
 pytestmark = pytest.mark.django_db
 

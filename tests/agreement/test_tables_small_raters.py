@@ -24,7 +24,7 @@ from core.errors import DomainError
 from hvstats.validation import MIN_RATER_ITEMS
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import VG_FIELDS, eq8, submit_judge, table4_independent
-from tests.annotation.design_helpers import annotator
+from tests.studies.design_helpers import annotator
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-9

@@ -24,8 +24,8 @@ from judges import imported
 from studies import plans, sampling
 from tests.agreement import test_paper_tables as paper
 from tests.agreement.test_paper_tables import import_ok, submit_humans, submit_judge, write_pngs
-from tests.annotation.design_helpers import annotator
 from tests.annotation.factories import make_project, make_user
+from tests.studies.design_helpers import annotator
 
 pytestmark = pytest.mark.django_db
 env = paper._env

@@ -40,8 +40,8 @@ from judges.backends.ahead import REAL_IMAGES_PARAM, AheadBackend
 from judges.backends.embedding import embed, load_encoder
 from judges.combine import combine
 from judges.models import JudgeConfig, JudgeItemResult, JudgeOutput
-from tests.annotation.design_helpers import annotator
 from tests.annotation.factories import make_project
+from tests.studies.design_helpers import annotator
 
 from .chat_server import ChatServer
 from .test_judge_runs import FAST, run_all, start

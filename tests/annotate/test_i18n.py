@@ -15,8 +15,7 @@ from accounts.models import Preference
 from annotation import importing, projects
 from annotation.models import Annotation, Assignment, Rater
 from benchmarks.registry import get_preset
-
-from .factories import jsonl, make_project, valueground_records
+from tests.annotation.factories import jsonl, make_project, valueground_records
 
 pytestmark = pytest.mark.django_db
 

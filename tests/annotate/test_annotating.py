@@ -8,8 +8,7 @@ from django.test import Client
 from annotate import annotating
 from annotation import importing, projects
 from annotation.models import Annotation, Assignment, Item
-
-from .factories import jsonl, make_project, turing_records
+from tests.annotation.factories import jsonl, make_project, turing_records
 
 pytestmark = pytest.mark.django_db
 

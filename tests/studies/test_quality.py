@@ -14,8 +14,7 @@ from annotation import projects
 from annotation.models import Assignment, Membership
 from core.errors import DomainError
 from studies import dashboard, next_item, plans, quality, sampling
-
-from .design_helpers import annotator, strata_project
+from tests.studies.design_helpers import annotator, strata_project
 
 QC_ITEMS = [
     {

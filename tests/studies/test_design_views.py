@@ -17,9 +17,8 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Project
 from studies import next_item, quality
 from studies.models import AssignmentPlan, CrowdStudy, PoolSlot, Sample
-
-from .design_helpers import annotator, strata_project
-from .factories import make_user
+from tests.annotation.factories import make_user
+from tests.studies.design_helpers import annotator, strata_project
 
 
 @pytest.fixture

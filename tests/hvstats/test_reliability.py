@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hvstats import bootstrap_statistic, krippendorff_alpha, reliability
 from hvstats.analysis import analyse_matrix
 from hvstats.reliability import alpha_features
-from tests.agreement.kripp2011 import KRIPP, LEVELS, OBSERVERS, PUBLISHED
+from tests.hvstats.kripp2011 import KRIPP, LEVELS, OBSERVERS, PUBLISHED
 
 nan = np.nan
 

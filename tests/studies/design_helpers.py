@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from annotation import importing, projects
 from annotation.models import Item, Project
-
-from .factories import jsonl, make_project, make_user
+from tests.annotation.factories import jsonl, make_project, make_user
 
 
 def strata_records(spec: dict[tuple[str, str], int], *, prefix: str = "s") -> list[dict]:

@@ -25,9 +25,8 @@ from annotation.models import Annotation, Assignment
 from studies import plans, sampling
 from studies.models import PoolSlot
 from tests import services as test_services
-
-from .design_helpers import strata_records
-from .factories import jsonl, make_project, make_user, valueground_records
+from tests.annotation.factories import jsonl, make_project, make_user, valueground_records
+from tests.studies.design_helpers import strata_records
 
 pytestmark = pytest.mark.django_db
 

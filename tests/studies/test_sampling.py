@@ -10,8 +10,7 @@ from annotation.models import Item
 from core.errors import DomainError
 from studies import sampling
 from studies.models import Sample, SampleItem
-
-from .design_helpers import strata_project
+from tests.studies.design_helpers import strata_project
 
 SPEC = {("China", "gpt"): 10, ("China", "gemini"): 7, ("Germany", "gpt"): 5, ("Germany", "gemini"): 2}
 

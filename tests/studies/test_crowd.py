@@ -8,8 +8,7 @@ from django.test import Client
 from annotation.models import Rater
 from studies import crowd, plans, sampling
 from studies.models import CrowdParticipant
-
-from .design_helpers import strata_project
+from tests.studies.design_helpers import strata_project
 
 
 @pytest.fixture

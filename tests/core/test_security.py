@@ -20,7 +20,7 @@ from django.test import Client, override_settings
 
 from core import security
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "a-long-enough-passphrase-9"
 
 

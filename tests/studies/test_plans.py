@@ -15,8 +15,7 @@ from annotation.models import Assignment, Item, Rater
 from core.errors import DomainError
 from studies import next_item, plans, pool, rules, sampling
 from studies.models import PoolSlot
-
-from .design_helpers import annotator, strata_project
+from tests.studies.design_helpers import annotator, strata_project
 
 ANSWER = {"human_written": "left"}
 
@@ -276,7 +275,7 @@ def test_reassigning_a_pooled_hold_moves_the_slot(project, team):
 
 
 def test_take_over_removes_unopened_default_rows_and_stops_auto_assignment(researcher, team):
-    from .design_helpers import strata_project as make
+    from tests.studies.design_helpers import strata_project as make
 
     project = make(researcher, {("China", "gpt"): 3}, annotators=[team["cn1"]], take_over=False)
     assert Assignment.objects.filter(project=project, plan__isnull=True).count() == 3

@@ -426,7 +426,7 @@ def test_make_run_restarts_a_killed_worker_keeps_serving_and_runs_one_beat(tmp_p
     env.update(
         HV_VAR_DIR=str(tmp_path), PORT=str(port), HV_DEMO="0", HV_TEST_RUN_ID=os.environ.get("HV_TEST_RUN_ID", "")
     )
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
 
     def start() -> subprocess.Popen:
         log = open(tmp_path / "run.log", "ab")  # noqa: SIM115 - the child holds it

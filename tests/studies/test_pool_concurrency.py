@@ -23,9 +23,8 @@ from core.errors import DomainError
 from studies import next_item, plans, pool, sampling
 from studies.models import PoolSlot
 from tests import services as test_services
-
-from .design_helpers import strata_project
-from .factories import make_user
+from tests.annotation.factories import make_user
+from tests.studies.design_helpers import strata_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

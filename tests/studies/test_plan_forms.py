@@ -13,9 +13,8 @@ from annotation import projects
 from annotation.models import Annotation, Assignment, Project
 from studies import next_item, plans, sampling
 from studies.models import AssignmentPlan, PoolSlot, Sample
-
-from .design_helpers import annotator, strata_project
-from .factories import make_user
+from tests.annotation.factories import make_user
+from tests.studies.design_helpers import annotator, strata_project
 
 pytestmark = pytest.mark.django_db
 
