@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from annotation.models import Item, Project
 from annotation.selectors import managed_projects
+from benchmarks.base import STRATA_KEYS
 from core import reaper
 
 from . import selectors, services
@@ -142,11 +143,7 @@ class AcceptedItemSerializer(serializers.ModelSerializer):
             "external_id",
             "version",
             "data",
-            "country",
-            "region",
-            "generator",
-            "category",
-            "dimension",
+            *STRATA_KEYS,  # the indexed strata columns, named once (benchmarks.base)
             "meta",
         ]
 
