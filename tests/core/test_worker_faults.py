@@ -24,7 +24,7 @@ from django.utils import timezone
 from annotation import importing
 from annotation.models import ImportJob, Item
 from config.celery import app
-from core import reaper
+from core import jobs, reaper
 from core.jobs import TERMINAL, JobStatus
 from curation.models import Export
 from judges import configuration, execution, runs
@@ -250,7 +250,7 @@ def test_an_export_killed_mid_run_is_rewritten_by_the_next_worker(workers, setti
     assert report.ok, report.errors
     first = workers("first")
     export = Export.objects.create(project=project, created_by=owner, content="items", format="jsonl", scope="all")
-    export.send()
+    jobs.send(export)
     wait_for(
         "the export to make progress",
         lambda: export.refresh_from_db() or (export.status == JobStatus.RUNNING and export.progress > 0),
