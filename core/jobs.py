@@ -169,9 +169,12 @@ def finish_claimed(job: Job, **fields: Any) -> None:
         setattr(job, name, value)
 
 
-def fail(job: Job, message: str) -> None:
-    """Failed, with why. A job that already ended (done, failed, cancelled) keeps its outcome."""
-    _update(job, only_pending=True, status=JobStatus.FAILED, finished_at=timezone.now(), **job.failure_fields(message))
+def fail(job: Job, message: str) -> bool:
+    """Failed, with why. A job that already ended (done, failed, cancelled) keeps its outcome
+    (and False is returned)."""
+    return _update(
+        job, only_pending=True, status=JobStatus.FAILED, finished_at=timezone.now(), **job.failure_fields(message)
+    )
 
 
 def cancel(job: Job, message: str = "cancelled") -> bool:
@@ -330,8 +333,8 @@ def send_or_fail_job(job: Job, *, reason: str = "", send: Callable[[], object] |
     sender = sender_for(type(job))
 
     def failed(message: str) -> None:
-        fail(job, f"{reason}; {message}" if reason else message)
-        clean_up(job)
+        if fail(job, f"{reason}; {message}" if reason else message):  # not if it had ended meanwhile
+            clean_up(job)
 
     return send_or_fail(send or (lambda: sender.send(job)), failed)
 
