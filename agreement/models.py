@@ -35,9 +35,3 @@ class AgreementReport(Job):
 
     def __str__(self) -> str:
         return f"agreement report {self.pk} of {self.project_id} [{self.status}]"
-
-    def send(self) -> None:
-        # resumable from the start: the report is computed again from the stored ratings
-        from .tasks import run_agreement_report  # the task module imports the models
-
-        run_agreement_report.delay(self.pk)

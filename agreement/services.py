@@ -367,8 +367,6 @@ def validation_tables_for(
 
 
 def start_report(*, project: Project, params: ReportParams, user=None, signature: str | None = None) -> AgreementReport:
-    from .tasks import run_agreement_report
-
     with transaction.atomic():
         job = AgreementReport.objects.create(
             project=project,
@@ -376,7 +374,7 @@ def start_report(*, project: Project, params: ReportParams, user=None, signature
             params=params.as_dict(),
             data_signature=signature if signature is not None else selectors.annotations_signature(project),
         )
-        jobs.enqueue_on_commit(job, lambda: run_agreement_report.delay(job.id))
+        jobs.enqueue_on_commit(job)  # sent by agreement.tasks's sender once this commits
     return job
 
 

@@ -372,17 +372,6 @@ class ImportJob(Job):
                 return "its uploaded file is gone: upload it again"
         return None
 
-    def after_reaped_failure(self) -> None:
-        # a failed import keeps no staged upload (the run itself deletes it when it ends)
-        from .tasks import discard_upload  # the task module imports the models
-
-        discard_upload(self)
-
-    def send(self) -> None:
-        from .tasks import run_import  # the task module imports the models
-
-        run_import.delay(self.pk)
-
 
 class AnnotationImport(Job):
     """An import of human annotations collected in another tool (Label Studio JSON, long CSV /
@@ -451,13 +440,3 @@ class AnnotationImport(Job):
         if self.data_file and not os.path.isfile(self.data_file):
             return "its uploaded file is gone: upload it again"
         return None
-
-    def after_reaped_failure(self) -> None:
-        from .tasks import discard_annotation_upload  # the task module imports the models
-
-        discard_annotation_upload(self)
-
-    def send(self) -> None:
-        from .tasks import run_annotation_import  # the task module imports the models
-
-        run_annotation_import.delay(self.pk)

@@ -1,7 +1,11 @@
-"""Celery interfaces: thin wrappers that call the service of the same name (and, for the
-import job's model, the staged-upload cleanup it asks for when the reaper fails it)."""
+"""Celery interfaces: thin wrappers that call the service of the same name, and the senders of
+the two import jobs (``core.jobs.register_sender``), used on commit and by the reaper, with the
+staged-upload cleanup of a job failed from outside its run (the reaper gave up on it, or the
+broker refused it)."""
 
 from celery import shared_task
+
+from core import jobs
 
 from .annotation_import import discard_annotation_upload, run_annotation_import_job
 from .importing import discard_upload, run_import_job
@@ -25,11 +29,22 @@ def run_annotation_import(job_id: int) -> str:
     return run_annotation_import_job(job=job).status
 
 
-__all__ = ["discard_annotation_upload", "discard_upload", "run_annotation_import", "run_import"]
-
-
 @shared_task(name="annotation.sweep_staged_uploads", ignore_result=True)
 def sweep_staged_uploads() -> int:
     """Delete the staged uploads nobody imported (``importing.sweep_staged_uploads``); beat runs
     this hourly (``CELERY_BEAT_SCHEDULE``)."""
     return sweep()
+
+
+def send_import(job: ImportJob) -> None:
+    run_import.delay(job.pk)
+
+
+def send_annotation_import(job: AnnotationImport) -> None:
+    run_annotation_import.delay(job.pk)
+
+
+# A failed import keeps no staged upload: its run deletes it when it ends, and the cleanup does
+# when the job fails without a run (reaped, or refused by the broker).
+jobs.register_sender(ImportJob, send_import, cleanup=discard_upload)
+jobs.register_sender(AnnotationImport, send_annotation_import, cleanup=discard_annotation_upload)

@@ -7,7 +7,9 @@ r"""One lifecycle for every background job: imports, agreement reports, exports,
 A job is a row (a :class:`Job` subclass). It is created inside the request's transaction and
 handed to the broker only once that transaction commits (:func:`enqueue_on_commit`), so a
 worker never looks for a row that is not there yet; if the broker refuses the task the job is
-failed with the reason instead of staying queued for ever. :func:`run` wraps a worker's work
+failed with the reason instead of staying queued for ever. How a job goes to the broker is said
+once per job type, by the app's ``tasks`` module (:func:`register_sender`); the services and the
+reaper send through it (:func:`send`), and no model imports its task. :func:`run` wraps a worker's work
 so that an error of any kind ends the job as failed with its message, never as a crashed
 worker and a job left ``running``.
 
@@ -20,10 +22,12 @@ another one, changes nothing."""
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.db import models, transaction
@@ -86,18 +90,10 @@ class Job(models.Model):
         it can, its work is redone from the start (exports, reports: their output is rewritten)."""
         return None
 
-    def after_reaped_failure(self) -> None:
-        """Clean up after the reaper failed the job from outside its run (which would have done
-        it). Default: nothing to clean."""
-
     def requeue_fields(self) -> dict[str, Any]:
         """Columns written when the reaper hands the job to a worker again. Default: back to
         queued, so the re-sent task claims it (and a duplicate delivery does not)."""
         return {"status": JobStatus.QUEUED}
-
-    def send(self) -> None:
-        """Hand the job's task(s) to the broker (the reaper calls this after a re-queue)."""
-        raise NotImplementedError(f"{type(self).__name__} does not say how it is sent to a worker")
 
 
 J = TypeVar("J", bound=Job)
@@ -173,9 +169,12 @@ def finish_claimed(job: Job, **fields: Any) -> None:
         setattr(job, name, value)
 
 
-def fail(job: Job, message: str) -> None:
-    """Failed, with why. A job that already ended (done, failed, cancelled) keeps its outcome."""
-    _update(job, only_pending=True, status=JobStatus.FAILED, finished_at=timezone.now(), **job.failure_fields(message))
+def fail(job: Job, message: str) -> bool:
+    """Failed, with why. A job that already ended (done, failed, cancelled) keeps its outcome
+    (and False is returned)."""
+    return _update(
+        job, only_pending=True, status=JobStatus.FAILED, finished_at=timezone.now(), **job.failure_fields(message)
+    )
 
 
 def cancel(job: Job, message: str = "cancelled") -> bool:
@@ -237,7 +236,116 @@ def send_or_fail(send: Callable[[], object], fail: Callable[[str], None]) -> boo
     return True
 
 
-def enqueue_on_commit(job: Job, send: Callable[[], object]) -> None:
-    """Hand the job's task to the broker once the current transaction commits; if the broker
-    cannot take it, fail the job with the reason."""
-    transaction.on_commit(lambda: send_or_fail(send, lambda message: fail(job, message)))
+# -- who sends a job to the broker: one sender per job type, declared by the app's tasks module
+#
+# The module that owns a job's Celery task (``<app>/tasks.py``) registers how a job of its type
+# is handed to the broker; services (on commit) and the reaper (after a re-queue) both send
+# through it. So a model never imports its task (the task module imports the models), and a
+# job is sent by one code path whoever asks.
+
+
+class NoSender(LookupError):
+    """A job type for which no tasks module registered a sender: a programming error."""
+
+
+@dataclass(frozen=True)
+class Sender:
+    """How a job of one type goes to the broker (``send``), and what to clean when the job is
+    failed from outside its run (``cleanup``: the reaper gave up on it, or the broker refused
+    it), which the run would have cleaned had it ended (e.g. an import's staged upload)."""
+
+    send: Callable[[Any], object]
+    cleanup: Callable[[Any], object] | None = None
+
+
+_senders: dict[type, Sender] = {}
+
+
+def _names(sender: Sender) -> tuple[str, ...]:
+    return tuple(f"{fn.__module__}.{fn.__qualname__}" for fn in (sender.send, sender.cleanup) if fn is not None)
+
+
+def register_sender(
+    job_type: type[J], send: Callable[[J], object], *, cleanup: Callable[[J], object] | None = None
+) -> None:
+    """Declare how a job of ``job_type`` (and its subclasses) is sent: called once, by the tasks
+    module that owns its task, with named functions. A second, different sender for the same
+    type is refused (one sender per job); the same functions again (their module imported a
+    second time) replace the first."""
+    new = Sender(send, cleanup)
+    existing = _senders.get(job_type)
+    if existing is not None and _names(existing) != _names(new):
+        raise ValueError(
+            f"{job_type.__name__} is already sent by {_names(existing)[0]}, not also by {_names(new)[0]}: "
+            "one sender per job"
+        )
+    _senders[job_type] = new
+
+
+def _registered(job_type: type) -> Sender | None:
+    return next((_senders[k] for k in job_type.__mro__ if k in _senders), None)
+
+
+def sender_for(job_type: type) -> Sender:
+    """The sender registered for ``job_type`` or the nearest of its bases. The first time a job
+    model of an app is sent, that app's ``tasks`` module is imported (as Celery's autodiscovery
+    does on a worker), so a web process registers the senders it needs when it first needs them
+    without loading every task's services (numpy, pandas) at startup. :class:`NoSender` when
+    none is registered after that."""
+    found = _registered(job_type)
+    meta = getattr(job_type, "_meta", None)
+    if found is None and getattr(meta, "app_config", None) is not None:
+        tasks = f"{meta.app_config.name}.tasks"
+        try:
+            importlib.import_module(tasks)
+        except ModuleNotFoundError as exc:
+            if exc.name != tasks:  # the tasks module exists but something it imports does not
+                raise
+        found = _registered(job_type)
+    if found is None:
+        raise NoSender(
+            f"no sender is registered for {job_type.__name__}: its app's tasks module must call "
+            "core.jobs.register_sender for it"
+        )
+    return found
+
+
+def send(job: Job) -> None:
+    """Hand ``job`` to the broker through its registered sender, now (the broker's error, if it
+    refuses, is raised)."""
+    sender_for(type(job)).send(job)
+
+
+def clean_up(job: Job) -> None:
+    """Run the cleanup registered for the job's type (after it was failed from outside its run:
+    the reaper or a refusing broker). Nothing when none is registered."""
+    try:
+        found = sender_for(type(job))
+    except NoSender:
+        return
+    if found.cleanup is not None:
+        found.cleanup(job)
+
+
+def send_or_fail_job(job: Job, *, reason: str = "", send: Callable[[], object] | None = None) -> bool:
+    """Send ``job`` through its sender (or ``send``, see :func:`enqueue_on_commit`); if the
+    broker refuses, fail the job with why (after ``reason``, when given) and clean up after it."""
+    sender = sender_for(type(job))
+
+    def failed(message: str) -> None:
+        if fail(job, f"{reason}; {message}" if reason else message):  # not if it had ended meanwhile
+            clean_up(job)
+
+    return send_or_fail(send or (lambda: sender.send(job)), failed)
+
+
+def enqueue_on_commit(job: Job, send: Callable[[], object] | None = None) -> None:
+    """Hand the job to the broker through its registered sender once the current transaction
+    commits; if the broker cannot take it, fail the job with the reason. The sender is looked up
+    now, so a job type with none fails the request that creates it, not a callback later.
+
+    ``send`` is temporary compatibility for the callers that still pass their own (the annotation
+    imports, ``annotation/importing.py`` and ``annotation/annotation_import.py``): when given it
+    is used instead of the registered sender. Remove it once they call ``enqueue_on_commit(job)``."""
+    sender_for(type(job))
+    transaction.on_commit(lambda: send_or_fail_job(job, send=send))

@@ -12,9 +12,11 @@ memory, the machine lost), and whatever the broker does about the task it held:
 
 so this module decides. A job that can be resumed safely (``Job.resume_blocker()`` is None) and
 has attempts left (``HV_JOB_MAX_ATTEMPTS`` starts in all) is handed to a worker again
-(``Job.requeue_fields()`` + ``Job.send()``): an import from its staged file (it wrote nothing,
-its rows commit with "done"), an export or a report from the start, a judge run with only its
-missing outputs. Any other is failed with "the worker stopped: no heartbeat since ...".
+(``Job.requeue_fields()``, then the sender its app's tasks module registered, ``core.jobs``):
+an import from its staged file (it wrote nothing, its rows commit with "done"), an export or a
+report from the start, a judge run with only its missing outputs. Any other is failed with
+"the worker stopped: no heartbeat since ...", and what its run would have cleaned up (an
+import's staged upload) is cleaned by the cleanup registered with its sender.
 A queued job that no worker claims for ``HV_JOB_RESEND_SECONDS`` has its task sent again (its
 message may have left with a killed worker before the claim); a duplicate is harmless.
 
@@ -84,6 +86,7 @@ def reap_job(job: Job) -> str | None:
     if not is_stale(job, now):
         return None
     model = type(job)
+    jobs.sender_for(model)  # a job type nobody can send is an error before anything is written
     # the row exactly as read: any beat, end or other reaper since then makes this a no-op
     same = model.objects.filter(pk=job.pk, status=JobStatus.RUNNING, attempts=job.attempts)
     same = same.filter(heartbeat_at=job.heartbeat_at) if job.heartbeat_at else same.filter(heartbeat_at__isnull=True)
@@ -97,7 +100,7 @@ def reap_job(job: Job) -> str | None:
             return None
         logger.warning("%s %s failed: %s", model.__name__, job.pk, message)
         job.refresh_from_db()
-        job.after_reaped_failure()
+        jobs.clean_up(job)
         return FAILED
     with transaction.atomic():
         if not same.update(heartbeat_at=now, worker="", **job.requeue_fields()):
@@ -105,9 +108,7 @@ def reap_job(job: Job) -> str | None:
         job.refresh_from_db()
         logger.warning("%s %s re-queued (attempt %s done): %s", model.__name__, job.pk, job.attempts, reason)
         # sent once the re-queue is committed, so the worker finds the job queued
-        transaction.on_commit(
-            lambda: jobs.send_or_fail(job.send, lambda message: jobs.fail(job, f"{reason}; {message}"))
-        )
+        transaction.on_commit(lambda: jobs.send_or_fail_job(job, reason=reason))
     return REQUEUED
 
 
@@ -129,13 +130,14 @@ def resend_job(job: Job) -> str | None:
     duplicate delivery is harmless (only a queued job is claimed, once), so this only costs a
     message; each job is re-sent at most once per ``HV_JOB_RESEND_SECONDS``."""
     model = type(job)
+    jobs.sender_for(model)  # a job type nobody can send is an error before anything is written
     same = model.objects.filter(pk=job.pk, status=JobStatus.QUEUED)
     same = same.filter(heartbeat_at=job.heartbeat_at) if job.heartbeat_at else same.filter(heartbeat_at__isnull=True)
     with transaction.atomic():
         if not same.update(heartbeat_at=timezone.now()):
             return None  # claimed, ended or re-sent meanwhile
         logger.warning("%s %s still unclaimed: its task is sent again", model.__name__, job.pk)
-        transaction.on_commit(lambda: jobs.send_or_fail(job.send, lambda message: jobs.fail(job, message)))
+        transaction.on_commit(lambda: jobs.send_or_fail_job(job))
     return RESENT
 
 

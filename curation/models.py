@@ -177,9 +177,3 @@ class Export(Job):
 
     def relative_dir(self) -> str:
         return f"exports/{self.project_id}/{self.pk}"
-
-    def send(self) -> None:
-        # resumable from the start: its files are written atomically and rewritten whole
-        from .tasks import run_export  # the task module imports the models
-
-        run_export.delay(self.pk)

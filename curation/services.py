@@ -377,13 +377,11 @@ def start_export(
         raise DomainError(f"the Hugging Face folder format exports items; use jsonl, csv or parquet for {content}")
     if content == "revisions" and format != "jsonl":
         raise DomainError("items needing revision are exported as jsonl (the import format)")
-    from .tasks import run_export
-
     with transaction.atomic():
         export = Export.objects.create(
             project=project, created_by=user if _real(user) else None, content=content, format=format, scope=scope
         )
-        jobs.enqueue_on_commit(export, lambda: run_export.delay(export.id))
+        jobs.enqueue_on_commit(export)  # sent by curation.tasks's sender once this commits
     return export
 
 

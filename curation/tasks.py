@@ -1,6 +1,9 @@
-"""Celery interface: a thin wrapper that calls the service of the same name."""
+"""Celery interface: a thin wrapper that calls the service of the same name, and the sender of
+the export job (``core.jobs.register_sender``), used on commit and by the reaper."""
 
 from celery import shared_task
+
+from core import jobs
 
 from .exports import run_export_job
 from .models import Export
@@ -12,3 +15,12 @@ def run_export(export_id: int) -> str:
     if export.status in (Export.Status.DONE, Export.Status.FAILED):
         return export.status  # redelivered after completion: nothing to do
     return run_export_job(export=export).status
+
+
+def send_export(export: Export) -> None:
+    # also the reaper's re-queue: an export resumes from the start, its files are written
+    # atomically and rewritten whole
+    run_export.delay(export.pk)
+
+
+jobs.register_sender(Export, send_export)

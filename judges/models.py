@@ -124,11 +124,6 @@ class JudgeRun(Job):
     def requeue_fields(self) -> dict:
         return {"attempts": models.F("attempts") + 1}
 
-    def send(self) -> None:
-        from .tasks import resume_run  # the task module imports the models
-
-        resume_run.apply_async(args=[self.pk], queue="default")
-
 
 class JudgeOutput(models.Model):
     """One judge answer: (run, item, pass, order) is unique, so a redelivered chunk never writes

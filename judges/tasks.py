@@ -1,7 +1,11 @@
 """Celery interface: thin wrappers that call the service of the same name. Chunks are routed
-to the backend's queue (``api``, ``gpu``, ``default``) by ``runs.enqueue_chunks``."""
+to the backend's queue (``api``, ``gpu``, ``default``) by ``runs.enqueue_chunks``, the one
+sender of chunks; a run itself is sent (by the reaper, to resume it) through the sender
+registered here (``core.jobs.register_sender``)."""
 
 from celery import shared_task
+
+from core import jobs
 
 from .chunk_failures import record_chunk_failure
 from .execution import execute_judge_chunk, maybe_finish
@@ -29,3 +33,12 @@ def resume_run(run_id: int) -> str:
     if run.is_pending and not resume_judge_run(run=run):
         run = maybe_finish(run=run)
     return run.status
+
+
+def send_run(run: JudgeRun) -> None:
+    # a run is many chunks: what is sent for the run as a whole is its resume (chunks for the
+    # items without a result), on the default queue whatever the backend's queue is
+    resume_run.apply_async(args=[run.pk], queue="default")
+
+
+jobs.register_sender(JudgeRun, send_run)

@@ -1,7 +1,10 @@
 """The house rules of the code layout (issues 9 and 21), checked on the source so they cannot drift:
 
-- no import cycles between app modules, counting imports made inside functions too, except
-  a Celery task module and the services it wraps (``tasks`` <-> the module whose work it queues);
+- no import cycles between app modules, counting imports made inside functions and package
+  ``__init__`` modules too; the one edge left out is a service's function-local import of a
+  task of its room's ``tasks`` module, when it is the one module that takes that task and is no
+  models module (:func:`queue_edges`): jobs are sent through the sender each tasks module
+  registers (``core.jobs.register_sender``), so a model never imports its task;
 - no underscore (private) name is imported from, or reached into, another module;
 - the rooms (apps and packages) import only downwards, in the order of ``ROOMS`` (the map,
   ``docs/architecture.md``, states the same line), counting imports inside functions;
@@ -38,81 +41,109 @@ FRAMEWORKS = {"django", "rest_framework", "celery", *(room for layer in ROOMS fo
 APPS = tuple(room for layer in ROOMS for room in layer)
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def app_files() -> dict[str, Path]:
+def app_files(root: Path = ROOT, apps: tuple[str, ...] = APPS) -> dict[str, Path]:
     files = {}
-    for app in APPS:
-        for path in sorted((ROOT / app).rglob("*.py")):
+    for app in apps:
+        for path in sorted((root / app).rglob("*.py")):
             if "migrations" in path.parts:
                 continue
-            files[module_name(path)] = path
+            files[module_name(path, root)] = path
     return files
 
 
-FILES = app_files()
-MODULES = set(FILES)
+class Tree:
+    """The app modules of a source tree (the project's, or a made-up one in a test) and what
+    each imports."""
+
+    def __init__(self, root: Path = ROOT, apps: tuple[str, ...] = APPS) -> None:
+        self.files = app_files(root, apps)
+        self.modules = set(self.files)
+        self.scanned: dict[str, Imports] = {}
+        for module, path in self.files.items():
+            visitor = Imports(module, self)
+            visitor.visit(ast.parse(path.read_text(), filename=str(path)))
+            self.scanned[module] = visitor
+
+    def is_package(self, module: str) -> bool:
+        return self.files[module].name == "__init__.py"
+
+    def resolve(self, module: str, node: ast.ImportFrom) -> str:
+        """The absolute name ``from ... import`` refers to, inside ``module``."""
+        if not node.level:
+            return node.module or ""
+        base = module.split(".") if self.is_package(module) else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        return ".".join([*base, node.module] if node.module else base)
+
+    def internal(self, name: str) -> str | None:
+        """The app module ``name`` lives in (its longest known prefix), or None for a library."""
+        parts = name.split(".")
+        for n in range(len(parts), 0, -1):
+            candidate = ".".join(parts[:n])
+            if candidate in self.modules:
+                return candidate
+        return None
 
 
-def is_package(module: str) -> bool:
-    return FILES[module].name == "__init__.py"
-
-
-def resolve(module: str, node: ast.ImportFrom) -> str:
-    """The absolute name ``from ... import`` refers to, inside ``module``."""
-    if not node.level:
-        return node.module or ""
-    base = module.split(".") if is_package(module) else module.split(".")[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, node.module] if node.module else base)
-
-
-def internal(name: str) -> str | None:
-    """The app module ``name`` lives in (its longest known prefix), or None for a library."""
-    parts = name.split(".")
-    for n in range(len(parts), 0, -1):
-        candidate = ".".join(parts[:n])
-        if candidate in MODULES:
-            return candidate
-    return None
+#: what a module takes from another when it binds the module itself (``import a.tasks``,
+#: ``from . import tasks``): everything in it
+WHOLE = "*"
 
 
 class Imports(ast.NodeVisitor):
-    """Every import of one module (top level or inside a function), and the private names it
-    takes from other modules."""
+    """Every import of one module (top level or inside a function), which of them are made only
+    inside functions, the names it takes from each module, and the private names it takes from
+    other modules."""
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, tree: Tree) -> None:
         self.module = module
+        self.tree = tree
         self.targets: dict[str, int] = {}  # imported app module -> first line
+        self.loaded: set[str] = set()  # the targets imported when the module loads (not in a function)
+        self.taken: dict[str, set[str]] = defaultdict(set)  # target -> names taken from it
         self.private: list[str] = []
         self.aliases: dict[str, str] = {}  # local name -> app module it is bound to
+        self.depth = 0  # how many functions the visitor is inside
 
-    def add(self, target: str | None, line: int) -> None:
+    def add(self, target: str | None, line: int, name: str) -> None:
         if target and target != self.module:
             self.targets.setdefault(target, line)
+            self.taken[target].add(name)
+            if not self.depth:
+                self.loaded.add(target)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self.visit_FunctionDef(node)
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            target = internal(alias.name)
-            self.add(target, node.lineno)
+            target = self.tree.internal(alias.name)
+            self.add(target, node.lineno, WHOLE)
             if target and alias.asname:
                 self.aliases[alias.asname] = target
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        source = resolve(self.module, node)
+        source = self.tree.resolve(self.module, node)
         for alias in node.names:
-            submodule = internal(f"{source}.{alias.name}")
+            submodule = self.tree.internal(f"{source}.{alias.name}")
             if submodule == f"{source}.{alias.name}":
-                self.add(submodule, node.lineno)
+                self.add(submodule, node.lineno, WHOLE)
                 self.aliases[alias.asname or alias.name] = submodule
                 continue
-            target = internal(source)
-            self.add(target, node.lineno)
+            target = self.tree.internal(source)
+            self.add(target, node.lineno, alias.name)
             if target and alias.name.startswith("_") and not alias.name.startswith("__"):
                 self.private.append(f"{self.module}:{node.lineno} imports {alias.name} from {source}")
 
@@ -124,16 +155,9 @@ class Imports(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def scan() -> dict[str, Imports]:
-    out = {}
-    for module, path in FILES.items():
-        visitor = Imports(module)
-        visitor.visit(ast.parse(path.read_text(), filename=str(path)))
-        out[module] = visitor
-    return out
-
-
-SCANNED = scan()
+TREE = Tree()
+FILES = TREE.files
+SCANNED = TREE.scanned
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -173,21 +197,62 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def task_edge(a: str, b: str) -> bool:
-    """A service queues work through its app's task module, which calls the service back: the
-    one cycle allowed (the task import inside the service is local, so nothing loads in a loop)."""
-    return a.rsplit(".", 1)[-1] == "tasks" or b.rsplit(".", 1)[-1] == "tasks"
+def is_tasks(module: str) -> bool:
+    return module.rsplit(".", 1)[-1] == "tasks"
 
 
-def import_graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = defaultdict(set)
-    for module, found in SCANNED.items():
+def is_models(module: str) -> bool:
+    return "models" in module.split(".")
+
+
+def queue_edges(tree: Tree) -> set[tuple[str, str]]:
+    """The one cycle allowed: a service queues a job's work through its room's ``tasks`` module,
+    which calls the service back. The edge service -> tasks is left out of the cycle check when
+
+    - both are in the same room, and the service imports the task module only inside a function
+      (so nothing loads in a loop);
+    - the service is the one module that takes the tasks it takes (one sender per task: any
+      other module taking the same task, or the whole tasks module, makes both edges count);
+    - the service is not a models module (the task module loads the models: a model that
+      imports its task is the circle this rule exists to stop; jobs are sent through the
+      sender their tasks module registers, ``core.jobs.register_sender``).
+
+    The edge tasks -> service always counts, so any other cycle through either is still found."""
+    takers: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for module, found in tree.scanned.items():
+        for target, names in found.taken.items():
+            for name in names:
+                takers[(target, name)].add(module)
+    edges = set()
+    for module, found in tree.scanned.items():
         for target in found.targets:
-            # a package's __init__ importing its own submodules is how packages work, not a cycle
-            if module and target.startswith(module + ".") and is_package(module):
-                continue
-            graph[module].add(target)
+            names = found.taken[target]
+            if (
+                is_tasks(target)
+                and room_of(target) == room_of(module)
+                and not is_models(module)
+                and target not in found.loaded
+                and WHOLE not in names
+                and all(takers[(target, name)] == {module} for name in names)
+            ):
+                edges.add((module, target))
+    return edges
+
+
+def import_graph(tree: Tree = TREE) -> dict[str, set[str]]:
+    """Every import between app modules, package ``__init__`` modules included (a package that
+    imports a submodule which imports a name back from the package is a cycle like any other)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, found in tree.scanned.items():
+        graph[module] |= set(found.targets)
     return graph
+
+
+def import_cycles(tree: Tree = TREE) -> list[list[str]]:
+    """The import cycles of ``tree``, but for the edges :func:`queue_edges` allows."""
+    allowed = queue_edges(tree)
+    graph = {m: {t for t in targets if (m, t) not in allowed} for m, targets in import_graph(tree).items()}
+    return strongly_connected(graph)
 
 
 def test_the_checker_sees_imports():
@@ -200,12 +265,49 @@ def test_the_checker_sees_imports():
 
 
 def test_no_import_cycles_between_app_modules():
-    graph = import_graph()
-    without_tasks = {m: {t for t in targets if not task_edge(m, t)} for m, targets in graph.items()}
-    cycles = strongly_connected(without_tasks)
+    cycles = import_cycles()
     assert not cycles, "import cycles (break them by moving the shared piece below both): " + "; ".join(
         " <-> ".join(c) for c in cycles
     )
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Tree:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return Tree(root, ("shop",))
+
+
+SHOP = {
+    "shop/__init__.py": "",
+    "shop/models.py": "class Order: ...\n",
+    # the allowed pair: the service queues its task from inside a function, the task calls it
+    "shop/services.py": "from .models import Order\n\ndef work(): ...\n\ndef start():\n    from .tasks import run\n",
+    "shop/tasks.py": "from .models import Order\nfrom .services import work\n\ndef run(): ...\n",
+}
+
+
+def test_the_cycle_check_allows_only_the_service_that_queues_its_task(tmp_path):
+    """Guard against a cycle check that can never fail: on a made-up tree, the service <-> task
+    pair passes, and a model importing its task (even inside a method), a second module taking
+    the same task, and a cycle through a package ``__init__`` are each caught."""
+    assert import_cycles(write_tree(tmp_path / "pair", SHOP)) == []
+
+    model_sends = {**SHOP, "shop/models.py": "class Order:\n    def send(self):\n        from .tasks import run\n"}
+    assert import_cycles(write_tree(tmp_path / "model", model_sends)) == [
+        ["shop.models", "shop.services", "shop.tasks"]  # tasks -> services -> models -> tasks
+    ]
+
+    two_senders = {**SHOP, "shop/views.py": "def retry():\n    from .tasks import run\n"}
+    assert import_cycles(write_tree(tmp_path / "two", two_senders)) == [["shop.services", "shop.tasks"]]
+
+    package = {
+        **SHOP,
+        "shop/backends/__init__.py": "from .ahead import Ahead\n\nREGISTRY = {}\n",
+        "shop/backends/ahead.py": "from . import REGISTRY\n\nclass Ahead: ...\n",
+    }
+    assert import_cycles(write_tree(tmp_path / "package", package)) == [["shop.backends", "shop.backends.ahead"]]
 
 
 def test_no_private_name_crosses_a_module():
@@ -277,6 +379,6 @@ def test_the_order_check_sees_upward_imports():
     """Guard against a check that can never fail: a made-up upward import is caught."""
     assert layer_of("core") < layer_of("hvstats") < layer_of("benchmarks") < layer_of("annotation")
     assert layer_of("curation") > layer_of("agreement") > layer_of("judges") > layer_of("studies")
-    visitor = Imports("core.errors")
+    visitor = Imports("core.errors", TREE)
     visitor.visit(ast.parse("def f():\n    from curation.policy import compile_policy\n"))
     assert "curation.policy" in visitor.targets
