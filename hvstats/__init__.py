@@ -59,7 +59,10 @@ _EXPORTS = {
     "to_jsonable": "result",
     "undefined": "result",
     "turing_accuracy": "turing",
+    "read_ratings": "io",
 }
+#: submodules reachable as attributes without an import statement (``hvstats.frame.agreement``)
+_SUBMODULES = {"frame", "cli", "tables", "validation", "latent"}
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports lazily
     import numpy as np
@@ -70,6 +73,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from .bootstrap import bootstrap_statistic, compress_rows, percentile_ci
     from .correlation import correlation, kendall, pearson, spearman
     from .data import RatingTableError, infer_level, to_frame
+    from .io import read_ratings
     from .kappa import cohen_kappa, fleiss_kappa, gwet_ac, percent_agreement
     from .outcomes import flag_rates, majority_vote, rate
     from .ppi import ppi_mean
@@ -80,6 +84,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return import_module(f".{name}", __name__)  # the import binds it on the package
     module = _EXPORTS.get(name)
     if module is None:
         # AttributeError (not ImportError) so that ``from hvstats import frame`` falls back to
@@ -91,7 +97,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted({*globals(), *_EXPORTS, *_SUBMODULES})
 
 
 class _Package(ModuleType):
@@ -148,6 +154,7 @@ __all__ = [
     "correlation",
     "flag_rates",
     "fleiss_kappa",
+    "frame",
     "gwet_ac",
     "infer_level",
     "judge_vs_humans",
@@ -161,6 +168,7 @@ __all__ = [
     "percentile_ci",
     "ppi_mean",
     "rate",
+    "read_ratings",
     "restricted_agreement",
     "spearman",
     "split_half",
