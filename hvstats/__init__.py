@@ -9,6 +9,11 @@ Public API::
         alt_test, alt_test_joint, by_rejections, ppi_mean)
 
 Matrices are items x raters with NaN for a missing rating.
+
+The DataFrame API (long ratings in, dicts and DataFrames out) is :mod:`hvstats.frame`; the
+``hv-stats`` command is :mod:`hvstats.cli`. The package is also published alone as the
+``hv-stats`` wheel (``packaging/hv-stats``, docs/library.md). Names are imported on first use,
+so importing the package (and the command's help) costs no numpy, scipy or pandas.
 """
 
 from __future__ import annotations

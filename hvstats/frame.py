@@ -183,7 +183,8 @@ def ppi(report: Mapping[str, Any]) -> pd.DataFrame:
     """PPI++ per (field, block, judge): the estimate of the field's mean and its 95% CI, the
     human-only estimate and CI, ``lambda``, ``n_labeled`` / ``n_unlabeled``, and, when the
     report was asked with ``half_width``, the budget advice: human ratings (and items) needed
-    for a CI of that half-width with PPI++ and with humans alone."""
+    for a CI of that half-width with PPI++ and with humans alone (``budget_reason`` when PPI++
+    cannot reach it)."""
     rows = []
     for f, block, b in _blocks(report):
         for j, jd in b.get("judges_vs_humans", {}).items():
@@ -212,6 +213,7 @@ def ppi(report: Mapping[str, Any]) -> pd.DataFrame:
                     "human_only_ratings": budget.get("classical_human_ratings"),
                     "ppi_items": budget.get("ppi_items"),
                     "human_only_items": budget.get("classical_items"),
+                    "budget_reason": budget.get("reason"),
                     "reason": p.get("reason"),
                 }
             )
@@ -236,6 +238,7 @@ _PPI_COLUMNS = [
     "human_only_ratings",
     "ppi_items",
     "human_only_items",
+    "budget_reason",
     "reason",
 ]
 
