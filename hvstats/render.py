@@ -137,6 +137,7 @@ def report_tables(rep: dict) -> list[Table]:
         blocks = [("all", fo)] + [(f"{c}={g}", go) for c, gs in fo.get("strata", {}).items() for g, go in gs.items()]
         shown = [(name, _block_rows(b)) for name, b in blocks if "humans_vs_humans" in b]
         notes = tuple(f"{name}: {b.get('reason')}" for name, b in blocks if "humans_vs_humans" not in b)
+        notes += _positive_notes(fo)
         if shown:
             out.append(
                 _table(
@@ -154,12 +155,14 @@ def report_tables(rep: dict) -> list[Table]:
                 (f"{c}={g}", js) for c, gs in af.get("strata", {}).items() for g, js in gs.items()
             ]
             arows = [(name, {f"{j}: active mean": _active_cell(a) for j, a in js.items()}) for name, js in ablocks]
+            share = f" Mean = share of {af['positive_label']!r}." if af.get("positive_label") is not None else ""
             out.append(
                 _table(
                     f"active-{f}",
                     f"Active estimate of the mean of {f}",
                     arows,
-                    caption="Active inference (Zrnic and Candès, ICML 2024); 95% CLT intervals; n = human labels.",
+                    caption="Active inference (Zrnic and Candès, ICML 2024); 95% CLT intervals; n = human labels."
+                    + share,
                     row_header="estimate",
                 )
             )
@@ -179,6 +182,15 @@ def report_tables(rep: dict) -> list[Table]:
             )
         )
     return out
+
+
+def _positive_notes(fo: dict) -> tuple[str, ...]:
+    """A two-label field's PPI++ means are shares of its second label: say which."""
+    for jd in fo.get("judges_vs_humans", {}).values():
+        label = (jd.get("ppi") or {}).get("positive_label")
+        if label is not None:
+            return (f"PPI++ and human-only means: share of {label!r}.",)
+    return ()
 
 
 def _ci_words(rep: dict) -> str:

@@ -88,6 +88,7 @@ def test_markdown_and_latex_tables(tmp_path, capsys):
     winning = rep["fields"]["score"]["judges_vs_humans"]["gpt"]["alt_test"]["winning_rate"]
     assert f"| gpt: alt-test winning rate | {100 * winning:.1f}% |" in md
     assert "### Active estimate of the mean of score" in md and "gpt: active mean" in md
+    assert "PPI++ and human-only means: share of 'yes'." in md  # the yes/no field's means, said
     tex = _out(capsys, long, "--bootstrap", "0", "--format", "latex", "--joint-alt-test")
     assert tex.count(r"\begin{table}") == 3  # two fields, the joint alt-test
     assert r"humans: krippendorff\_alpha" in tex and "no intervals" in tex
