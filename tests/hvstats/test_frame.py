@@ -29,7 +29,7 @@ def ratings() -> pd.DataFrame:
             ok = "yes" if (t >= 3) != (rng.random() < 0.2) else "no"
             for f, v in (("score", s), ("ok", ok)):
                 rows.append({"item": f"i{i}", "rater": r, "rater_kind": kind, "field": f, "value": v, "region": region})
-                rows[-1].update({"pi": 0.6, "rater.nationality": nat, "order": {"a": 1, "b": 2, "c": 3}.get(r, 0)})
+                rows[-1].update({"pi": 0.6, "rater.nationality": nat, "order": {"a": 3, "b": 2, "c": 1}.get(r, 0)})
     return pd.DataFrame(rows)
 
 
@@ -85,8 +85,9 @@ def test_validation_input_and_a_table_function(ratings):
     assert inp.humans() == ["a", "b", "c"] and inp.judges() == ["gpt"]
     assert inp.attribute("b", "nationality") == "CN" and inp.attribute("gpt", "nationality") is None
     slots = inp.by_slot("score")
-    first = ratings.query("field == 'score' and rater == 'a'").set_index("item")["value"]
-    assert (slots[1] == first.reindex(slots.index).astype(float)).all()  # slot 1 = the first-assigned
+    first = ratings.query("field == 'score' and rater == 'c'").set_index("item")["value"]
+    # slot 1 holds the first-assigned rater's rating (c, by the order column), not the first by name
+    assert (slots[1] == first.reindex(slots.index).astype(float)).all()
 
     def my_tables(v):
         share = float(np.mean(v.wide("score")["gpt"] >= 3))
