@@ -47,22 +47,17 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import stdtr
 
+# the margin's settings live in .options (no numpy: the command line's help reads them); the
+# platform imports them from here
+from .options import DEFAULT_EPSILON, EPSILON_GUIDANCE
+from .options import EPSILON_RANGE as EPSILON_RANGE
+from .options import valid_epsilon as valid_epsilon
+
 SCORINGS = ("accuracy", "neg_rmse")
-EPSILON_GUIDANCE = {"expert": 0.2, "skilled": 0.15, "crowd": 0.1}
-DEFAULT_EPSILON = 0.2
 DEFAULT_Q = 0.05
 MIN_HUMANS_PER_ITEM = 2
 MIN_ITEMS_PER_HUMAN = 30
 PASS_RATE = 0.5
-#: the margins accepted everywhere (the commands, the API, the report settings): 0 (no
-#: cost-benefit advantage granted to the judge) up to, not including, 1 (with E[d] <= 1 an
-#: epsilon of 1 or more makes every judge pass)
-EPSILON_RANGE = "[0, 1)"
-
-
-def valid_epsilon(epsilon: float) -> bool:
-    """Whether ``epsilon`` is in :data:`EPSILON_RANGE`."""
-    return 0 <= epsilon < 1
 
 
 _BLOCK_ELEMENTS = 4_000_000  # items x humans x humans elements per chunk of the leave-one-out scores

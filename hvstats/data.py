@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .options import LEVELS as LEVELS  # re-exported: the platform reads the levels here
+
 REQUIRED = ("item", "rater", "value")
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 class RatingTableError(ValueError):
@@ -66,7 +67,7 @@ def numeric_values(df: pd.DataFrame, level: str, row_offset: int = 1) -> tuple[n
     """
     raw = df["value"]
     miss = raw.isna().to_numpy(dtype=bool)
-    if raw.dtype == object:
+    if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):  # pandas 3 reads text as str
         miss = miss | raw.map(lambda v: isinstance(v, str) and v.strip() == "").to_numpy(dtype=bool)
     if level == "nominal":
         lab = raw.astype(object).where(~miss, None)
@@ -77,7 +78,9 @@ def numeric_values(df: pd.DataFrame, level: str, row_offset: int = 1) -> tuple[n
                 else (str(v) if not isinstance(v, (int, float, np.number)) or isinstance(v, bool) else v)
             )
         )
-        keys = as_str.map(lambda v: None if v is None else str(v))
+        # a list, not Series.map: pandas 3 infers the str dtype for the mapped labels and turns
+        # the missing ones (None) into NaN, which then counted as a label 'nan'
+        keys = [None if m else str(v) for v, m in zip(as_str.tolist(), miss.tolist(), strict=True)]
         uniq = sorted({k for k in keys if k is not None}, key=_natural)
         index = {k: i for i, k in enumerate(uniq)}
         codes = np.array([np.nan if k is None else index[k] for k in keys], dtype=float)

@@ -255,7 +255,12 @@ def long_table(ii: np.ndarray, rr: np.ndarray, vv: np.ndarray) -> tuple[pd.DataF
 def _fit(
     method: str, ii: np.ndarray, rr: np.ndarray, vv: np.ndarray, n: int, k: int, rater_list: list[str], seed: int
 ) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict[str, np.ndarray]]:
-    from crowdkit.aggregation import MACE, DawidSkene  # imported here: 1-2 s, only when used
+    try:  # imported here: 1-2 s, only when used; an optional dependency of the hv-stats wheel
+        from crowdkit.aggregation import MACE, DawidSkene
+    except ImportError as exc:
+        raise ImportError(
+            "latent truth (Dawid-Skene, MACE) needs crowd-kit: pip install 'hv-stats[latent]' (or crowd-kit)"
+        ) from exc
 
     df, rater_of_code, cat_of_code = long_table(ii, rr, vv)
     probs = np.full((n, k), np.nan)

@@ -12,11 +12,11 @@ import pandas as pd
 from .alt_test import DEFAULT_EPSILON, DEFAULT_Q, alt_test, alt_test_joint
 from .analysis import analyse_matrix
 from .data import RatingTableError, infer_level, numeric_values, to_frame
+from .options import VERDICTS
 from .ppi import DEFAULT_ALPHA, ppi_mean
 from .result import to_jsonable
 
 STRATUM_MIN_ITEMS = 2
-VERDICTS = ("alt_test", "ppi")
 
 
 def _single_thread_blas():
