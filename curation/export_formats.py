@@ -65,31 +65,36 @@ FORMATS: dict[str, ExportFormat] = {
     f.key: f
     for f in (
         ExportFormat(
-            "jsonl",
-            "JSONL",
-            "jsonl",
-            "application/x-ndjson",
-            (ITEMS, ANNOTATIONS, REVISIONS),
-            "curation.exports.tables.JsonlTable",
+            key="jsonl",
+            label="JSONL",
+            extension="jsonl",
+            content_type="application/x-ndjson",
+            contents=(ITEMS, ANNOTATIONS, REVISIONS),  # revisions: the import format
+            table="curation.exports.tables.JsonlTable",
         ),
         ExportFormat(
-            "csv", "CSV", "csv", "text/csv; charset=utf-8", (ITEMS, ANNOTATIONS), "curation.exports.tables.CsvTable"
+            key="csv",
+            label="CSV",
+            extension="csv",
+            content_type="text/csv; charset=utf-8",
+            contents=(ITEMS, ANNOTATIONS),
+            table="curation.exports.tables.CsvTable",
         ),
         ExportFormat(
-            "parquet",
-            "Parquet",
-            "parquet",
-            "application/vnd.apache.parquet",
-            (ITEMS, ANNOTATIONS),
-            "curation.exports.tables.ParquetTable",
+            key="parquet",
+            label="Parquet",
+            extension="parquet",
+            content_type="application/vnd.apache.parquet",
+            contents=(ITEMS, ANNOTATIONS),
+            table="curation.exports.tables.ParquetTable",
         ),
         ExportFormat(
-            "hf",
-            gettext_lazy("Hugging Face datasets folder"),
-            "zip",
-            "application/zip",
-            (ITEMS,),
-            "curation.exports.huggingface.DatasetFolder",
+            key="hf",
+            label=gettext_lazy("Hugging Face datasets folder"),
+            extension="zip",  # dataset.zip, beside the dataset/ folder it zips
+            content_type="application/zip",
+            contents=(ITEMS,),
+            table="curation.exports.huggingface.DatasetFolder",
             noun="Hugging Face folder",
         ),
     )
@@ -120,7 +125,8 @@ def serving(content: str) -> list[str]:
 
 def refusal(content: str, key: str) -> str | None:
     """Why ``key`` cannot export ``content`` (None when it can): the one check behind the
-    service, the model's ``clean`` and the database-free validation the constraint used to do."""
+    service (``start_export``) and ``Export.clean``, in place of a database constraint that
+    would have to list the keys."""
     fmt = FORMATS.get(key)
     if fmt is None:
         return f"unknown export format {key!r}: use one of {', '.join(FORMATS)}"

@@ -60,12 +60,12 @@ class TsvTable(TextTable):
 
 
 TSV = ExportFormat(
-    "tsv",
-    "TSV (tab-separated)",
-    "tsv",
-    "text/tab-separated-values",
-    (ITEMS, ANNOTATIONS),
-    f"{__name__}.TsvTable",
+    key="tsv",
+    label="TSV (tab-separated)",
+    extension="tsv",
+    content_type="text/tab-separated-values",
+    contents=(ITEMS, ANNOTATIONS),
+    table=f"{__name__}.TsvTable",
 )
 
 
@@ -135,9 +135,9 @@ def test_the_built_in_formats_in_display_order():
 
 def test_a_format_key_must_fit_the_column_and_serve_something():
     with pytest.raises(ValueError, match="1 to 20 characters"):
-        ExportFormat("x" * 21, "X", "x", "text/plain", (ITEMS,), "m.C")
+        ExportFormat(key="x" * 21, label="X", extension="x", content_type="text/plain", contents=(ITEMS,), table="m.C")
     with pytest.raises(ValueError, match="serves no content"):
-        ExportFormat("x", "X", "x", "text/plain", (), "m.C")
+        ExportFormat(key="x", label="X", extension="x", content_type="text/plain", contents=(), table="m.C")
 
 
 def test_the_fixture_removes_the_toy_format(tsv_format):
