@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.http import FileResponse
 from django.urls import reverse
+from django.utils.functional import lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -25,8 +26,8 @@ from annotation.selectors import managed_projects
 from benchmarks.base import STRATA_KEYS
 from core import reaper
 
-from . import selectors, services
-from .exports import file_path, main_file
+from . import export_formats, selectors, services
+from .exports import content_type, file_path, main_file
 from .models import DecisionEvent, Export, ItemDecision
 from .policy import AGGREGATION_HELP
 
@@ -97,7 +98,8 @@ class OverrideSerializer(serializers.Serializer):
 
 class ExportRequestSerializer(serializers.Serializer):
     content = serializers.CharField(help_text="items | annotations | revisions")
-    format = serializers.CharField(help_text="jsonl | csv | parquet | hf")
+    # the registry's keys, read when the schema is made (a registered format is listed)
+    format = serializers.CharField(help_text=lazy(lambda: " | ".join(export_formats.keys()), str)())
     scope = serializers.CharField(required=False, default="accepted", help_text="accepted | all")
 
 
@@ -298,7 +300,9 @@ class ExportDownloadView(APIView):
         path = file_path(export, name) if name else None
         if path is None:
             raise NotFound("no such file in this export")
-        return FileResponse(open(path, "rb"), as_attachment=True, filename=Path(name).name)
+        return FileResponse(
+            open(path, "rb"), as_attachment=True, filename=Path(name).name, content_type=content_type(export, name)
+        )
 
 
 class AcceptedItemsView(ListAPIView):

@@ -28,7 +28,7 @@ from curation.browse import meta_keys
 from hvstats.ppi import ppi_mean
 from hvstats.result import to_jsonable
 
-from . import selectors
+from . import export_formats, selectors
 from .models import AcceptancePolicy, DecisionEvent, Export, ItemDecision
 from .policy import (
     LATENT_AGGREGATIONS,
@@ -366,17 +366,14 @@ def start_export(
     *, project: Project, user: AbstractBaseUser | None, content: str, format: str, scope: str = "accepted"
 ) -> Export:
     """Validate the request, create the export row and hand it to a worker on commit."""
-    contents, formats, scopes = Export.Content.values, Export.Format.values, Export.Scope.values
+    contents, scopes = Export.Content.values, Export.Scope.values
     if content not in contents:
         raise DomainError(f"unknown export content {content!r}: use one of {', '.join(contents)}")
-    if format not in formats:
-        raise DomainError(f"unknown export format {format!r}: use one of {', '.join(formats)}")
+    why = export_formats.refusal(content, format)  # the registry says which formats exist and serve what
+    if why is not None:
+        raise DomainError(why)
     if scope not in scopes:
         raise DomainError(f"unknown scope {scope!r}: use one of {', '.join(scopes)}")
-    if format == "hf" and content != "items":
-        raise DomainError(f"the Hugging Face folder format exports items; use jsonl, csv or parquet for {content}")
-    if content == "revisions" and format != "jsonl":
-        raise DomainError("items needing revision are exported as jsonl (the import format)")
     with transaction.atomic():
         export = Export.objects.create(
             project=project, created_by=user if _real(user) else None, content=content, format=format, scope=scope

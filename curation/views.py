@@ -25,8 +25,8 @@ from core import reaper
 from core.errors import DomainError
 from curation.browse import stratum_keys
 
-from . import element_form, selectors, services
-from .exports import file_path, main_file
+from . import element_form, export_formats, selectors, services
+from .exports import content_type, file_path, main_file
 from .models import STATUS_CHOICES, AcceptancePolicy, Export
 from .policy import AGGREGATION_HELP, AGGREGATIONS, STATUSES, TIES
 
@@ -121,7 +121,7 @@ def _context(project: Project, request: HttpRequest, **extra: Any) -> dict[str, 
         "decisions_query": urlencode({"status": status}) if status in STATUSES else "",
         "status_filter": status,
         "exports": Export.objects.filter(project=project)[:20],
-        "formats": Export.Format.choices,
+        "formats": export_formats.choices(),
         "contents": Export.Content.choices,
         "scopes": Export.Scope.choices,
         **extra,
@@ -247,4 +247,6 @@ def download(request: HttpRequest, export_id: int, name: str | None = None) -> F
     path = file_path(export, name) if name else None
     if path is None:
         raise Http404("no such file")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=Path(name).name)
+    return FileResponse(
+        open(path, "rb"), as_attachment=True, filename=Path(name).name, content_type=content_type(export, name)
+    )

@@ -1,9 +1,11 @@
-"""Export writers: items (accepted or all) and annotations in long format as JSONL, CSV, Parquet
-or a Hugging Face ``datasets`` folder, plus the needs-revision items with feedback.
+"""Export writers: items (accepted or all) and annotations in long format, in any format of the
+registry (``curation.export_formats``: JSONL, CSV, Parquet, a Hugging Face ``datasets`` folder),
+plus the needs-revision items with feedback.
 
-One module per kind: :mod:`.items` (item rows, the element filter applied), :mod:`.huggingface`
-(the ``datasets`` folder and its card), :mod:`.annotations` (long format), :mod:`.revisions`;
-:mod:`.common` holds what they share and :mod:`.runner` the job itself.
+One module per content: :mod:`.items` (item rows, the element filter applied), :mod:`.annotations`
+(long format), :mod:`.revisions`; one table class per format in :mod:`.tables` (JSONL, CSV,
+Parquet) and :mod:`.huggingface` (the ``datasets`` folder and its card); :mod:`.common` holds
+what they share and :mod:`.runner` the job itself.
 
 Streaming throughout: rows come from ``values_list(...).iterator(chunk_size=...)`` (annotations)
 or keyset chunks of items, are written batch by batch (Parquet: one row group per batch) to a
@@ -13,6 +15,6 @@ random per-export salt that is never stored: consistent within one export, unlin
 """
 
 from .common import export_root
-from .runner import file_path, main_file, run_export_job
+from .runner import content_type, file_path, main_file, run_export_job
 
-__all__ = ["export_root", "file_path", "main_file", "run_export_job"]
+__all__ = ["content_type", "export_root", "file_path", "main_file", "run_export_job"]

@@ -1,4 +1,5 @@
-"""Annotations in long format (one row per annotation and field), as JSONL, CSV or Parquet.
+"""Annotations in long format (one row per annotation and field), in any format that serves
+them (``curation.export_formats``: JSONL, CSV, Parquet).
 
 Fields are the cells of :func:`annotation.answers.flatten_answers` with its defaults, read with
 each annotation's own rubric version: pairwise answers as the item field picked, repeated
@@ -26,10 +27,8 @@ ticked among those it decides, named in ``judge_parameters["decides"]``.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +39,14 @@ from agreement.selectors import submitted_annotations
 from annotation.answers import flatten_answers
 from annotation.models import Annotation, AnnotationRevision, Rater, RubricVersion
 from annotation.rubric import Rubric
-from core import csvsafe
 from judges.decides import rater_decides
 from judges.endpoints import public_params
 
 from ..models import Export
-from .common import Pseudonyms, TableWriter, json_field, plain_value
+from .common import Pseudonyms, json_field
 from .provenance import attribute_keys as attribute_keys_of
 from .provenance import public_attributes, text_cell
+from .tables import LineEncoder, open_table
 
 ANNOTATION_CHUNK = 5_000
 ANNOTATION_BATCH = 50_000  # long rows per write / Parquet row group
@@ -296,55 +295,23 @@ def annotation_rows(
         yield batch
 
 
-class _CsvCells:
-    """CSV text of a run of cells exactly as the platform's one writer (``core.csvsafe.writer``:
-    formulas defused, ``\r\n`` rows) writes them inside a row (QUOTE_MINIMAL decides per cell, so
-    runs joined by "," equal the whole row written at once; a sentinel last cell avoids the
-    lone-empty-cell special case)."""
-
-    def __init__(self) -> None:
-        self._buf = io.StringIO()
-        self._w = csvsafe.writer(self._buf)
-
-    def __call__(self, cells: Sequence[Any]) -> str:
-        buf = self._buf
-        buf.seek(0)
-        buf.truncate()
-        self._w.writerow([*cells, "x"])
-        return buf.getvalue()[: -(2 + len(csvsafe.LINE_END))]  # drop ",x\r\n"
-
-
 _VALUE_CACHE_MAX = 10_000
 
 
 def annotation_text(
-    export: Export, pseudonyms: Pseudonyms, fmt: str, attribute_keys: Sequence[str] | None = None
+    export: Export, pseudonyms: Pseudonyms, encoder: LineEncoder, attribute_keys: Sequence[str] | None = None
 ) -> Iterator[tuple[str, int]]:
-    """The JSONL or CSV body of the long annotations table, (text, rows) about ``ANNOTATION_BATCH``
-    rows at a time; byte for byte what :class:`TableWriter` writes for :func:`annotation_rows`
-    (``json.dumps`` of each row as an object in schema order with ``ensure_ascii=False``; CSV via
-    the csv module), but each annotation's constant cells (item, rater, rubric, timestamps, judge)
-    and the field names / common values are serialised once and every line is concatenated from
-    those pieces (``tests/curation/test_export_text.py`` checks the identity)."""
-    dumps = json.dumps
+    """The body of the long annotations table in a text format, (text, rows) about
+    ``ANNOTATION_BATCH`` rows at a time; byte for byte what the format's table writes for
+    :func:`annotation_rows` (``encoder``: the table's :meth:`~curation.exports.tables.Table.line_encoder`),
+    but each annotation's constant cells (item, rater, rubric, timestamps, judge) and the field
+    names / common values are encoded once and every line is concatenated from those pieces
+    (``tests/curation/test_export_text.py`` checks the identity)."""
     keys = attribute_keys if attribute_keys is not None else attribute_keys_of(export.project)
-    names = annotation_schema(keys).names
-    if fmt == "jsonl":
-
-        def enc(v: Any) -> str:
-            return dumps(v.isoformat() if isinstance(v, datetime) else v, ensure_ascii=False)
-
-        key = [("{" if i == 0 else ", ") + dumps(n, ensure_ascii=False) + ": " for i, n in enumerate(names)]
-        end = "}\n"
-    else:
-        end = csvsafe.LINE_END
-        cells = _CsvCells()
-
-        def enc_cells(vs: Sequence[Any]) -> str:
-            return cells([plain_value(v, nested=False) for v in vs])
-
-    # the value_exact cell of a row without an exact value
-    no_exact = (key[18] + enc(None)) if fmt == "jsonl" else "," + enc_cells([None])
+    run, end = encoder.run, encoder.end
+    # column numbers in annotation_schema order (the pieces are runs of consecutive columns)
+    c = {n: i for i, n in enumerate(annotation_schema(keys).names)}
+    no_exact = run(c["value_exact"], [None])  # the value_exact cell of a row without an exact value
     rater_pieces: dict[int, tuple[str, str, str]] = {}
     rubric_pieces: dict[int, str] = {}
     field_pieces: dict[str, str] = {}
@@ -372,75 +339,33 @@ def annotation_text(
         rp = rater_pieces.get(rater_id)
         if rp is None:  # (pseudonym + kind, judge columns, attribute columns)
             pseud, kind, backend, model_id, prompt_hash, params, judge_name, attrs = rater
-            if fmt == "jsonl":
-                rp = (
-                    key[2] + enc(pseud) + key[3] + enc(kind) + key[4],
-                    key[13]
-                    + enc(backend)
-                    + key[14]
-                    + enc(model_id)
-                    + key[15]
-                    + enc(prompt_hash)
-                    + key[16]
-                    + enc(params)
-                    + key[17]
-                    + enc(judge_name),
-                    "".join(key[21 + i] + enc(v) for i, v in enumerate(attrs)),
-                )
-            else:
-                rp = (
-                    "," + enc_cells([pseud, kind]) + ",",
-                    "," + enc_cells([backend, model_id, prompt_hash, params, judge_name]),
-                    ("," + enc_cells(list(attrs))) if attrs else "",
-                )
-            rater_pieces[rater_id] = rp
+            rp = rater_pieces[rater_id] = (
+                run(c["rater"], [pseud, kind]),
+                run(c["judge_backend"], [backend, model_id, prompt_hash, params, judge_name]),
+                run(len(ANNOTATION_SCHEMA), attrs),
+            )
         rk = rubric_pieces.get(rv_id)
         if rk is None:
-            rk = rubric_pieces[rv_id] = (
-                key[7] + enc(rkey) + key[8] + enc(rver) if fmt == "jsonl" else "," + enc_cells([rkey, rver])
-            )
-        if fmt == "jsonl":
-            head = key[0] + enc(ext) + key[1] + enc(version) + rp[0]
-            tail = (
-                rk
-                + key[9]
-                + enc(created)
-                + key[10]
-                + enc(updated)
-                + key[11]
-                + enc(revision)
-                + key[12]
-                + enc(locale)
-                + rp[1]
-            )
-        else:
-            head = enc_cells([ext, version]) + rp[0]
-            tail = rk + "," + enc_cells([created, updated, revision, locale]) + rp[1]
+            rk = rubric_pieces[rv_id] = run(c["rubric_key"], [rkey, rver])
+        head = run(c["item"], [ext, version]) + rp[0]
+        tail = rk + run(c["created_at"], [created, updated, revision, locale]) + rp[1]
         # duration, source and the rater's attributes close every line of the annotation
-        trail = (
-            (key[19] + enc(duration) + key[20] + enc(source) if fmt == "jsonl" else "," + enc_cells([duration, source]))
-            + rp[2]
-            + end
-        )
+        trail = run(c["duration_ms"], [duration, source]) + rp[2] + end
         exact = _exact_values(rubric, answers, derived, presentation)
         for fname, _, v, src in flatten_answers(rubric, answers, derived, presentation):
             if skip and _cell_name(fname, src) in skip:
                 continue  # not decided by this judge
             fp = field_pieces.get(fname)
             if fp is None:
-                fp = field_pieces[fname] = enc(fname) if fmt == "jsonl" else enc_cells([fname])
+                fp = field_pieces[fname] = run(c["field"], [fname])
             ck = (v.__class__, v) if isinstance(v, (bool, int, float)) else None
             vp = value_pieces.get(ck) if ck is not None else None
             if vp is None:
-                text, num = _value(v)
-                vp = (key[5] + enc(text) + key[6] + enc(num)) if fmt == "jsonl" else "," + enc_cells([text, num])
+                vp = run(c["value"], _value(v))
                 if ck is not None and len(value_pieces) < _VALUE_CACHE_MAX:
                     value_pieces[ck] = vp
             ex = exact.get(fname) if exact else None
-            if ex is None:
-                ep = no_exact
-            else:
-                ep = (key[18] + enc(ex)) if fmt == "jsonl" else "," + enc_cells([ex])
+            ep = no_exact if ex is None else run(c["value_exact"], [ex])
             parts.append(head + fp + vp + tail + ep + trail)
         if len(parts) >= ANNOTATION_BATCH:
             yield "".join(parts), len(parts)
@@ -452,37 +377,38 @@ def annotation_text(
 def export_annotations(
     export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]
 ) -> list[dict]:
+    """``annotations.<extension>`` and ``annotation_history.<extension>`` in the export's format
+    (the registry's table class): a table with a line encoder gets the fast text
+    (:func:`annotation_text`), any other the rows (:func:`annotation_rows`)."""
     qs = submitted_annotations(export.project)
     if export.scope == "accepted":
         qs = qs.filter(item__decision__status="accepted")
     total = max(qs.count(), 1)
-    ext = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet"}[export.format]
     keys = attribute_keys_of(export.project)
-    schema = annotation_schema(keys).with_metadata({"hv_provenance": json.dumps(prov)})
-    writer = TableWriter(root / f"annotations.{ext}", export.format, schema, row_group_size=ANNOTATION_BATCH)
+    table = open_table(
+        export, root, "annotations", annotation_schema(keys), provenance=prov, row_group_size=ANNOTATION_BATCH
+    )
     pseudonyms = Pseudonyms()
     seen = 0
     try:
-        if export.format == "parquet":
+        encoder = table.line_encoder()
+        if encoder is None:
             for batch in annotation_rows(export, pseudonyms, keys):
-                writer.write(batch)
+                table.write(batch)
                 seen += len(batch)
                 progress(min(0.99, seen / (total * 7)))  # ~7 long rows per annotation: an estimate
         else:
-            for text, n in annotation_text(export, pseudonyms, export.format, keys):
-                writer.write_text(text, n)
+            for text, n in annotation_text(export, pseudonyms, encoder, keys):
+                table.write_text(text, n)
                 seen += n
                 progress(min(0.99, seen / (total * 7)))
     except BaseException:
-        writer.abort()
+        table.abort()
         raise
-    files = [writer.close()]
+    files = table.close()
     # the earlier answers of edited annotations, under the same pseudonyms
-    history = TableWriter(
-        root / f"annotation_history.{ext}",
-        export.format,
-        HISTORY_SCHEMA.with_metadata({"hv_provenance": json.dumps(prov)}),
-        row_group_size=ANNOTATION_BATCH,
+    history = open_table(
+        export, root, "annotation_history", HISTORY_SCHEMA, provenance=prov, row_group_size=ANNOTATION_BATCH
     )
     try:
         for batch in history_rows(qs, pseudonyms):
@@ -490,7 +416,7 @@ def export_annotations(
     except BaseException:
         history.abort()
         raise
-    return [*files, history.close()]
+    return [*files, *history.close()]
 
 
 HISTORY_SCHEMA = pa.schema(

@@ -1,6 +1,6 @@
-"""What every export writer shares: the export's folder, rater pseudonyms, the streaming
-:class:`TableWriter` (JSONL / CSV / Parquet), file entries (name, size, rows, sha256) and the
-provenance record written beside the data."""
+"""What every export writer shares: the export's folder, rater pseudonyms, cells as text formats
+write them, file entries (name, size, rows, sha256) and the provenance record written beside the
+data. (How a table is written in each format: :mod:`curation.exports.tables`.)"""
 
 from __future__ import annotations
 
@@ -9,13 +9,11 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from django.conf import settings
 from django.utils import timezone
 
@@ -56,7 +54,7 @@ class Pseudonyms:
         return p
 
 
-# ------------------------------------------------------------------------------ table writers
+# ------------------------------------------------------------------------------ cells
 def plain_value(v: Any, *, nested: bool) -> Any:
     """A cell as JSONL (``nested``) or CSV writes it: datetimes as ISO text; lists and objects
     kept for JSONL, JSON text for CSV."""
@@ -78,75 +76,6 @@ def csv_cell(v: Any) -> Any:
 def json_field(name: str) -> pa.Field:
     """A column of nested values: JSON text in CSV / Parquet, native JSON in JSONL."""
     return pa.field(name, pa.string(), metadata={"json": "1"})
-
-
-class TableWriter:
-    """Rows (tuples in ``schema`` order) to one file, written to ``<dir>/.tmp-*`` and renamed on
-    :meth:`close`. JSONL keeps nested values as JSON; CSV and Parquet columns of nested values
-    hold JSON text (their schema type is string)."""
-
-    def __init__(self, path: Path, fmt: str, schema: pa.Schema, *, row_group_size: int) -> None:
-        self.path, self.fmt, self.schema, self.rows = path, fmt, schema, 0
-        self.names = schema.names
-        self.tmp = path.parent / f".tmp-{secrets.token_hex(6)}-{path.name}"
-        self.tmp.parent.mkdir(parents=True, exist_ok=True)
-        self.row_group_size = row_group_size
-        self._json_cols = {i for i, f in enumerate(schema) if (f.metadata or {}).get(b"json") == b"1"}
-        if fmt == "parquet":
-            self._pq = pq.ParquetWriter(self.tmp, schema, compression="zstd")
-        else:
-            self._fh = open(self.tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed in close()
-            if fmt == "csv":
-                self._csv = csvsafe.writer(self._fh)  # defuses every cell (header too); \r\n rows
-                self._csv.writerow(self.names)
-
-    def write(self, rows: Sequence[tuple]) -> None:
-        if not rows:
-            return
-        self.rows += len(rows)
-        if self.fmt == "parquet":
-            cols = list(zip(*rows, strict=True))
-            arrays = []
-            for i, f in enumerate(self.schema):
-                col = cols[i]
-                if i in self._json_cols:
-                    col = [None if v is None else json.dumps(v, ensure_ascii=False, sort_keys=True) for v in col]
-                arrays.append(pa.array(col, type=f.type))
-            self._pq.write_table(pa.Table.from_arrays(arrays, schema=self.schema), row_group_size=self.row_group_size)
-        elif self.fmt == "csv":
-            self._csv.writerows([[plain_value(v, nested=False) for v in r] for r in rows])
-        else:
-            names = self.names
-            dumps = json.dumps
-            self._fh.write(
-                "".join(
-                    dumps({n: plain_value(v, nested=True) for n, v in zip(names, r, strict=True)}, ensure_ascii=False)
-                    + "\n"
-                    for r in rows
-                )
-            )
-
-    def write_text(self, text: str, rows: int) -> None:
-        """Pre-serialised JSONL / CSV lines (``rows`` of them), e.g. from
-        :func:`curation.exports.annotations.annotation_text`."""
-        if self.fmt == "parquet":
-            raise ValueError("write_text is for jsonl / csv")
-        self._fh.write(text)
-        self.rows += rows
-
-    def close(self) -> dict[str, Any]:
-        if self.fmt == "parquet":
-            self._pq.close()
-        else:
-            self._fh.close()
-        os.replace(self.tmp, self.path)
-        return file_entry(self.path, self.path.name, self.rows)
-
-    def abort(self) -> None:
-        try:
-            self._pq.close() if self.fmt == "parquet" else self._fh.close()
-        finally:
-            self.tmp.unlink(missing_ok=True)
 
 
 def file_entry(path: Path, name: str, rows: int | None) -> dict[str, Any]:

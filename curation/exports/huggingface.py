@@ -1,5 +1,6 @@
-"""The Hugging Face ``datasets`` folder of the items: ``dataset/`` with the Parquet data (images
-embedded), the images, a dataset card (``README.md``) and the provenance, plus ``dataset.zip``."""
+"""The Hugging Face ``datasets`` folder of the items (the ``hf`` format, :class:`DatasetFolder`):
+``dataset/`` with the Parquet data (images embedded), the images, a dataset card (``README.md``)
+and the provenance, plus ``dataset.zip``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import secrets
 import shutil
 import unicodedata
 import zipfile
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,11 @@ from django.conf import settings
 from agreement import selectors as agreement_selectors
 from annotation.models import Asset, Project
 
-from .. import selectors
+from ..export_formats import ExportFormat
 from ..models import Export
 from ..policy import LATENT_AGGREGATIONS
-from .common import PLATFORM_NAME, TableWriter, file_entry, write_json_atomic
-from .items import HF_ITEM_BATCH, item_rows, item_schema, meta_keys
+from .common import PLATFORM_NAME, file_entry, write_json_atomic
+from .tables import ParquetTable, Table
 
 #: longest file name component written for an image (bytes of UTF-8; common file systems allow 255)
 MAX_COMPONENT_BYTES = 150
@@ -122,79 +123,117 @@ def _hf_features(schema: pa.Schema, images: list[str]) -> dict[str, Any]:
     return feats
 
 
-def export_hf(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
-    """``<root>/dataset/``: ``data/train-00000-of-00001.parquet`` (image columns as the datasets
+class DatasetFolder(Table):
+    """The items as a Hugging Face ``datasets`` folder (the ``hf`` format's table):
+    ``<root>/dataset/`` with ``data/train-00000-of-00001.parquet`` (image columns as the datasets
     Image struct with the bytes embedded and a relative path), ``images/<original name>``
     (:class:`ImagePlaces`), ``README.md`` (dataset card) and ``provenance.json``; plus
-    ``dataset.zip`` of that folder."""
-    items = selectors.exported_items(export.project, export.scope)
-    schema, images = item_schema(export.project, hf=True, meta_keys=meta_keys(items))
-    total = max(items.count(), 1)
-    build = root / f".tmp-{secrets.token_hex(6)}-dataset"
-    (build / "data").mkdir(parents=True)
-    (build / "images").mkdir()
-    feats = _hf_features(schema, images)
-    schema = schema.with_metadata(
-        {"huggingface": json.dumps({"info": {"features": feats}}), "hv_provenance": json.dumps(prov)}
-    )
-    assets: dict[str, Asset | None] = {}
-    places = ImagePlaces()
+    ``dataset.zip`` of that folder. Built in a temporary folder, put in place on :meth:`close`."""
 
-    def image_value(sha: str, name: str | None) -> dict[str, Any]:
-        if sha not in assets:
-            assets[sha] = Asset.objects.filter(sha256=sha).first()
-        asset = assets[sha]
+    embeds_images = True
+
+    @classmethod
+    def open(
+        cls,
+        fmt: ExportFormat,
+        export: Export,
+        root: Path,
+        stem: str,
+        schema: pa.Schema,
+        *,
+        provenance: dict[str, Any],
+        row_group_size: int,
+    ) -> DatasetFolder:
+        # always dataset.zip beside dataset/, whatever the table is called: the folder's layout
+        # is the datasets library's, not the export's
+        return cls(export, root / "dataset.zip", schema, provenance=provenance, row_group_size=row_group_size)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # self.tmp: the zip until it is complete
+        self.root = self.path.parent
+        self.build = self.root / f".tmp-{secrets.token_hex(6)}-dataset"
+        (self.build / "data").mkdir(parents=True)
+        (self.build / "images").mkdir()
+        self.images = [f.name for f in self.schema if pa.types.is_struct(f.type)]
+        self.features = _hf_features(self.schema, self.images)
+        schema = self.schema.with_metadata({"huggingface": json.dumps({"info": {"features": self.features}})})
+        self.data = ParquetTable(
+            self.export,
+            self.build / "data" / "train-00000-of-00001.parquet",
+            schema,
+            provenance=self.provenance,
+            row_group_size=self.row_group_size,
+        )
+        self.assets: dict[str, Asset | None] = {}
+        self.places = ImagePlaces()
+
+    def image_value(self, sha256: str, name: str | None) -> dict[str, Any]:
+        if sha256 not in self.assets:
+            self.assets[sha256] = Asset.objects.filter(sha256=sha256).first()
+        asset = self.assets[sha256]
         if asset is None:
             return {"bytes": None, "path": None}
-        rel, new = places.place(sha, asset.extension, name)
-        dst = build / rel
+        rel, new = self.places.place(sha256, asset.extension, name)
+        dst = self.build / rel
         if new:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(Path(settings.MEDIA_ROOT) / asset.relative_path(), dst)
         return {"bytes": dst.read_bytes(), "path": rel}
 
-    writer = TableWriter(
-        build / "data" / "train-00000-of-00001.parquet", "parquet", schema, row_group_size=HF_ITEM_BATCH
-    )
-    try:
-        for rows in item_rows(export, schema, images, hf=True, image_value=image_value):
-            writer.write(rows)
-            progress(0.9 * writer.rows / total)
-        data_entry = writer.close()
-    except BaseException:
-        writer.abort()
-        shutil.rmtree(build, ignore_errors=True)
-        raise
-    data_entry["name"] = "data/" + data_entry["name"]
-    readme = build / "README.md"
-    readme.write_text(dataset_card(export, prov, feats, images, data_entry["rows"]), encoding="utf-8")
-    prov_entry = write_json_atomic(build / "provenance.json", prov)
-    image_files = [p for p in (build / "images").rglob("*") if p.is_file()]
-    images_entry = {
-        "name": "dataset/images/",
-        "size": sum(p.stat().st_size for p in image_files),
-        "rows": len(image_files),
-        "sha256": None,
-    }
-    final = root / "dataset"
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(build, final)
-    zip_tmp = root / f".tmp-{secrets.token_hex(6)}-dataset.zip"
-    with zipfile.ZipFile(zip_tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(final.rglob("*")):
-            if path.is_file():
-                kind = zipfile.ZIP_STORED if "images" in path.relative_to(final).parts[:1] else zipfile.ZIP_DEFLATED
-                zf.write(path, f"dataset/{path.relative_to(final)}", compress_type=kind)
-    os.replace(zip_tmp, root / "dataset.zip")
-    progress(1.0)
-    return [
-        file_entry(root / "dataset.zip", "dataset.zip", data_entry["rows"]),
-        {**data_entry, "name": "dataset/" + data_entry["name"]},
-        {**file_entry(final / "README.md", "dataset/README.md", None)},
-        {**prov_entry, "name": "dataset/provenance.json"},
-        images_entry,
-    ]
+    def write(self, rows: Sequence[tuple]) -> None:
+        self.data.write(rows)
+        self.rows = self.data.rows
+
+    def close(self) -> list[dict[str, Any]]:
+        try:
+            return self.put_in_place()
+        except BaseException:
+            self.discard()
+            raise
+
+    def put_in_place(self) -> list[dict[str, Any]]:
+        (data_entry,) = self.data.close()
+        data_entry["name"] = "data/" + data_entry["name"]
+        build, root, prov = self.build, self.root, self.provenance
+        readme = build / "README.md"
+        readme.write_text(
+            dataset_card(self.export, prov, self.features, self.images, data_entry["rows"]), encoding="utf-8"
+        )
+        prov_entry = write_json_atomic(build / "provenance.json", prov)
+        image_files = [p for p in (build / "images").rglob("*") if p.is_file()]
+        images_entry = {
+            "name": "dataset/images/",
+            "size": sum(p.stat().st_size for p in image_files),
+            "rows": len(image_files),
+            "sha256": None,
+        }
+        final = root / "dataset"
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(build, final)
+        with zipfile.ZipFile(self.tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(final.rglob("*")):
+                if path.is_file():
+                    kind = zipfile.ZIP_STORED if "images" in path.relative_to(final).parts[:1] else zipfile.ZIP_DEFLATED
+                    zf.write(path, f"dataset/{path.relative_to(final)}", compress_type=kind)
+        os.replace(self.tmp, self.path)
+        return [
+            file_entry(self.path, self.path.name, data_entry["rows"]),
+            {**data_entry, "name": "dataset/" + data_entry["name"]},
+            {**file_entry(final / "README.md", "dataset/README.md", None)},
+            {**prov_entry, "name": "dataset/provenance.json"},
+            images_entry,
+        ]
+
+    def discard(self) -> None:
+        shutil.rmtree(self.build, ignore_errors=True)
+        self.tmp.unlink(missing_ok=True)
+
+    def abort(self) -> None:
+        try:
+            self.data.abort()
+        finally:
+            self.discard()
 
 
 def agreement_lines(project: Project, max_annotations: int = 200_000) -> list[str]:

@@ -11,7 +11,6 @@ filtered list plus a ``_removed`` column.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -28,11 +27,13 @@ from benchmarks.base import STRATA_KEYS
 from studies.models import SampleItem
 
 from .. import selectors
+from ..export_formats import get_format
 from ..models import Export
 from ..policy import LatentLabels, categorical_fields
 from ..services import current_policy, latent_labels
-from .common import TableWriter, json_field
+from .common import json_field
 from .provenance import text_cell
+from .tables import open_table
 
 ITEM_BATCH = 1_000
 HF_ITEM_BATCH = 200  # rows per row group when images are embedded
@@ -265,19 +266,22 @@ def item_rows(
 
 
 def export_items(export: Export, root: Path, prov: dict[str, Any], progress: Callable[[float], None]) -> list[dict]:
-    """``items.<jsonl|csv|parquet>`` (the Hugging Face folder: :func:`curation.exports.huggingface.export_hf`)."""
-    fmt = export.format
+    """The items table in the export's format (the registry's table class): ``items.<extension>``,
+    or what the format's table writes instead (the Hugging Face folder:
+    :class:`curation.exports.huggingface.DatasetFolder`). A table that embeds images gets the
+    image columns as the ``datasets`` Image struct and smaller batches."""
     items = selectors.exported_items(export.project, export.scope)
-    schema, images = item_schema(export.project, hf=False, meta_keys=meta_keys(items))
+    embed = get_format(export.format).table_class().embeds_images
+    schema, images = item_schema(export.project, hf=embed, meta_keys=meta_keys(items))
     total = max(items.count(), 1)
-    ext = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet"}
-    schema = schema.with_metadata({"hv_provenance": json.dumps(prov)})
-    writer = TableWriter(root / f"items.{ext[fmt]}", fmt, schema, row_group_size=ITEM_BATCH)
+    table = open_table(
+        export, root, "items", schema, provenance=prov, row_group_size=HF_ITEM_BATCH if embed else ITEM_BATCH
+    )
     try:
-        for rows in item_rows(export, schema, images, hf=False, image_value=lambda sha, name: sha):
-            writer.write(rows)
-            progress(writer.rows / total)
+        for rows in item_rows(export, schema, images, hf=embed, image_value=table.image_value):
+            table.write(rows)
+            progress(table.rows / total)
     except BaseException:
-        writer.abort()
+        table.abort()
         raise
-    return [writer.close()]
+    return table.close()

@@ -1,7 +1,7 @@
 """The export job: one :class:`~curation.models.Export` row -> its files under
-``MEDIA_ROOT/exports/<project>/<id>/``, written by the writer of its kind (items, the Hugging
-Face folder, long annotations, revisions), plus ``provenance.json``; and the lookups the
-download views use."""
+``MEDIA_ROOT/exports/<project>/<id>/``, written by the writer of its content (items, long
+annotations, revisions) in its format (the registry, ``curation.export_formats``), plus
+``provenance.json``; and the lookups the download views use."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 from core import jobs
 
+from ..export_formats import FORMATS
 from ..models import Export
 from .annotations import export_annotations
 from .common import export_root, provenance, write_json_atomic
-from .huggingface import export_hf
 from .items import export_items
 from .revisions import export_revisions
 
@@ -42,12 +42,9 @@ def run_export_job(*, export: Export) -> Export:
                 Export.objects.filter(pk=export.pk).update(progress=p)
 
         prov = provenance(export)
-        if export.content == "items" and export.format == "hf":
-            run = export_hf
-        else:
-            run = {"items": export_items, "annotations": export_annotations, "revisions": export_revisions}[
-                export.content
-            ]
+        # one writer per content; each writes its table(s) in the export's format through the
+        # registry (curation.export_formats), the Hugging Face folder included
+        run = {"items": export_items, "annotations": export_annotations, "revisions": export_revisions}[export.content]
         files = run(export, root, prov, progress)
         files.append({**write_json_atomic(root / "provenance.json", prov)})
         return {"files": files, "provenance": prov, "progress": 1.0, "message": ""}
@@ -67,3 +64,10 @@ def file_path(export: Export, name: str) -> Path | None:
 def main_file(export: Export) -> str | None:
     files: Iterable[dict] = export.files or []
     return next((f["name"] for f in files if f["name"] != "provenance.json" and f.get("sha256")), None)
+
+
+def content_type(export: Export, name: str) -> str | None:
+    """The Content-Type a listed file is downloaded with: its format's (the registry's) for a
+    file with the format's extension, else None (guessed from the name)."""
+    fmt = FORMATS.get(export.format)
+    return fmt.content_type if fmt is not None and name.endswith(f".{fmt.extension}") else None
