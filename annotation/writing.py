@@ -71,7 +71,11 @@ INSERT_SQL: str = (
 
 def values(sub: Submission) -> dict[str, Any]:
     """Every column of the annotation ``sub`` makes, by attribute name, as Python values; the
-    columns a submission does not name get their field's default."""
+    columns a submission does not name get their field's default. Made once per submission (the
+    lean path asks twice: for the insert and for the instance it hands back)."""
+    found = sub.__dict__.get("_values")
+    if found is not None:
+        return found
     given = {
         "assignment_id": sub.assignment_id,
         "item_id": sub.item_id,
@@ -86,7 +90,9 @@ def values(sub: Submission) -> dict[str, Any]:
         "locale": sub.locale,
         "source_import_id": sub.source_import_id,
     }
-    return {name: given[name] if name in given else _DEFAULTS[name]() for name in _ATTNAMES}
+    row = {name: given[name] if name in given else _DEFAULTS[name]() for name in _ATTNAMES}
+    object.__setattr__(sub, "_values", row)  # a cache beside the frozen fields, not one of them
+    return row
 
 
 def insert_params(sub: Submission, connection: Any) -> list[Any]:
