@@ -14,11 +14,12 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation import history, hotpath
-from annotation.models import Annotation, Assignment, Rater
+from annotation import hotpath, writing
+from annotation.models import OPENS_FROM, OPENS_TO, Annotation, Assignment, Rater
 from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError
 from core.errors import DomainError
+from core.security import VerifiedSession
 from core.values import value_problem
 from studies import pool, quality
 from studies.next_item import next_after_submit, queue_alone_decides
@@ -38,12 +39,10 @@ def open_assignment(*, assignment: Assignment, rater: Rater) -> Assignment:
     """The annotator looks at the item: an assigned item becomes in progress (the start of its
     time on task), and a pooled hold is renewed while the slot is still theirs."""
     check_owner(assignment, rater)
-    if assignment.status == Assignment.Status.ASSIGNED:
+    if assignment.status == OPENS_FROM:
         now = timezone.now()
-        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ASSIGNED).update(
-            status=Assignment.Status.IN_PROGRESS, opened_at=now
-        )
-        assignment.status, assignment.opened_at = Assignment.Status.IN_PROGRESS, now
+        Assignment.objects.filter(pk=assignment.pk, status=OPENS_FROM).update(status=OPENS_TO, opened_at=now)
+        assignment.status, assignment.opened_at = OPENS_TO, now
     if assignment.plan_id is not None:
         pool.renew_lease(assignment)
     return assignment
@@ -146,19 +145,21 @@ def store_locked(
         quality.check_submission(project=project, assignment=assignment, answers=cleaned, duration_ms=duration_ms)
     if already:
         annotation = Annotation.objects.select_for_update().get(assignment_id=assignment.pk)
-        # the answer being replaced is kept (annotation history), in this same transaction
-        history.keep_previous(annotation, edited_by_id=rater.user_id, edited_at=timezone.now())
-        annotation.answers, annotation.derived = cleaned, derived
-        annotation.rubric_version = rubric_version
-        annotation.revision += 1
-        annotation.duration_ms = duration_ms  # the time on this version; the earlier ones' are in history
-        annotation.locale = locale
-        annotation.save(
-            update_fields=["answers", "derived", "rubric_version", "revision", "duration_ms", "locale", "updated_at"]
+        # the one writer keeps the answer being replaced (annotation history), in this transaction
+        writing.revise(
+            annotation,
+            answers=cleaned,
+            derived=derived,
+            rubric_version=rubric_version,
+            duration_ms=duration_ms,  # the time on this version; the earlier ones' are in history
+            locale=locale,
+            at=timezone.now(),
+            edited_by_id=rater.user_id,
         )
         return hotpath.Stored(annotation=annotation)
-    # One statement (PostgreSQL) inserts the annotation and marks the assignment submitted (and
-    # probes the queue): the annotation and the status change commit together, as before.
+    # One statement (PostgreSQL), built from the one writer's definition (annotation.writing),
+    # inserts the annotation and marks the assignment submitted (and probes the queue): the
+    # annotation and the status change commit together.
     stored = hotpath.insert_first_answer(
         assignment=assignment,
         rater=rater,
@@ -221,8 +222,7 @@ class LeanSubmit:
 
 def submit_mine(
     *,
-    uid: int,
-    password: str,
+    session: VerifiedSession,
     assignment_id: int,
     answers: dict[str, Any] | Callable[[Assignment], dict[str, Any]],
     duration_ms: int | None,
@@ -230,8 +230,8 @@ def submit_mine(
     with_user: bool = False,
     locale: str = "",
 ) -> LeanSubmit:
-    """The lean submit (issue 15), for a session whose user and password hash the caller read
-    (``hotpath.session_credentials`` / ``session_password``): in one transaction, lock the
+    """The lean submit (issue 15), for a session the caller verified
+    (``core.security.verified_session``): in one transaction, lock the
     assignment while checking it is the caller's own and reading what the checks need (one
     statement; a plan's pool slot is locked first, as a claim does), run the checks and writes
     of :func:`store_locked`, and, without crowd quotas or QC, find the next assignment in the
@@ -243,7 +243,7 @@ def submit_mine(
     try:
         with hotpath.sqlite_writes(), transaction.atomic():
             slot = None
-            args = {"uid": uid, "password": password, "assignment_id": assignment_id, "with_user": with_user}
+            args = {"session": session, "assignment_id": assignment_id, "with_user": with_user}
             loaded = hotpath.load_mine(**args, kind="lock", plan_free=True)
             if loaded is None:
                 seen = hotpath.load_mine(**args)

@@ -28,7 +28,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from annotation import hotpath
 from annotation.models import RubricVersion
 from annotation.presentation import annotator_item_payload, item_render_context
-from core.security import THROTTLE_COUNTED
+from core.security import THROTTLE_COUNTED, VerifiedSession, forget_session, verified_session
 from studies import pool
 
 from . import annotating
@@ -135,11 +135,8 @@ class HotPathMiddleware:
         meta = request.META
         if match is None or meta.get("QUERY_STRING") or "HTTP_AUTHORIZATION" in meta or not _accepts_json(request):
             return None
-        creds = hotpath.session_credentials(request)
-        if creds is None:
-            return None
-        password = hotpath.session_password(*creds)
-        if password is None:
+        session = verified_session(request)
+        if session is None:
             return None
         if request.method == "POST":
             # JSON first: the CSRF check reads request.POST, which would consume a form body
@@ -149,18 +146,18 @@ class HotPathMiddleware:
                 return None
             if not _csrf_ok(request):
                 return None
-        if not _within_rates(request, creds[0]):
+        if not _within_rates(request, session.uid):
             return None
         if request.method == "GET":
-            return self.detail(creds, password, int(match.group(1)))
-        return self.submit(request, creds, password, int(match.group(1)))
+            return self.detail(session, int(match.group(1)))
+        return self.submit(request, session, int(match.group(1)))
 
-    def detail(self, creds: tuple[int, str], password: str, assignment_id: int) -> HttpResponse | None:
-        loaded = hotpath.load_mine(uid=creds[0], password=password, assignment_id=assignment_id, kind="open")
+    def detail(self, session: VerifiedSession, assignment_id: int) -> HttpResponse | None:
+        loaded = hotpath.load_mine(session=session, assignment_id=assignment_id, kind="open")
         if loaded is None:
             # not theirs, or the session no longer holds (password changed, user deactivated):
             # verify it again next time; the view gives its 404 / 403 now
-            hotpath.forget_session(*creds)
+            forget_session(session)
             return None
         assignment = loaded.assignment
         if assignment.plan_id is not None:
@@ -182,9 +179,7 @@ class HotPathMiddleware:
         )
         return _reply(body, 200, "GET, HEAD, OPTIONS")
 
-    def submit(
-        self, request: HttpRequest, creds: tuple[int, str], password: str, assignment_id: int
-    ) -> HttpResponse | None:
+    def submit(self, request: HttpRequest, session: VerifiedSession, assignment_id: int) -> HttpResponse | None:
         try:
             data = json.loads(request.body, parse_constant=_reject_constant)
         except (ValueError, RecursionError):
@@ -202,15 +197,14 @@ class HotPathMiddleware:
         ):
             return None  # the serializer's own answer (it also takes numbers as text)
         done = annotating.submit_mine(
-            uid=creds[0],
-            password=password,
+            session=session,
             assignment_id=assignment_id,
             answers=data["answers"],
             duration_ms=duration,
             locale=locale.strip(),  # as the serializer's CharField trims it
         )
         if done.loaded is None:
-            hotpath.forget_session(*creds)
+            forget_session(session)
             return None
         if done.error is not None:
             return None  # rolled back; the view refuses it in its own words

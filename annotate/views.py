@@ -22,6 +22,7 @@ from annotation.access import annotator_project_or_404, as_id
 from annotation.models import Assignment
 from annotation.presentation import item_render_context, question_blocks, rubric_wording, stimulus_blocks
 from core.errors import DomainError
+from core.security import VerifiedSession, forget_session, verified_session
 from studies.crowd import participant_for as crowd_participant_for
 from studies.next_item import next_after_submit, next_assignment, why_nothing
 
@@ -89,17 +90,14 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment, instead of a query for the user and another for the assignment. Anything else
     (not logged in, not theirs, another way of logging in) goes the ordinary way."""
     assignment_id = as_id(assignment_id)
-    creds = hotpath.session_credentials(request) if settings.HV_LEAN_API else None
-    password = hotpath.session_password(*creds) if creds is not None else None
-    if password is None:
+    session = verified_session(request) if settings.HV_LEAN_API else None
+    if session is None:
         return _annotate_checked(request, assignment_id)
     if request.method == "POST":
-        return _annotate_post_lean(request, assignment_id, creds, password)
-    loaded = hotpath.load_mine(
-        uid=creds[0], password=password, assignment_id=assignment_id, kind="open", with_user=True
-    )
+        return _annotate_post_lean(request, assignment_id, session)
+    loaded = hotpath.load_mine(session=session, assignment_id=assignment_id, kind="open", with_user=True)
     if loaded is None:
-        hotpath.forget_session(*creds)
+        forget_session(session)
         return _annotate_checked(request, assignment_id)
     request.user = loaded.user  # the session's user, as AuthenticationMiddleware gives it
     return _annotate_page(request, loaded.assignment, stored_answers=loaded.answers)
@@ -121,9 +119,7 @@ def _form_duration(request: HttpRequest) -> int | None:
         return None
 
 
-def _annotate_post_lean(
-    request: HttpRequest, assignment_id: int, creds: tuple[int, str], password: str
-) -> HttpResponse:
+def _annotate_post_lean(request: HttpRequest, assignment_id: int, session: VerifiedSession) -> HttpResponse:
     """The form of a plain logged-in session: locked, checked, stored and the next item found by
     ``annotating.submit_mine``; a refusal shows the page again with the answers and errors."""
     parsed: dict = {}
@@ -135,8 +131,7 @@ def _annotate_post_lean(
         return parsed["answers"]
 
     done = annotating.submit_mine(
-        uid=creds[0],
-        password=password,
+        session=session,
         assignment_id=assignment_id,
         answers=read_form,
         duration_ms=_form_duration(request),
@@ -145,7 +140,7 @@ def _annotate_post_lean(
         locale=request.POST.get("locale", ""),  # the wording the form was rendered in
     )
     if done.loaded is None:
-        hotpath.forget_session(*creds)
+        forget_session(session)
         return _annotate_checked(request, assignment_id)
     request.user = done.loaded.user
     assignment = done.loaded.assignment

@@ -5,10 +5,12 @@ Why: the ORM compiled every query on every request (about 5.7 ms of each submit)
 check was a joined query of its own and the session's user another one. Here:
 
 - **the session's user is checked inside the statement that reads the assignment.** The caller
-  passes the user id from the session and the password hash that the session was verified
-  against once in this process (:func:`session_password`); the statement matches only while that
-  user is still active and has that password, i.e. exactly while Django would still accept the
-  session (its session hash is an HMAC of the password);
+  passes the session as ``core.security.verified_session`` verified it once in this process (the
+  user id, and the password hash the session hash was made from); the statement matches only
+  while that user still holds what ``VerifiedSession.user_holds`` names (active, that password),
+  i.e. exactly while Django would still accept the session. Whose the assignment is and what
+  opening it does are the shared definitions ``ANNOTATOR_KIND`` and ``OPENS_FROM`` /
+  ``OPENS_TO`` of ``annotation.models``, restated here in SQL;
 - **one statement** reads the assignment with its item, project, rubric version, rater (and the
   stored answer), checks that it is the caller's own and, as asked, opens it (PostgreSQL: a
   data-modifying CTE) or locks it (``FOR UPDATE OF`` the assignment row only);
@@ -20,8 +22,10 @@ check was a joined query of its own and the session's user another one. Here:
   polling SQLite's busy handler, whose sleeps grow to 100 ms.
 
 Rows are converted by the ORM's own converters into model instances whose unread fields are
-deferred (read on access), and the insert's columns come from the model's ``_meta``, so a column
-a migration adds is still written with its default. What is unusual (another way of
+deferred (read on access). The store statement is built, at import, from the one writer's
+definition of a submitted annotation (``annotation.writing``: its columns, from the model's
+``_meta``, so a column a migration adds is still written with its default, and what its
+assignment becomes). What is unusual (another way of
 logging in, a refusal, a pooled slot to lock first) goes through the ordinary services and
 views, which stay the reference; ``annotating`` holds the checks both paths share."""
 
@@ -36,15 +40,27 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models.base import ModelState
 
-from .models import QUEUE_ORDER, QUEUE_STATUSES, Annotation, Assignment, Item, Project, Rater, RubricVersion
+from core.security import VerifiedSession
 
-MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+from . import writing
+from .models import (
+    ANNOTATOR_KIND,
+    OPENS_FROM,
+    OPENS_TO,
+    QUEUE_ORDER,
+    QUEUE_STATUSES,
+    Annotation,
+    Assignment,
+    Item,
+    Project,
+    Rater,
+    RubricVersion,
+)
 
 
 # ----------------------------------------------------------------------------- statements
@@ -175,66 +191,6 @@ def _table(model: type[models.Model]) -> str:
     return f'"{model._meta.db_table}"'
 
 
-# ----------------------------------------------------------------------------- session user
-#: (user id, session hash) -> the password hash that produced it, per process: the session was
-#: verified once; afterwards the hot statements match only while the password is unchanged.
-_VERIFIED: dict[tuple[int, str], str] = {}
-_VERIFIED_MAX = 50_000
-
-
-def session_credentials(request: Any) -> tuple[int, str] | None:
-    """The user id and session hash of a session logged in through the model backend, read
-    from the session alone (no query); None for anything else (the ordinary path decides)."""
-    session = getattr(request, "session", None)
-    if session is None:
-        return None
-    try:
-        uid, backend, digest = session[SESSION_KEY], session[BACKEND_SESSION_KEY], session[HASH_SESSION_KEY]
-    except KeyError:
-        return None
-    if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS or not digest:
-        return None
-    try:
-        return int(uid), digest
-    except (TypeError, ValueError):
-        return None
-
-
-_USER_SQL = None
-
-
-def session_password(uid: int, digest: str) -> str | None:
-    """The password hash a session of user ``uid`` with hash ``digest`` was verified against,
-    as Django's ``auth.get_user`` verifies it (active user, HMAC of the password under the
-    current ``SECRET_KEY``); None when it does not verify (the ordinary path then logs out,
-    or accepts a fallback key and rotates the session)."""
-    found = _VERIFIED.get((uid, digest))
-    if found is not None:
-        return found
-    global _USER_SQL
-    User = get_user_model()
-    if _USER_SQL is None:
-        pw, active = User._meta.get_field("password").column, User._meta.get_field("is_active").column
-        _USER_SQL = _both(f'SELECT "{pw}", "{active}" FROM {_table(User)} WHERE "{User._meta.pk.column}" = %s')
-    row = _execute(_USER_SQL, [uid]).fetchone()
-    if row is None or not row[1]:
-        return None
-    from django.utils.crypto import constant_time_compare
-
-    if not constant_time_compare(digest, User(pk=uid, password=row[0]).get_session_auth_hash()):
-        return None
-    if len(_VERIFIED) >= _VERIFIED_MAX:
-        _VERIFIED.clear()
-    _VERIFIED[(uid, digest)] = row[0]
-    return row[0]
-
-
-def forget_session(uid: int, digest: str) -> None:
-    """The statements stopped matching this session (password changed, user deactivated, or
-    the assignment is not theirs): verify it again next time."""
-    _VERIFIED.pop((uid, digest), None)
-
-
 # ----------------------------------------------------------------------------- reading
 @dataclass
 class Loaded:
@@ -317,11 +273,10 @@ def _read_statement(kind: ReadKind, with_user: bool, plan_free: bool) -> tuple[_
     if with_user:
         parts.append((User, "u", _FIELDS["user"]))
     cols = _Columns(parts)
-    ucol = {f: User._meta.get_field(f).column for f in ("password", "is_active")}
-    owner = (
-        f'a."id" = %s AND r."user_id" = %s AND r."kind" = \'{Rater.Kind.HUMAN}\' '
-        f'AND u."{ucol["is_active"]}" AND u."{ucol["password"]}" = %s'
-    )
+    # whose it is (ANNOTATOR_KIND, as selectors.my_assignment) and that the session still holds
+    # (core.security.VerifiedSession.user_holds: one parameter per field, in _SESSION_HOLDS order)
+    holds = " ".join(f'AND u."{User._meta.get_field(name).column}" = %s' for name in _SESSION_HOLDS)
+    owner = f'a."id" = %s AND r."user_id" = %s AND r."kind" = \'{ANNOTATOR_KIND}\' {holds}'
     if plan_free:
         owner += ' AND a."plan_id" IS NULL'
     whose = (
@@ -342,9 +297,9 @@ def _read_statement(kind: ReadKind, with_user: bool, plan_free: bool) -> tuple[_
         # update only when the row is still assigned (load_mine).
         pg = (
             f'WITH t AS (SELECT a."id" FROM {_table(Assignment)} a {whose} WHERE {owner}), '
-            f"o AS (UPDATE {_table(Assignment)} SET \"status\" = '{Assignment.Status.IN_PROGRESS}', "
+            f"o AS (UPDATE {_table(Assignment)} SET \"status\" = '{OPENS_TO}', "
             f'"opened_at" = %s WHERE "id" = (SELECT "id" FROM t) '
-            f'AND "status" = \'{Assignment.Status.ASSIGNED}\' RETURNING "id") '
+            f'AND "status" = \'{OPENS_FROM}\' RETURNING "id") '
             f'{select}, o."id" FROM t JOIN {_table(Assignment)} a ON a."id" = t."id" {whose} {what} '
             f'LEFT JOIN o ON o."id" = a."id"'
         )
@@ -358,31 +313,33 @@ def _read_statement(kind: ReadKind, with_user: bool, plan_free: bool) -> tuple[_
     return _READS[key]
 
 
-_OPEN_SQL = None
+#: SQLite's open, apart from its read (PostgreSQL opens in the reading statement)
+_OPEN_SQL = _both(f'UPDATE {_table(Assignment)} SET "status" = %s, "opened_at" = %s WHERE "id" = %s AND "status" = %s')
+#: the user's fields a session's hold is checked on, in the order of their parameters
+_SESSION_HOLDS: tuple[str, ...] = tuple(VerifiedSession(0, "", "").user_holds())
 
 
 def load_mine(
     *,
-    uid: int,
-    password: str,
+    session: VerifiedSession,
     assignment_id: int,
     kind: ReadKind = "read",
     with_user: bool = False,
     plan_free: bool = False,
 ) -> Loaded | None:
-    """The caller's own assignment (``selectors.my_assignment``) in one statement, with the
-    session's user checked in it; None when it is not theirs, or the session no longer holds.
-    ``kind="open"`` also opens it as ``annotating.open_assignment`` does (without the pooled
-    lease renewal, which the caller does); ``kind="lock"`` locks the row (inside a
-    transaction); ``plan_free`` matches only assignments outside any plan (no slot to lock
-    first)."""
-    global _OPEN_SQL
+    """The session's user's own assignment (``selectors.my_assignment``) in one statement,
+    with the session's hold on its user checked in it (``core.security.VerifiedSession``); None
+    when it is not theirs, or the session no longer holds. ``kind="open"`` also opens it as
+    ``annotating.open_assignment`` does (without the pooled lease renewal, which the caller
+    does); ``kind="lock"`` locks the row (inside a transaction); ``plan_free`` matches only
+    assignments outside any plan (no slot to lock first)."""
     from django.utils import timezone
 
     conn = connections[DEFAULT_DB_ALIAS]
     cols, statement = _read_statement(kind, with_user, plan_free)
     now = timezone.now()
-    params: list[Any] = [assignment_id, uid, password]
+    holds = session.user_holds()
+    params: list[Any] = [assignment_id, session.uid, *(holds[name] for name in _SESSION_HOLDS)]
     if kind == "open" and conn.vendor == "postgresql":
         params.append(Assignment._meta.get_field("opened_at").get_db_prep_save(now, conn))
     row = _execute(statement, params).fetchone()
@@ -392,26 +349,22 @@ def load_mine(
     assignment, item, project, rubric_version, rater = made[:5]
     user = made[5] if with_user else None
     answers_raw, opened = row[cols.width], row[cols.width + 1] is not None
-    if kind == "open" and conn.vendor == "sqlite" and assignment.status == Assignment.Status.ASSIGNED:
-        if _OPEN_SQL is None:
-            _OPEN_SQL = _both(
-                f'UPDATE {_table(Assignment)} SET "status" = %s, "opened_at" = %s WHERE "id" = %s AND "status" = %s'
-            )
+    if kind == "open" and conn.vendor == "sqlite" and assignment.status == OPENS_FROM:
         with sqlite_writes():
             opened = bool(
                 _execute(
                     _OPEN_SQL,
                     [
-                        Assignment.Status.IN_PROGRESS,
+                        OPENS_TO,
                         Assignment._meta.get_field("opened_at").get_db_prep_save(now, conn),
                         assignment.pk,
-                        Assignment.Status.ASSIGNED,
+                        OPENS_FROM,
                     ],
                 ).rowcount
             )
-    if opened or (kind == "open" and assignment.status == Assignment.Status.ASSIGNED):
+    if opened or (kind == "open" and assignment.status == OPENS_FROM):
         # as open_assignment: the item counts as opened now (a lost race leaves the row as is)
-        assignment.status, assignment.opened_at = Assignment.Status.IN_PROGRESS, now
+        assignment.status, assignment.opened_at = OPENS_TO, now
     project.rubric_version = rubric_version
     assignment.project, assignment.item, assignment.rater = project, item, rater
     if user is not None:
@@ -423,41 +376,26 @@ def load_mine(
 
 
 # ----------------------------------------------------------------------------- writing
-_WRITES: dict[str, Any] | None = None
-
-
-def _insert_fields() -> list[models.Field]:
-    return [f for f in Annotation._meta.concrete_fields if not f.primary_key]
-
-
-def _store_statements() -> dict[str, Any]:
-    global _WRITES
-    if _WRITES is not None:
-        return _WRITES
-    built: dict[str, Any] = {}
-    fields = _insert_fields()
-    ann = _table(Annotation)
-    asg = _table(Assignment)
-    insert = f"INSERT INTO {ann} ({', '.join(chr(34) + f.column + chr(34) for f in fields)}) VALUES ({', '.join('%s' for _ in fields)})"
-    update = (
-        f'UPDATE {asg} SET "status" = %s, "submitted_at" = %s, "skip_reason" = \'\', '
-        f'"lease_expires_at" = NULL WHERE "id" = %s'
-    )
-    probe = queue_probe(asg, but_not=True)
-    built["fields"] = fields
-    # PostgreSQL: one round trip stores, marks submitted and probes the queue (each probe is an
-    # index range scan on (rater, project, status, position) stopping at the first row; the
-    # statement's snapshot still shows this assignment open, hence "id <> this one").
-    built["pg_store"] = (
-        f'WITH ins AS ({insert} RETURNING "id"), upd AS ({update}) '
-        f'SELECT (SELECT "id" FROM ins), COALESCE(({probe}), ({probe}))'
-    )
-    built["pg_store_only"] = f'WITH ins AS ({insert} RETURNING "id"), upd AS ({update}) SELECT (SELECT "id" FROM ins)'
-    built["lite_insert"] = insert.replace("%s", "?")
-    built["lite_update"] = update.replace("%s", "?")
-    built["lite_probe"] = f"SELECT COALESCE(({probe}), ({probe}))".replace("%s", "?")
-    _WRITES = built  # whole, once: another thread never sees it half built
-    return built
+def _store_statements() -> dict[str, str]:
+    """The statements of a first submission, from the one writer's definition
+    (``annotation.writing``: the annotation's columns and what its assignment becomes), built
+    once at import."""
+    insert, update = writing.INSERT_SQL, writing.MARK_SUBMITTED_SQL
+    probe = queue_probe(_table(Assignment), but_not=True)
+    lite = "SELECT COALESCE((" + probe + "), (" + probe + "))"
+    return {
+        # PostgreSQL: one round trip stores, marks submitted and probes the queue (each probe is
+        # an index range scan on (rater, project, status, position) stopping at the first row;
+        # the statement's snapshot still shows this assignment open, hence "id <> this one").
+        "pg_store": (
+            f'WITH ins AS ({insert} RETURNING "id"), upd AS ({update}) '
+            f'SELECT (SELECT "id" FROM ins), COALESCE(({probe}), ({probe}))'
+        ),
+        "pg_store_only": f'WITH ins AS ({insert} RETURNING "id"), upd AS ({update}) SELECT (SELECT "id" FROM ins)',
+        "lite_insert": insert.replace("%s", "?"),
+        "lite_update": update.replace("%s", "?"),
+        "lite_probe": lite.replace("%s", "?"),
+    }
 
 
 @dataclass
@@ -481,49 +419,38 @@ def insert_first_answer(
     probe_next: bool,
     locale: str = "",
 ) -> Stored:
-    """Insert the annotation of a first submission and mark its assignment submitted (the
-    caller holds the row lock, inside a transaction); with ``probe_next``, also find the next
-    assignment of the rater's own queue (``studies.next_item.next_in_queue``)."""
+    """Insert the annotation of a first submission and mark its assignment submitted, as
+    ``annotation.writing`` defines both (the caller holds the row lock, inside a transaction);
+    with ``probe_next``, also find the next assignment of the rater's own queue
+    (``studies.next_item.next_in_queue``)."""
     conn = connections[DEFAULT_DB_ALIAS]
-    w = _store_statements()
-    given = {
-        "assignment_id": assignment.pk,
-        "item_id": assignment.item_id,
-        "rater_id": rater.pk,
-        "rubric_version_id": rubric_version.pk,
-        "answers": answers,
-        "derived": derived,
-        "duration_ms": duration_ms,
-        "created_at": now,
-        "updated_at": now,
-        "revision": 1,
-        "locale": locale,
-    }
-    values = [
-        f.get_db_prep_save(given[f.attname] if f.attname in given else f.get_default(), conn) for f in w["fields"]
-    ]
-    submitted_at = Assignment._meta.get_field("submitted_at").get_db_prep_save(now, conn)
-    update = [Assignment.Status.SUBMITTED, submitted_at, assignment.pk]
+    sub = writing.Submission(
+        assignment_id=assignment.pk,
+        item_id=assignment.item_id,
+        rater_id=rater.pk,
+        rubric_version_id=rubric_version.pk,
+        answers=answers,
+        derived=derived,
+        at=now,
+        duration_ms=duration_ms,
+        locale=locale,
+    )
+    values = writing.insert_params(sub, conn)
+    update = writing.mark_submitted_params(assignment.pk, now, conn)
     # the queue's head after this one: a probe per status, in the queue's order (queue_probe)
     probes = [v for status in QUEUE_STATUSES for v in (rater.pk, assignment.project_id, status, assignment.pk)]
     next_id = None
     if conn.vendor == "postgresql":
         if probe_next:
-            params = [*values, *update, *probes]
-            ann_id, next_id = _execute((w["pg_store"], ""), params).fetchone()
+            ann_id, next_id = _execute((_WRITES["pg_store"], ""), [*values, *update, *probes]).fetchone()
         else:
-            (ann_id,) = _execute((w["pg_store_only"], ""), [*values, *update]).fetchone()
+            (ann_id,) = _execute((_WRITES["pg_store_only"], ""), [*values, *update]).fetchone()
     else:
-        ann_id = _execute(("", w["lite_insert"]), values).lastrowid
-        _execute(("", w["lite_update"]), update)
+        ann_id = _execute(("", _WRITES["lite_insert"]), values).lastrowid
+        _execute(("", _WRITES["lite_update"]), update)
         if probe_next:
-            (next_id,) = _execute(("", w["lite_probe"]), probes).fetchone()
-    concrete = Annotation._meta.concrete_fields
-    annotation = Annotation.from_db(
-        conn.alias,
-        [f.attname for f in concrete],
-        [ann_id if f.primary_key else given.get(f.attname, f.get_default()) for f in concrete],
-    )
+            (next_id,) = _execute(("", _WRITES["lite_probe"]), probes).fetchone()
+    annotation = writing.stored(sub, ann_id, using=conn.alias)
     annotation.rater, annotation.rubric_version = rater, rubric_version
     return Stored(annotation=annotation, next_id=next_id, probed=probe_next)
 
@@ -584,3 +511,7 @@ def queue_counts(rater_id: int, project_id: int) -> dict[str, int]:
     """How many of the rater's assignments in the project are in each status, expired ones left out."""
     rows = _execute(_small("queue_counts"), [rater_id, project_id, Assignment.Status.EXPIRED]).fetchall()
     return dict(rows)
+
+
+#: the first submission's statements, built once when this module is imported (not per request)
+_WRITES: dict[str, str] = _store_statements()

@@ -271,6 +271,15 @@ class Assignment(models.Model):
 QUEUE_STATUSES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ASSIGNED)
 QUEUE_ORDER = ("position", "id")
 
+#: Whose assignment a person opens and answers, defined once: their own rater of this kind (a
+#: model rater's assignments hold a judge's ratings). ``selectors.my_assignment`` filters on it
+#: and the lean statements (``annotation.hotpath``) restate it in SQL.
+ANNOTATOR_KIND = Rater.Kind.HUMAN
+#: Opening an item, defined once: an assignment in ``OPENS_FROM`` becomes ``OPENS_TO`` and its
+#: time on task starts (``opened_at``); ``annotate.annotating.open_assignment`` and the lean
+#: statement that opens (``annotation.hotpath``) both apply it.
+OPENS_FROM, OPENS_TO = Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS
+
 
 class Annotation(models.Model):
     """The answers of one assignment, stored against the rubric version they were given under."""

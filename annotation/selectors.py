@@ -8,7 +8,18 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
 from . import hotpath
-from .models import QUEUE_ORDER, QUEUE_STATUSES, Annotation, Asset, Assignment, Item, Membership, Project, Rater
+from .models import (
+    ANNOTATOR_KIND,
+    QUEUE_ORDER,
+    QUEUE_STATUSES,
+    Annotation,
+    Asset,
+    Assignment,
+    Item,
+    Membership,
+    Project,
+    Rater,
+)
 
 OPEN_STATUSES = QUEUE_STATUSES
 
@@ -53,7 +64,7 @@ def my_assignment(user: AbstractBaseUser, assignment_id: int) -> Assignment | No
     return (
         Assignment.objects.select_related("item", "project__rubric_version", "rater")
         .defer("project__rubric_version__schema")
-        .filter(pk=assignment_id, rater__user=user, rater__kind=Rater.Kind.HUMAN)
+        .filter(pk=assignment_id, rater__user=user, rater__kind=ANNOTATOR_KIND)
         .first()
     )
 

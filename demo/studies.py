@@ -3,10 +3,11 @@ items, study design, annotators' answers and judges' runs are made from the pres
 ``demo_study`` (``benchmarks/<paper>/demo/<name>.study.json``) by :mod:`demo.simulation`.
 
 Everything goes through the services a researcher's browser would use (project, import,
-sample, plan, QC settings, judge configuration); the many answers are written in bulk with the
-invariants of a submission kept: each answer is checked by the rubric's validator and its derived
-fields computed by the rubric (as ``annotate.annotating.store_locked`` does), the assignment
-marked submitted with the annotation in one transaction, and the attention checks go through
+sample, plan, hand assignment, QC settings, judge configuration); the many answers are written
+in bulk with the invariants of a submission kept: each answer is checked by the rubric's
+validator and its derived fields computed by the rubric (as ``annotate.annotating.store_locked``
+does), its rows are the one writer's (``annotation.writing``), the assignment marked submitted
+with the annotation in one transaction, and the attention checks go through
 ``submit_annotation`` itself (their QC outcome is recorded there). The judges' runs are stored
 as a finished run would leave them: one output per item and order (raw reply, parsed answer,
 tokens), one item result, and the judge rater's annotation with ``judges.ratings.judge_derived``."""
@@ -26,7 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate import annotating
-from annotation import importing, projects
+from annotation import importing, projects, writing
 from annotation.assigning import draw_presentation
 from annotation.bulk import insert_rows, reserve_ids
 from annotation.models import Annotation, Assignment, Item, Project, Rater
@@ -229,42 +230,24 @@ class Seeder:
             seconds = float(rng.lognormal(np.log(float(b.get("seconds", 40))), 0.5))
             when = self.now - timedelta(days=6) + timedelta(minutes=5 * len(annotations) + int(rng.integers(60)))
             annotations.append(
-                (
-                    a.id,
-                    a.item_id,
-                    a.rater_id,
-                    project.rubric_version_id,
-                    json.dumps(cleaned),
-                    json.dumps(derived),
-                    int(seconds * 1000),
-                    when,
-                    when,
-                    1,
-                    "en",
+                writing.bulk_row(
+                    writing.Submission(
+                        assignment_id=a.id,
+                        item_id=a.item_id,
+                        rater_id=a.rater_id,
+                        rubric_version_id=project.rubric_version_id,
+                        answers=cleaned,
+                        derived=derived,
+                        at=when,
+                        duration_ms=int(seconds * 1000),
+                        locale="en",
+                    )
                 )
             )
             submitted.append((a.id, when, seconds))
-        insert_rows(
-            Annotation,
-            [
-                "assignment",
-                "item",
-                "rater",
-                "rubric_version",
-                "answers",
-                "derived",
-                "duration_ms",
-                "created_at",
-                "updated_at",
-                "revision",
-                "locale",
-            ],
-            annotations,
-        )
+        insert_rows(Annotation, writing.COLUMNS, annotations)
         Assignment.objects.filter(pk__in=[s[0] for s in submitted]).update(
-            status=Assignment.Status.SUBMITTED,
-            submitted_at=self.now - timedelta(days=1),
-            opened_at=self.now - timedelta(days=6),
+            **writing.submitted_assignment(self.now - timedelta(days=1)), opened_at=self.now - timedelta(days=6)
         )
         for aid, reason in skipped:
             Assignment.objects.filter(pk=aid).update(status=Assignment.Status.SKIPPED, skip_reason=reason)
@@ -304,45 +287,16 @@ class Seeder:
         self.write(f"{project.name}: attention checks answered, {failed} failed")
 
     def keep_open(self, project: Project, plan: AssignmentPlan, user) -> None:
-        """The demo annotator joins the study with a few of its items open in their queue: rows
-        as ``studies.plans.hand_assign`` makes them (regular, of the plan, after their last
-        position, the pair order drawn), written at once."""
+        """The demo annotator joins the study with a few of its items open in their queue, given
+        by hand as a researcher gives them (``studies.plans.hand_assign``), whatever the plan's
+        rules say (they are there to try the annotate page), the pair order drawn from the
+        study's seed."""
         projects.add_member(project=project, user=user, role="annotator")
         rater = projects.rater_for_user(user)
         offset = 0 if user.username == "annotator1" else KEEP_OPEN
-        ids = list(plan.sample.items.order_by("id").values_list("id", flat=True)[offset : offset + KEEP_OPEN])
-        rubric = project.rubric_version.parsed()
         rng = random.Random(self.seed + offset)
-        insert_rows(
-            Assignment,
-            [
-                "project",
-                "item",
-                "rater",
-                "status",
-                "purpose",
-                "position",
-                "presentation",
-                "skip_reason",
-                "created_at",
-                "plan",
-            ],
-            [
-                (
-                    project.id,
-                    item_id,
-                    rater.id,
-                    Assignment.Status.ASSIGNED,
-                    Assignment.Purpose.REGULAR,
-                    n + 1,
-                    json.dumps(draw_presentation(project, rubric, rng)),
-                    "",
-                    self.now,
-                    plan.id,
-                )
-                for n, item_id in enumerate(ids)
-            ],
-        )
+        for item in plan.sample.items.order_by("id")[offset : offset + KEEP_OPEN]:
+            plans.hand_assign(project=project, item=item, rater=rater, plan=plan, force=True, rng=rng)
 
     # ---------------------------------------------------------------- judges
     def judge(self, project: Project, spec: dict[str, Any], k: int) -> None:
@@ -433,68 +387,39 @@ class Seeder:
             [(run.id, it.id, JudgeItemResult.Status.OK, json.dumps(ans), "", started) for it, ans in judged],
         )
         # the judge rater's rating: a submitted regular assignment and its annotation per item,
-        # as services.write_judge_annotation writes them
+        # the one writer's rows (annotation.writing), as judges.ratings.write_judge_annotation
+        # writes them one by one
         ids = reserve_ids(Assignment, len(judged))
         insert_rows(
             Assignment,
+            writing.ASSIGNMENT_COLUMNS,
             [
-                "id",
-                "project",
-                "item",
-                "rater",
-                "status",
-                "purpose",
-                "position",
-                "presentation",
-                "skip_reason",
-                "created_at",
-                "opened_at",
-                "submitted_at",
-            ],
-            [
-                (
+                writing.new_submitted_assignment_row(
                     aid,
-                    project.id,
-                    it.id,
-                    config.rater_id,
-                    Assignment.Status.SUBMITTED,
-                    Assignment.Purpose.REGULAR,
-                    0,
-                    "{}",
-                    "",
-                    started,
-                    started,
-                    started,
+                    project_id=project.id,
+                    item_id=it.id,
+                    rater_id=config.rater_id,
+                    at=started,
+                    created_at=started,
+                    opened_at=started,
                 )
                 for aid, (it, _) in zip(ids, judged, strict=True)
             ],
         )
         insert_rows(
             Annotation,
+            writing.COLUMNS,
             [
-                "assignment",
-                "item",
-                "rater",
-                "rubric_version",
-                "answers",
-                "derived",
-                "created_at",
-                "updated_at",
-                "revision",
-                "locale",
-            ],
-            [
-                (
-                    aid,
-                    it.id,
-                    config.rater_id,
-                    project.rubric_version_id,
-                    json.dumps(ans),
-                    json.dumps(judge_derived(rubric_part, ans, None)),
-                    started,
-                    started,
-                    1,
-                    "",
+                writing.bulk_row(
+                    writing.Submission(
+                        assignment_id=aid,
+                        item_id=it.id,
+                        rater_id=config.rater_id,
+                        rubric_version_id=project.rubric_version_id,
+                        answers=ans,
+                        derived=judge_derived(rubric_part, ans, None),
+                        at=started,
+                    )
                 )
                 for aid, (it, ans) in zip(ids, judged, strict=True)
             ],

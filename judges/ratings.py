@@ -19,6 +19,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from annotation import writing
 from annotation.answers import METRICS_KEY
 from annotation.expressions import Expression
 from annotation.models import Annotation, Assignment, Item, Project, Rater
@@ -85,28 +86,41 @@ def write_judge_annotation(
     """A model rater's annotation of the item on a submitted regular assignment (one per item and
     rater; a later run updates it). ``answers`` are validated by the rubric part the judge
     answers, ``derived`` computed by :func:`judge_derived`. Used by judge runs and by imported
-    judge outputs (``judges/imported.py``)."""
+    judge outputs (``judges/imported.py``). The rows are the one writer's
+    (``annotation.writing``), as for a person's answer."""
     now = timezone.now()
     assignment, _ = Assignment.objects.get_or_create(
-        item=item,
-        rater=rater,
+        item_id=item.pk,
+        rater_id=rater.pk,
         purpose=Assignment.Purpose.REGULAR,
-        defaults={"project": project, "status": Assignment.Status.SUBMITTED, "submitted_at": now, "opened_at": now},
+        defaults=writing.new_submitted_assignment(
+            project_id=project.pk, item_id=item.pk, rater_id=rater.pk, at=now, created_at=now, opened_at=now
+        ),
     )
     if assignment.status != Assignment.Status.SUBMITTED:
-        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SUBMITTED, submitted_at=now)
+        Assignment.objects.filter(pk=assignment.pk).update(**writing.submitted_assignment(now))
     annotation = Annotation.objects.filter(assignment=assignment).first()
     if annotation is None:
-        return Annotation.objects.create(
-            assignment=assignment,
-            item=item,
-            rater=rater,
-            rubric_version=project.rubric_version,
-            answers=answers,
-            derived=derived,
+        return writing.create(
+            writing.Submission(
+                assignment_id=assignment.pk,
+                item_id=item.pk,
+                rater_id=rater.pk,
+                rubric_version_id=project.rubric_version_id,
+                answers=answers,
+                derived=derived,
+                at=now,
+            )
         )
-    annotation.answers, annotation.derived = answers, derived
-    annotation.rubric_version = project.rubric_version
-    annotation.revision += 1
-    annotation.save(update_fields=["answers", "derived", "rubric_version", "revision", "updated_at"])
-    return annotation
+    # a re-run replaces the model's rating; its earlier outputs stay with their run
+    return writing.revise(
+        annotation,
+        answers=answers,
+        derived=derived,
+        rubric_version=project.rubric_version,
+        duration_ms=None,
+        locale="",
+        at=now,
+        edited_by_id=None,
+        keep_history=False,
+    )

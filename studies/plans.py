@@ -487,8 +487,11 @@ def hand_assign(
     rater: Rater,
     plan: AssignmentPlan | None = None,
     force: bool = False,
+    rng: random.Random | None = None,
 ) -> Assignment:
-    """Give one item to one annotator by hand (optionally within a plan, checking its rules)."""
+    """Give one item to one annotator by hand (optionally within a plan, checking its rules;
+    ``force`` gives it whatever they say). ``rng`` draws the item's presentation (the pair order):
+    a seeded one makes the draw reproducible (the demo's), none a fresh one."""
     if item.project_id != project.id:
         raise DomainError("that item is not in this project")
     if not Membership.objects.filter(project=project, user_id=rater.user_id, role=Membership.Role.ANNOTATOR).exists():
@@ -515,7 +518,7 @@ def hand_assign(
             rater=rater,
             plan=plan,
             position=position,
-            presentation=draw_presentation(project, rubric, random.Random()),
+            presentation=draw_presentation(project, rubric, rng or random.Random()),
         )
 
 

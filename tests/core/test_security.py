@@ -414,3 +414,43 @@ def test_each_lock_matches_its_pins_and_hashes_every_package(requirements, lock,
         assert "\n--extra-index-url https://download.pytorch.org/whl/cpu\n" in text
     docker = (ROOT / "Dockerfile").read_text()
     assert "requirements*.lock" in docker and "--require-hashes" in docker
+
+
+# ------------------------------------------------------------------ the session check (issue 32)
+def _session_request(rf, user, **session_values):
+    client = Client()
+    client.force_login(user)
+    request = rf.get("/")
+    request.session = client.session
+    for key, value in session_values.items():
+        request.session[key] = value
+    return request
+
+
+@pytest.mark.django_db
+def test_verified_session_holds_while_django_would_accept_the_session(rf, user):
+    """The lean path's session check (``verified_session``) accepts what Django's ``get_user``
+    accepts and names what the lean statements must still find: the user active, with the
+    password the session hash was made from."""
+    request = _session_request(rf, user)
+    session = security.verified_session(request)
+    assert session is not None and session.uid == user.pk
+    assert session.user_holds() == {"is_active": True, "password": user.password}
+    # a changed password: the verified session is remembered (the statements stop matching),
+    # and once forgotten it no longer verifies, as Django logs such a session out
+    user.set_password("another-long-passphrase-7")
+    user.save()
+    assert security.verified_session(request) == session
+    security.forget_session(session)
+    assert security.verified_session(request) is None
+
+
+@pytest.mark.django_db
+def test_verified_session_refuses_what_the_ordinary_path_decides(rf, user):
+    inactive = _session_request(rf, user)
+    type(user).objects.filter(pk=user.pk).update(is_active=False)
+    assert security.verified_session(inactive) is None
+    other_backend = _session_request(rf, user, _auth_user_backend="accounts.authentication.Other")
+    assert security.verified_session(other_backend) is None
+    rf_request = rf.get("/")
+    assert security.verified_session(rf_request) is None  # no session at all
