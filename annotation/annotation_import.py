@@ -1,6 +1,8 @@
 """Importing human annotations collected in another tool onto a project's items (issue 26).
 
-    read (Label Studio JSON, long CSV / JSONL, wide CSV: ``annotation.sources``)
+    read (the format's reader in ``annotation.sources.registry``: Label Studio JSON / JSON-MIN /
+          CSV, long CSV / JSONL, wide CSV; :func:`read_ratings`, the stage a judge's outputs,
+          ``judges.imported``, are read through too)
       -> match each rating's item by the item key (the external id, or a field of the item's
          data / meta such as ``pair_id``)
       -> map source fields to rubric questions (by name; ``mapping`` FROM -> TO for the rest,
@@ -22,7 +24,6 @@ stored pair are a problem). Provenance (SHA-256, format, item key, mapping) is t
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import re
 import secrets
@@ -48,12 +49,9 @@ from .importing import discard_staged, save_upload, staging_root
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
-from .sources import labelstudio, labelstudio_flat, long, wide
-from .sources.common import ReadCounts, SourceRating
+from .sources import labelstudio_flat, registry
+from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
 
-FORMATS = ("labelstudio", "labelstudio-min", "labelstudio-csv", "csv", "jsonl", "wide")
-#: Label Studio's flat exports: the task's data beside the answers (``sources.labelstudio_flat``)
-FLAT_LABELSTUDIO = ("labelstudio-min", "labelstudio-csv")
 #: item keys that mean the item's external id
 EXTERNAL_ID_KEYS = ("id", "external_id")
 MAX_REPORTED_ERRORS = 200
@@ -62,15 +60,6 @@ CHECK_SHARE = 0.7
 PROGRESS_TICK = 0.1
 #: ``q[3]``: the third element's answer of a question asked per element of a list
 ELEMENT = re.compile(r"^(?P<q>[a-z][a-z0-9_]*)\[(?P<n>\d+)\]$")
-#: file name endings of an upload, by format
-SUFFIXES = {
-    "labelstudio": ".json",
-    "labelstudio-min": ".json",
-    "labelstudio-csv": ".csv",
-    "csv": ".csv",
-    "jsonl": ".jsonl",
-    "wide": ".csv",
-}
 Progress = Callable[[float, str], None]
 
 
@@ -219,8 +208,12 @@ class Plan:
     attribute_updates: dict[int, dict[str, Any]] = field(default_factory=dict)  # rater id -> merged
 
 
-class _Errors:
-    def __init__(self, report: AnnotationImportReport) -> None:
+class Problems:
+    """``problem(where, message)`` for the readers and the checks: kept in the report's
+    ``errors`` as "where: message", the first :data:`MAX_REPORTED_ERRORS`, then only counted in
+    ``errors_truncated``. Any report with ``errors`` and ``errors_truncated``."""
+
+    def __init__(self, report: Any) -> None:
         self.report = report
 
     def __call__(self, where: str, message: str) -> None:
@@ -244,24 +237,25 @@ def sha256_of(data: bytes | str | Path) -> str:
     return hashlib.sha256(read_bytes(data)).hexdigest()
 
 
-def read_source(
-    raw: bytes, data_format: str, item_key: str, problem: Callable[[str, str], None], counts: ReadCounts
+def read_ratings(
+    raw: bytes | str,
+    reader: Reader,
+    *,
+    item_key: str,
+    problem: Callable[[str, str], None],
+    counts: ReadCounts,
+    expected: Expected | None = None,
 ) -> list[SourceRating]:
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        problem("line 1", f"the file is not UTF-8 text (byte {exc.start})")
-        return []
-    if data_format == "labelstudio":
-        return labelstudio.read(text, item_key=item_key, problem=problem, counts=counts)
-    if data_format == "labelstudio-min":
-        return labelstudio_flat.read_json_min(text, item_key=item_key, problem=problem, counts=counts)
-    stream = io.StringIO(text, newline="")
-    if data_format == "labelstudio-csv":
-        return labelstudio_flat.read_csv(stream, item_key=item_key, problem=problem, counts=counts)
-    if data_format == "wide":
-        return wide.read(stream, item_key=item_key, problem=problem, counts=counts)
-    return long.read(stream, jsonl=data_format == "jsonl", item_key=item_key, problem=problem, counts=counts)
+    """The reading stage every import of ratings made elsewhere goes through, people's and a
+    judge's alike: the file as UTF-8 text (a BOM dropped), read by its format's reader into
+    :class:`SourceRating` rows; every problem reported by task or line."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            problem("line 1", f"the file is not UTF-8 text (byte {exc.start})")
+            return []
+    return reader.read(raw, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected())
 
 
 def resolve_mapping(
@@ -342,15 +336,14 @@ def check_annotations(
 ) -> Plan:
     """Read and check a file (nothing written): the plan of what an import would write, with
     the report (mapping, counts, every problem)."""
-    if data_format not in FORMATS:
-        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    reader = registry.get_reader(data_format, rater_kind=HUMAN)
     item_key = (item_key or "id").strip()
     explicit = dict(mapping or {})
     raw = read_bytes(data)
     report = AnnotationImportReport(ok=False, format=data_format, item_key=item_key, sha256="")
     report.sha256 = hashlib.sha256(raw).hexdigest()
     plan = Plan(report=report)
-    problem = _Errors(report)
+    problem = Problems(report)
     earlier = (
         AnnotationImport.objects.filter(project=project, sha256=report.sha256, status=AnnotationImport.Status.DONE)
         .exclude(pk=exclude_import)
@@ -364,18 +357,20 @@ def check_annotations(
         return plan
     ticker = _Ticker(progress)
     counts = ReadCounts()
-    ratings = read_source(raw, data_format, item_key, problem, counts)
+    rubric = project.rubric_version.parsed()
+    questions = {q.id: q for q in rubric.questions}
+    ratings = read_ratings(
+        raw, reader, item_key=item_key, problem=problem, counts=counts, expected=Expected(tuple(questions))
+    )
     report.records_read, report.skipped_cancelled = counts.records, counts.skipped_cancelled
     report.skipped_empty = counts.skipped_empty
     report.annotations_read = len(ratings)
     ticker.report(0.2 * CHECK_SHARE, "checking")
-    rubric = project.rubric_version.parsed()
-    questions = {q.id: q for q in rubric.questions}
     for name, target in explicit.items():
         if target and name not in counts.source_fields:
             problem("mapping", f"{name}={target}: the file has no field {name!r}")
     items, several = _items_by_key(project, item_key, {r.key for r in ratings})
-    if data_format in FLAT_LABELSTUDIO:  # the task's data beside the answers: left out, shown in the mapping
+    if reader.task_data_beside_answers:  # the task's data beside the answers: left out, shown in the mapping
         item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
             explicit.setdefault(name, "")
@@ -415,15 +410,9 @@ def check_annotations(
         if item is None:
             if rating.key in several:
                 problem(where, f"{key_label} {rating.key!r} names several items ({', '.join(several[rating.key])})")
-            elif data_format == "labelstudio-min" and item_key in EXTERNAL_ID_KEYS:
-                problem(
-                    where,
-                    f"unknown item: no item with {key_label} {rating.key!r} in this project (in a JSON-MIN "
-                    "export 'id' is Label Studio's task id: match the items by a field of the task's data "
-                    "with the item key, or export CSV, which keeps the data's id)",
-                )
             else:
-                problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project")
+                hint = reader.unknown_external_id_hint if item_key in EXTERNAL_ID_KEYS else ""
+                problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project{hint}")
             continue
         pair = (rating.rater, item.id)
         if pair in seen_pairs:
@@ -716,13 +705,12 @@ class StagedAnnotations:
 def stage_annotations(
     *, project: Project, user: AbstractBaseUser | None, name: str, chunks: Iterable[bytes], data_format: str
 ) -> StagedAnnotations:
-    if data_format not in FORMATS:
-        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    reader = registry.get_reader(data_format, rater_kind=HUMAN)
     token = secrets.token_hex(12)
     folder = staging_root() / token
     folder.mkdir(parents=True)
     try:
-        path = folder / f"annotations{SUFFIXES[data_format]}"
+        path = folder / f"annotations{reader.suffix}"
         size = save_upload(chunks, path)
         (folder / "staged.json").write_text(
             json.dumps({"project": project.id, "user": getattr(user, "pk", None), "name": Path(name).name[:255]})
@@ -781,8 +769,7 @@ def start_annotation_import(
 ) -> AnnotationImport:
     """Create the job for a file (staged, or a path given on the command line) and run it: at
     once for small files (or ``inline``), else on a worker (``annotation.tasks``)."""
-    if data_format not in FORMATS:
-        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    registry.get_reader(data_format, rater_kind=HUMAN)
     job = AnnotationImport.objects.create(
         project=project,
         created_by=user,
@@ -812,12 +799,13 @@ def imports_of(project: Project) -> list[AnnotationImport]:
 
 
 __all__ = [
-    "FORMATS",
     "AnnotationImportReport",
+    "Problems",
     "check_annotations",
     "coerce",
     "parse_mapping",
     "preview_staged",
+    "read_ratings",
     "run_annotation_import_job",
     "stage_annotations",
     "staged_annotations",

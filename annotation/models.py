@@ -18,6 +18,7 @@ from benchmarks.registry import get_preset
 from core.jobs import Job
 
 from .rubric import Rubric
+from .sources import registry as readers
 
 _PARSED_RUBRICS: dict[tuple[int | None, str], Rubric] = {}
 
@@ -388,20 +389,16 @@ class AnnotationImport(Job):
     """An import of human annotations collected in another tool (Label Studio JSON, long CSV /
     JSONL, wide CSV) onto a project's items (``annotation.annotation_import``). Its provenance
     is kept here: the file's SHA-256, its format, the item key and the mapping of source fields
-    to rubric questions; ``report`` holds the progress while it runs, then the outcome."""
+    to rubric questions; ``report`` holds the progress while it runs, then the outcome.
 
-    class Format(models.TextChoices):
-        LABELSTUDIO = "labelstudio", _("Label Studio JSON export")
-        CSV = "csv", _("Long CSV (item, rater, field, value)")
-        JSONL = "jsonl", _("Long JSONL (item, rater, field, value)")
-        WIDE = "wide", _("Wide CSV (one row per rater and item)")
-        LABELSTUDIO_MIN = "labelstudio-min", _("Label Studio JSON-MIN export")
-        LABELSTUDIO_CSV = "labelstudio-csv", _("Label Studio CSV export")
+    The formats are the reader registry's (``annotation.sources.registry``): the choices are
+    read from it when asked (a callable) and a format is checked against it, never listed here
+    or in a table constraint, so that a new reader is one module and one registry line."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     data_file = models.CharField(max_length=500)
-    data_format = models.CharField(max_length=20, choices=Format.choices)
+    data_format = models.CharField(max_length=20, choices=readers.choices, validators=[readers.known_format])
     original_name = models.CharField(max_length=255, blank=True)
     item_key = models.CharField(max_length=200, default="id")
     #: explicit source field -> rubric question ("" = ignore the field), as given
@@ -414,12 +411,6 @@ class AnnotationImport(Job):
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "done", "failed"]), name="annotation_import_status_valid"
-            ),
-            models.CheckConstraint(
-                condition=Q(
-                    data_format__in=["labelstudio", "csv", "jsonl", "wide", "labelstudio-min", "labelstudio-csv"]
-                ),
-                name="annotation_import_format_valid",
             ),
         ]
 
