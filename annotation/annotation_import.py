@@ -26,14 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import secrets
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -41,26 +38,23 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
-from core.progress import ProgressWriter
 from core.values import value_problem
 
 from .bulk import insert_rows, reserve_ids
-from .importing import discard_staged, save_upload, staging_root
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
 from .sources import labelstudio_flat, registry
 from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
+from .staging import Progress, StagedFile, Ticker, discard_token, run_staged, stage_file, staged_file, start_staged
 
 #: item keys that mean the item's external id
 EXTERNAL_ID_KEYS = ("id", "external_id")
 MAX_REPORTED_ERRORS = 200
 #: share of the bar taken by reading and checking (the rest: writing)
 CHECK_SHARE = 0.7
-PROGRESS_TICK = 0.1
 #: ``q[3]``: the third element's answer of a question asked per element of a list
 ELEMENT = re.compile(r"^(?P<q>[a-z][a-z0-9_]*)\[(?P<n>\d+)\]$")
-Progress = Callable[[float, str], None]
 
 
 @dataclass
@@ -355,7 +349,7 @@ def check_annotations(
         report.mapping = dict((earlier.report or {}).get("mapping") or {})
         report.already_imported = int((earlier.report or {}).get("annotations_created") or 0)
         return plan
-    ticker = _Ticker(progress)
+    ticker = Ticker(progress)
     counts = ReadCounts()
     rubric = project.rubric_version.parsed()
     questions = {q.id: q for q in rubric.questions}
@@ -508,7 +502,7 @@ def write_plan(
     """Write a checked plan in one transaction (rows and, through ``before_commit``, the job's
     "done" commit together)."""
     report = plan.report
-    ticker = _Ticker(progress)
+    ticker = Ticker(progress)
     rows = plan.rows
     now = timezone.now()
     with transaction.atomic():
@@ -624,125 +618,66 @@ def write_plan(
             before_commit(report)
 
 
-class _Ticker:
-    def __init__(self, progress: Progress | None) -> None:
-        self.progress = progress
-        self.last = 0.0
-
-    def due(self) -> bool:
-        if self.progress is None:
-            return False
-        now = time.monotonic()
-        if now - self.last < PROGRESS_TICK:
-            return False
-        self.last = now
-        return True
-
-    def report(self, fraction: float, phase: str) -> None:
-        if self.progress is not None:
-            self.progress(fraction, phase)
-
-
 # ---------------------------------------------------------------------------------- jobs
-def progress_report(fraction: float, phase: str) -> dict[str, Any]:
-    return {"report": {"progress": round(fraction, 4), "phase": phase}}
-
-
 def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
     """Run a stored import (from the page, the API, the command or a worker) and keep its report
-    and the file's SHA-256 on the job. A staged upload is deleted once the job has ended."""
+    and the file's SHA-256 on the job (``staging.run_staged``: progress while it runs, a staged
+    upload deleted once the job has ended)."""
 
-    def work(job: AnnotationImport) -> dict[str, Any]:
-        with ProgressWriter(AnnotationImport, job.pk, attempt=job.attempts, fields=progress_report) as writer:
-            plan = check_annotations(
-                project=job.project,
-                data=Path(job.data_file),
-                data_format=job.data_format,
-                item_key=job.item_key,
-                mapping=job.mapping,
-                progress=writer.set,
-                exclude_import=job.pk,
-            )
-            report = plan.report
-            if not report.ok:
-                raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": report.sha256})
-            if report.duplicate_of is not None:
-                return {"report": report.as_dict(), "sha256": report.sha256}
-            write_plan(
-                plan,
-                project=job.project,
-                job=job,
-                # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
-                before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
-                progress=writer.set,
-            )
+    def work(job: AnnotationImport, progress: Progress) -> dict[str, Any]:
+        plan = check_annotations(
+            project=job.project,
+            data=Path(job.data_file),
+            data_format=job.data_format,
+            item_key=job.item_key,
+            mapping=job.mapping,
+            progress=progress,
+            exclude_import=job.pk,
+        )
+        report = plan.report
+        if not report.ok:
+            raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": report.sha256})
+        if report.duplicate_of is not None:
+            return {"report": report.as_dict(), "sha256": report.sha256}
+        write_plan(
+            plan,
+            project=job.project,
+            job=job,
+            # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
+            before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
+            progress=progress,
+        )
         return {"report": report.as_dict(), "sha256": report.sha256}
 
-    try:
-        jobs.run(job, work)
-    finally:
-        if job.status in jobs.TERMINAL:
-            discard_annotation_upload(job)
-    return job
+    return run_staged(job, work)
 
 
-def discard_annotation_upload(job: AnnotationImport) -> None:
-    """Delete the job's staged upload (a file given on the command line is left alone)."""
-    if job.data_file:
-        discard_staged(Path(job.data_file).parent)
+#: the staged file's name before its format's ending (``annotations.json``)
+STAGED_STEM = "annotations"
 
 
-@dataclass
-class StagedAnnotations:
-    """An uploaded annotations file in its own folder under ``MEDIA_ROOT/imports``, with the
-    project and user it was uploaded for (``staged.json``), until it is imported or dropped."""
-
-    token: str
-    path: Path
-    size: int
+def _owner(project: Project, user: AbstractBaseUser | None) -> dict[str, Any]:
+    return {"project": project.id, "user": getattr(user, "pk", None)}
 
 
 def stage_annotations(
     *, project: Project, user: AbstractBaseUser | None, name: str, chunks: Iterable[bytes], data_format: str
-) -> StagedAnnotations:
+) -> StagedFile:
+    """An uploaded annotations file in its own staging folder, with the project and user it was
+    uploaded for, until it is imported or dropped (``staging.stage_file``)."""
     reader = registry.get_reader(data_format, rater_kind=HUMAN)
-    token = secrets.token_hex(12)
-    folder = staging_root() / token
-    folder.mkdir(parents=True)
-    try:
-        path = folder / f"annotations{reader.suffix}"
-        size = save_upload(chunks, path)
-        (folder / "staged.json").write_text(
-            json.dumps({"project": project.id, "user": getattr(user, "pk", None), "name": Path(name).name[:255]})
-        )
-    except BaseException:
-        discard_staged(folder)
-        raise
-    return StagedAnnotations(token, path, size)
+    return stage_file(name=name, chunks=chunks, stem=STAGED_STEM, suffix=reader.suffix, owner=_owner(project, user))
 
 
 def discard_staged_token(token: str) -> None:
     """Drop a staged upload (a preview that will not be imported, or a cancelled page upload)."""
-    if re.fullmatch(r"[0-9a-f]{24}", token or ""):
-        discard_staged(staging_root() / token)
+    discard_token(token)
 
 
 def staged_annotations(*, project: Project, user: AbstractBaseUser | None, token: str) -> tuple[Path, str]:
     """(path, original name) of a file staged by :func:`stage_annotations` for this project and
     user; DomainError (not found) for any other token."""
-    if not re.fullmatch(r"[0-9a-f]{24}", token or ""):
-        raise DomainError("this upload is gone: upload the file again", code="not_found")
-    folder = staging_root() / token
-    try:
-        meta = json.loads((folder / "staged.json").read_text())
-    except (OSError, ValueError):
-        raise DomainError("this upload is gone: upload the file again", code="not_found") from None
-    if meta.get("project") != project.id or meta.get("user") != getattr(user, "pk", None):
-        raise DomainError("this upload is gone: upload the file again", code="not_found")
-    data = next((p for p in folder.iterdir() if p.name.startswith("annotations.")), None)
-    if data is None:
-        raise DomainError("this upload is gone: upload the file again", code="not_found")
-    return data, str(meta.get("name") or data.name)
+    return staged_file(token=token, stem=STAGED_STEM, owner=_owner(project, user))
 
 
 def preview_staged(
@@ -779,19 +714,9 @@ def start_annotation_import(
         item_key=(item_key or "id").strip()[:200],
         mapping=dict(mapping),
     )
-    if inline if inline is not None else path.stat().st_size <= settings.HV_INLINE_IMPORT_BYTES:
-        return run_annotation_import_job(job=job)
-    from .tasks import run_annotation_import  # the task module imports this one (the Celery pair)
-
-    def send() -> None:
-        try:
-            run_annotation_import.delay(job.id)
-        except Exception:
-            discard_annotation_upload(job)
-            raise
-
-    jobs.enqueue_on_commit(job, send)
-    return job
+    return start_staged(
+        job, size=path.stat().st_size, run=lambda job: run_annotation_import_job(job=job), inline=inline
+    )
 
 
 def imports_of(project: Project) -> list[AnnotationImport]:

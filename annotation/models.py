@@ -327,32 +327,31 @@ class AnnotationRevision(models.Model):
         return f"annotation {self.annotation_id} r{self.revision}"
 
 
-class ImportJob(Job):
-    """An import of items from a file (plus images), run by a worker; the report is kept."""
+class StagedImportJob(Job):
+    """The columns and lifecycle every import of an uploaded file shares (the skeleton is
+    ``annotation.staging``): who started it, the staged file it reads (``data_file``, or a path
+    given on the command line), the name it was uploaded under, and its report, which holds the
+    progress while it runs (``staging.progress_report``), then the outcome. Subclasses add what
+    the import is about and name their task in :meth:`send`."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     data_file = models.CharField(max_length=500)
-    data_format = models.CharField(max_length=10)
-    images_path = models.CharField(max_length=500, blank=True)
     original_name = models.CharField(max_length=255, blank=True)
     report = models.JSONField(default=dict, blank=True)
 
+    #: the report's count of rows written, 0 in a failure's report
+    written_key = "created"
+
     class Meta:
+        abstract = True
         ordering = ["-created_at"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "done", "failed"]), name="import_status_valid"
-            )
-        ]
 
     def failure_fields(self, message: str) -> dict:
         # an import's outcome is its report: a refused import lists why there
-        return {"report": {"ok": False, "errors": [message], "items_created": 0}}
+        return {"report": {"ok": False, "errors": [message], self.written_key: 0}}
 
     def running_fields(self) -> dict:
-        # while it runs, the report holds its progress (annotation.importing.progress_report);
-        # a restarted import starts from nothing again
+        # while it runs, the report holds its progress; a restarted import starts from nothing again
         return {"report": {"progress": 0.0, "phase": "checking"}}
 
     @property
@@ -365,19 +364,43 @@ class ImportJob(Job):
         except (TypeError, ValueError):
             return 0
 
+    def staged_paths(self) -> list[str]:
+        """The files a run reads."""
+        return [self.data_file]
+
     def resume_blocker(self) -> str | None:
         # the import writes its rows and "done" in one transaction, so a killed one wrote
         # nothing and runs again from its staged upload, while that is still there
-        for path in (self.data_file, self.images_path):
+        for path in self.staged_paths():
             if path and not os.path.isfile(path):
                 return "its uploaded file is gone: upload it again"
         return None
 
     def after_reaped_failure(self) -> None:
         # a failed import keeps no staged upload (the run itself deletes it when it ends)
-        from .tasks import discard_upload  # the task module imports the models
+        from .tasks import discard_job_upload  # the task module imports the models
 
-        discard_upload(self)
+        discard_job_upload(self)
+
+
+class ImportJob(StagedImportJob):
+    """An import of items from a file (plus images), run by a worker; the report is kept."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    data_format = models.CharField(max_length=10)
+    images_path = models.CharField(max_length=500, blank=True)
+
+    written_key = "items_created"
+
+    class Meta(StagedImportJob.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]), name="import_status_valid"
+            )
+        ]
+
+    def staged_paths(self) -> list[str]:
+        return [self.data_file, self.images_path]
 
     def send(self) -> None:
         from .tasks import run_import  # the task module imports the models
@@ -385,7 +408,7 @@ class ImportJob(Job):
         run_import.delay(self.pk)
 
 
-class AnnotationImport(Job):
+class AnnotationImport(StagedImportJob):
     """An import of human annotations collected in another tool (Label Studio JSON, long CSV /
     JSONL, wide CSV) onto a project's items (``annotation.annotation_import``). Its provenance
     is kept here: the file's SHA-256, its format, the item key and the mapping of source fields
@@ -396,18 +419,15 @@ class AnnotationImport(Job):
     or in a table constraint, so that a new reader is one module and one registry line."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_imports")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    data_file = models.CharField(max_length=500)
     data_format = models.CharField(max_length=20, choices=readers.choices, validators=[readers.known_format])
-    original_name = models.CharField(max_length=255, blank=True)
     item_key = models.CharField(max_length=200, default="id")
     #: explicit source field -> rubric question ("" = ignore the field), as given
     mapping = models.JSONField(default=dict, blank=True)
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
-    report = models.JSONField(default=dict, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    written_key = "annotations_created"
+
+    class Meta(StagedImportJob.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "done", "failed"]), name="annotation_import_status_valid"
@@ -421,32 +441,6 @@ class AnnotationImport(Job):
     def source_label(self) -> str:
         """How the exports mark the answers this import brought: ``imported:<id>``."""
         return f"imported:{self.pk}"
-
-    def failure_fields(self, message: str) -> dict:
-        return {"report": {"ok": False, "errors": [message], "annotations_created": 0}}
-
-    def running_fields(self) -> dict:
-        return {"report": {"progress": 0.0, "phase": "checking"}}
-
-    @property
-    def percent(self) -> int:
-        if not self.is_pending:
-            return 100
-        try:
-            return round(100 * min(max(float((self.report or {}).get("progress", 0.0)), 0.0), 1.0))
-        except (TypeError, ValueError):
-            return 0
-
-    def resume_blocker(self) -> str | None:
-        # rows and "done" commit together, so a killed import wrote nothing and runs again
-        if self.data_file and not os.path.isfile(self.data_file):
-            return "its uploaded file is gone: upload it again"
-        return None
-
-    def after_reaped_failure(self) -> None:
-        from .tasks import discard_annotation_upload  # the task module imports the models
-
-        discard_annotation_upload(self)
 
     def send(self) -> None:
         from .tasks import run_annotation_import  # the task module imports the models

@@ -1,12 +1,13 @@
 """Celery interfaces: thin wrappers that call the service of the same name (and, for the
-import job's model, the staged-upload cleanup it asks for when the reaper fails it)."""
+import jobs' models, the staged-upload cleanup they ask for when the reaper fails them)."""
 
 from celery import shared_task
 
-from .annotation_import import discard_annotation_upload, run_annotation_import_job
-from .importing import discard_upload, run_import_job
-from .importing import sweep_staged_uploads as sweep
+from .annotation_import import run_annotation_import_job
+from .importing import run_import_job
 from .models import AnnotationImport, ImportJob
+from .staging import discard_job_upload
+from .staging import sweep_staged_uploads as sweep
 
 
 @shared_task(acks_late=True, name="annotation.run_import")
@@ -25,11 +26,11 @@ def run_annotation_import(job_id: int) -> str:
     return run_annotation_import_job(job=job).status
 
 
-__all__ = ["discard_annotation_upload", "discard_upload", "run_annotation_import", "run_import"]
+__all__ = ["discard_job_upload", "run_annotation_import", "run_import"]
 
 
 @shared_task(name="annotation.sweep_staged_uploads", ignore_result=True)
 def sweep_staged_uploads() -> int:
-    """Delete the staged uploads nobody imported (``importing.sweep_staged_uploads``); beat runs
+    """Delete the staged uploads nobody imported (``staging.sweep_staged_uploads``); beat runs
     this hourly (``CELERY_BEAT_SCHEDULE``)."""
     return sweep()

@@ -36,18 +36,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.annotation_import import Problems, read_ratings
 from annotation.answers import METRICS_KEY
-from annotation.importing import format_of
 from annotation.models import Item, Project, Rater
 from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Question, RubricError
 from annotation.sources import registry
 from annotation.sources.common import Expected, ReadCounts
+from annotation.staging import format_of, stage_file
 from core.errors import DomainError
 
 from .models import JudgeConfig
@@ -91,23 +90,34 @@ def import_upload(
     data_format: str | None = None,
     user: AbstractBaseUser | None = None,
 ) -> JudgeImportReport:
-    """:func:`import_judge_outputs` of an uploaded file (the page's and the API's): refused
-    (DomainError) above ``HV_MAX_UPLOAD_BYTES``; the format from ``data_format`` or the file's
-    name (JSONL by default); ``fields`` the form's ``name``, ``model_id``, ``method``, ``metrics``
-    (comma-separated)."""
-    if upload.size > settings.HV_MAX_UPLOAD_BYTES:
-        raise DomainError(f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes")
-    return import_judge_outputs(
-        project=project,
-        data=upload.read(),
-        data_format=data_format or format_of(upload.name) or "jsonl",
-        name=fields["name"],
-        model_id=fields.get("model_id", ""),
-        method=fields.get("method", ""),
-        metrics=metric_names(fields.get("metrics", "")),
-        source_file=upload.name,
-        user=user,
+    """:func:`import_judge_outputs` of an uploaded file (the page's and the API's), staged to disk
+    chunk by chunk through the imports' one door (``annotation.staging``: refused, with nothing
+    left behind, above ``HV_MAX_UPLOAD_BYTES``) and deleted afterwards whatever happened; the
+    format from ``data_format`` or the file's name (JSONL by default); ``fields`` the form's
+    ``name``, ``model_id``, ``method``, ``metrics`` (comma-separated)."""
+    data_format = data_format or format_of(upload.name) or "jsonl"
+    reader = registry.by_suffix(registry.MODEL).get(data_format)
+    staged = stage_file(
+        name=upload.name,
+        chunks=upload.chunks(),
+        stem="outputs",
+        suffix=reader.suffix if reader else ".txt",
+        owner={"project": project.id, "user": getattr(user, "pk", None)},
     )
+    try:
+        return import_judge_outputs(
+            project=project,
+            data=staged.path,
+            data_format=data_format,
+            name=fields["name"],
+            model_id=fields.get("model_id", ""),
+            method=fields.get("method", ""),
+            metrics=metric_names(fields.get("metrics", "")),
+            source_file=upload.name,
+            user=user,
+        )
+    finally:
+        staged.discard()
 
 
 def import_judge_outputs(

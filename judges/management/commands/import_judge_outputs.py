@@ -7,9 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importing import format_of
 from annotation.models import Project
 from annotation.sources import registry
+from annotation.staging import format_of
 from core.errors import DomainError
 from judges import imported
 
