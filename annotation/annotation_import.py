@@ -278,22 +278,27 @@ def resolve_mapping(
 
 
 @dataclass(slots=True)
-class _Item:
+class MatchedItem:
+    """An item a rating names, read as values: its id, external id and render context."""
+
     id: int
     external_id: str
     context: dict[str, Any]
 
 
-def _items_by_key(project: Project, item_key: str, keys: set[str]) -> tuple[dict[str, _Item], dict[str, list[str]]]:
-    """key -> the latest version of the item it names (its id, external id and render context,
-    read as values), and key -> external ids when it names several."""
+def items_by_key(
+    project: Project, item_key: str, keys: set[str]
+) -> tuple[dict[str, MatchedItem], dict[str, list[str]]]:
+    """The matching step of every import of ratings made elsewhere: key -> the latest version of
+    the item it names (the external id for ``id``, else a field of the item's data or meta), and
+    key -> external ids when it names several."""
     qs = Item.objects.filter(project=project).order_by("external_id", "version")
-    found: dict[str, _Item] = {}
+    found: dict[str, MatchedItem] = {}
     several: dict[str, list[str]] = {}
 
     def rows(q):
         for pk, ext, data, meta, *strata in q.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
-            yield _Item(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta
+            yield MatchedItem(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta
 
     if item_key in EXTERNAL_ID_KEYS:
         wanted = list(keys)
@@ -301,7 +306,7 @@ def _items_by_key(project: Project, item_key: str, keys: set[str]) -> tuple[dict
             for it, _meta in rows(qs.filter(external_id__in=wanted[start : start + 5000])):
                 found[it.external_id] = it  # ordered by version: the latest wins
         return found, several
-    latest: dict[str, tuple[_Item, dict]] = {}
+    latest: dict[str, tuple[MatchedItem, dict]] = {}
     for it, meta in rows(qs):
         latest[it.external_id] = (it, meta or {})
     for it, meta in latest.values():
@@ -363,7 +368,7 @@ def check_annotations(
     for name, target in explicit.items():
         if target and name not in counts.source_fields:
             problem("mapping", f"{name}={target}: the file has no field {name!r}")
-    items, several = _items_by_key(project, item_key, {r.key for r in ratings})
+    items, several = items_by_key(project, item_key, {r.key for r in ratings})
     if reader.task_data_beside_answers:  # the task's data beside the answers: left out, shown in the mapping
         item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
@@ -725,9 +730,11 @@ def imports_of(project: Project) -> list[AnnotationImport]:
 
 __all__ = [
     "AnnotationImportReport",
+    "MatchedItem",
     "Problems",
     "check_annotations",
     "coerce",
+    "items_by_key",
     "parse_mapping",
     "preview_staged",
     "read_ratings",

@@ -39,10 +39,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation.annotation_import import Problems, read_ratings
+from annotation.annotation_import import MatchedItem, Problems, items_by_key, read_ratings
 from annotation.answers import METRICS_KEY
 from annotation.models import Item, Project, Rater
-from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Question, RubricError
 from annotation.sources import registry
 from annotation.sources.common import Expected, ReadCounts
@@ -168,11 +167,9 @@ def import_judge_outputs(
     report.lines_read = counts.records
     # a tabular file's cells are text: read as the rubric's values (a JSON line's are typed)
     cells_are_text = bool(counts.columns)
-    # latest version per external id
-    items: dict[str, Item] = {}
-    for it in Item.objects.filter(project=project).order_by("external_id", "version"):
-        items[it.external_id] = it
-    parsed: list[tuple[str, Item, dict[str, Any], dict[str, float]]] = []
+    # the latest version of each item, matched as every import of ratings matches them
+    items, _several = items_by_key(project, ID_KEY, {r.key for r in ratings})
+    parsed: list[tuple[str, MatchedItem, dict[str, Any], dict[str, float]]] = []
     for rating in ratings:
         where = rating.where
         item = items.get(rating.key)
@@ -214,7 +211,7 @@ def import_judge_outputs(
         cleaned: dict[str, Any] = {}
         if part is not None:
             try:
-                cleaned = part.validate(answers, item=item_render_context(item))
+                cleaned = part.validate(answers, item=item.context)
             except AnswerError as exc:
                 problem(where, f"invalid answer: {exc}")
                 continue
@@ -244,8 +241,11 @@ def import_judge_outputs(
                 "imported_by": getattr(user, "username", None),
             },
         )
+        instances = Item.objects.in_bulk([item.id for item, _c, _d in rows])
         for item, cleaned, derived in rows:
-            write_judge_annotation(rater=rater, project=project, item=item, answers=cleaned, derived=derived)
+            write_judge_annotation(
+                rater=rater, project=project, item=instances[item.id], answers=cleaned, derived=derived
+            )
     report.ok, report.rater, report.items = True, rater.id, len(rows)
     return report
 
