@@ -4,9 +4,10 @@
 A reader says whose ratings its files hold (:attr:`Reader.rater_kind`): people's
 (``"human"``, imported by ``annotation.annotation_import`` as pseudonymous human raters) or one
 judge's (``"model"``, imported by ``judges.imported`` as a model rater). Both read through the
-same stage (``annotation.annotation_import.read_ratings``: the registry's reader, UTF-8, the
-SHA-256, problems by task or line); the room that owns the rater checks and writes what was read,
-so ``annotation`` never reaches into ``judges``.
+same stage (``annotation.annotation_import.read_ratings``: the file as UTF-8 text, the format's
+reader, problems by task or line) and are matched to items by the same step
+(``annotation_import.items_by_key``); the room that owns the rater checks and writes what was
+read, so ``annotation`` never reaches into ``judges``.
 
 The choices of forms, the API and the command, and the check of ``AnnotationImport.data_format``
 (:func:`known_format`, a model validator: a format is data of this registry, not of a table
