@@ -1,6 +1,8 @@
 """Importing human annotations collected in another tool onto a project's items (issue 26).
 
-    read (Label Studio JSON, long CSV / JSONL, wide CSV: ``annotation.sources``)
+    read (the format's reader in ``annotation.sources.registry``: Label Studio JSON / JSON-MIN /
+          CSV, long CSV / JSONL, wide CSV; :func:`read_ratings`, the stage a judge's outputs,
+          ``judges.imported``, are read through too)
       -> match each rating's item by the item key (the external id, or a field of the item's
          data / meta such as ``pair_id``)
       -> map source fields to rubric questions (by name; ``mapping`` FROM -> TO for the rest,
@@ -22,17 +24,13 @@ stored pair are a problem). Provenance (SHA-256, format, item key, mapping) is t
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import re
-import secrets
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -40,38 +38,23 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
-from core.progress import ProgressWriter
 from core.values import value_problem
 
 from .bulk import insert_rows, reserve_ids
-from .importing import discard_staged, save_upload, staging_root
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
-from .sources import labelstudio, labelstudio_flat, long, wide
-from .sources.common import ReadCounts, SourceRating
+from .sources import labelstudio_flat, registry
+from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
+from .staging import Progress, StagedFile, Ticker, discard_token, run_staged, stage_file, staged_file, start_staged
 
-FORMATS = ("labelstudio", "labelstudio-min", "labelstudio-csv", "csv", "jsonl", "wide")
-#: Label Studio's flat exports: the task's data beside the answers (``sources.labelstudio_flat``)
-FLAT_LABELSTUDIO = ("labelstudio-min", "labelstudio-csv")
 #: item keys that mean the item's external id
 EXTERNAL_ID_KEYS = ("id", "external_id")
 MAX_REPORTED_ERRORS = 200
 #: share of the bar taken by reading and checking (the rest: writing)
 CHECK_SHARE = 0.7
-PROGRESS_TICK = 0.1
 #: ``q[3]``: the third element's answer of a question asked per element of a list
 ELEMENT = re.compile(r"^(?P<q>[a-z][a-z0-9_]*)\[(?P<n>\d+)\]$")
-#: file name endings of an upload, by format
-SUFFIXES = {
-    "labelstudio": ".json",
-    "labelstudio-min": ".json",
-    "labelstudio-csv": ".csv",
-    "csv": ".csv",
-    "jsonl": ".jsonl",
-    "wide": ".csv",
-}
-Progress = Callable[[float, str], None]
 
 
 @dataclass
@@ -219,8 +202,12 @@ class Plan:
     attribute_updates: dict[int, dict[str, Any]] = field(default_factory=dict)  # rater id -> merged
 
 
-class _Errors:
-    def __init__(self, report: AnnotationImportReport) -> None:
+class Problems:
+    """``problem(where, message)`` for the readers and the checks: kept in the report's
+    ``errors`` as "where: message", the first :data:`MAX_REPORTED_ERRORS`, then only counted in
+    ``errors_truncated``. Any report with ``errors`` and ``errors_truncated``."""
+
+    def __init__(self, report: Any) -> None:
         self.report = report
 
     def __call__(self, where: str, message: str) -> None:
@@ -244,24 +231,25 @@ def sha256_of(data: bytes | str | Path) -> str:
     return hashlib.sha256(read_bytes(data)).hexdigest()
 
 
-def read_source(
-    raw: bytes, data_format: str, item_key: str, problem: Callable[[str, str], None], counts: ReadCounts
+def read_ratings(
+    raw: bytes | str,
+    reader: Reader,
+    *,
+    item_key: str,
+    problem: Callable[[str, str], None],
+    counts: ReadCounts,
+    expected: Expected | None = None,
 ) -> list[SourceRating]:
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        problem("line 1", f"the file is not UTF-8 text (byte {exc.start})")
-        return []
-    if data_format == "labelstudio":
-        return labelstudio.read(text, item_key=item_key, problem=problem, counts=counts)
-    if data_format == "labelstudio-min":
-        return labelstudio_flat.read_json_min(text, item_key=item_key, problem=problem, counts=counts)
-    stream = io.StringIO(text, newline="")
-    if data_format == "labelstudio-csv":
-        return labelstudio_flat.read_csv(stream, item_key=item_key, problem=problem, counts=counts)
-    if data_format == "wide":
-        return wide.read(stream, item_key=item_key, problem=problem, counts=counts)
-    return long.read(stream, jsonl=data_format == "jsonl", item_key=item_key, problem=problem, counts=counts)
+    """The reading stage every import of ratings made elsewhere goes through, people's and a
+    judge's alike: the file as UTF-8 text (a BOM dropped), read by its format's reader into
+    :class:`SourceRating` rows; every problem reported by task or line."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            problem("line 1", f"the file is not UTF-8 text (byte {exc.start})")
+            return []
+    return reader.read(raw, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected())
 
 
 def resolve_mapping(
@@ -290,22 +278,27 @@ def resolve_mapping(
 
 
 @dataclass(slots=True)
-class _Item:
+class MatchedItem:
+    """An item a rating names, read as values: its id, external id and render context."""
+
     id: int
     external_id: str
     context: dict[str, Any]
 
 
-def _items_by_key(project: Project, item_key: str, keys: set[str]) -> tuple[dict[str, _Item], dict[str, list[str]]]:
-    """key -> the latest version of the item it names (its id, external id and render context,
-    read as values), and key -> external ids when it names several."""
+def items_by_key(
+    project: Project, item_key: str, keys: set[str]
+) -> tuple[dict[str, MatchedItem], dict[str, list[str]]]:
+    """The matching step of every import of ratings made elsewhere: key -> the latest version of
+    the item it names (the external id for ``id``, else a field of the item's data or meta), and
+    key -> external ids when it names several."""
     qs = Item.objects.filter(project=project).order_by("external_id", "version")
-    found: dict[str, _Item] = {}
+    found: dict[str, MatchedItem] = {}
     several: dict[str, list[str]] = {}
 
     def rows(q):
         for pk, ext, data, meta, *strata in q.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
-            yield _Item(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta
+            yield MatchedItem(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta
 
     if item_key in EXTERNAL_ID_KEYS:
         wanted = list(keys)
@@ -313,7 +306,7 @@ def _items_by_key(project: Project, item_key: str, keys: set[str]) -> tuple[dict
             for it, _meta in rows(qs.filter(external_id__in=wanted[start : start + 5000])):
                 found[it.external_id] = it  # ordered by version: the latest wins
         return found, several
-    latest: dict[str, tuple[_Item, dict]] = {}
+    latest: dict[str, tuple[MatchedItem, dict]] = {}
     for it, meta in rows(qs):
         latest[it.external_id] = (it, meta or {})
     for it, meta in latest.values():
@@ -342,15 +335,14 @@ def check_annotations(
 ) -> Plan:
     """Read and check a file (nothing written): the plan of what an import would write, with
     the report (mapping, counts, every problem)."""
-    if data_format not in FORMATS:
-        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    reader = registry.get_reader(data_format, rater_kind=HUMAN)
     item_key = (item_key or "id").strip()
     explicit = dict(mapping or {})
     raw = read_bytes(data)
     report = AnnotationImportReport(ok=False, format=data_format, item_key=item_key, sha256="")
     report.sha256 = hashlib.sha256(raw).hexdigest()
     plan = Plan(report=report)
-    problem = _Errors(report)
+    problem = Problems(report)
     earlier = (
         AnnotationImport.objects.filter(project=project, sha256=report.sha256, status=AnnotationImport.Status.DONE)
         .exclude(pk=exclude_import)
@@ -362,20 +354,22 @@ def check_annotations(
         report.mapping = dict((earlier.report or {}).get("mapping") or {})
         report.already_imported = int((earlier.report or {}).get("annotations_created") or 0)
         return plan
-    ticker = _Ticker(progress)
+    ticker = Ticker(progress)
     counts = ReadCounts()
-    ratings = read_source(raw, data_format, item_key, problem, counts)
+    rubric = project.rubric_version.parsed()
+    questions = {q.id: q for q in rubric.questions}
+    ratings = read_ratings(
+        raw, reader, item_key=item_key, problem=problem, counts=counts, expected=Expected(tuple(questions))
+    )
     report.records_read, report.skipped_cancelled = counts.records, counts.skipped_cancelled
     report.skipped_empty = counts.skipped_empty
     report.annotations_read = len(ratings)
     ticker.report(0.2 * CHECK_SHARE, "checking")
-    rubric = project.rubric_version.parsed()
-    questions = {q.id: q for q in rubric.questions}
     for name, target in explicit.items():
         if target and name not in counts.source_fields:
             problem("mapping", f"{name}={target}: the file has no field {name!r}")
-    items, several = _items_by_key(project, item_key, {r.key for r in ratings})
-    if data_format in FLAT_LABELSTUDIO:  # the task's data beside the answers: left out, shown in the mapping
+    items, several = items_by_key(project, item_key, {r.key for r in ratings})
+    if reader.task_data_beside_answers:  # the task's data beside the answers: left out, shown in the mapping
         item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
             explicit.setdefault(name, "")
@@ -415,15 +409,9 @@ def check_annotations(
         if item is None:
             if rating.key in several:
                 problem(where, f"{key_label} {rating.key!r} names several items ({', '.join(several[rating.key])})")
-            elif data_format == "labelstudio-min" and item_key in EXTERNAL_ID_KEYS:
-                problem(
-                    where,
-                    f"unknown item: no item with {key_label} {rating.key!r} in this project (in a JSON-MIN "
-                    "export 'id' is Label Studio's task id: match the items by a field of the task's data "
-                    "with the item key, or export CSV, which keeps the data's id)",
-                )
             else:
-                problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project")
+                hint = reader.unknown_external_id_hint if item_key in EXTERNAL_ID_KEYS else ""
+                problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project{hint}")
             continue
         pair = (rating.rater, item.id)
         if pair in seen_pairs:
@@ -519,7 +507,7 @@ def write_plan(
     """Write a checked plan in one transaction (rows and, through ``before_commit``, the job's
     "done" commit together)."""
     report = plan.report
-    ticker = _Ticker(progress)
+    ticker = Ticker(progress)
     rows = plan.rows
     now = timezone.now()
     with transaction.atomic():
@@ -635,126 +623,66 @@ def write_plan(
             before_commit(report)
 
 
-class _Ticker:
-    def __init__(self, progress: Progress | None) -> None:
-        self.progress = progress
-        self.last = 0.0
-
-    def due(self) -> bool:
-        if self.progress is None:
-            return False
-        now = time.monotonic()
-        if now - self.last < PROGRESS_TICK:
-            return False
-        self.last = now
-        return True
-
-    def report(self, fraction: float, phase: str) -> None:
-        if self.progress is not None:
-            self.progress(fraction, phase)
-
-
 # ---------------------------------------------------------------------------------- jobs
-def progress_report(fraction: float, phase: str) -> dict[str, Any]:
-    return {"report": {"progress": round(fraction, 4), "phase": phase}}
-
-
 def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
     """Run a stored import (from the page, the API, the command or a worker) and keep its report
-    and the file's SHA-256 on the job. A staged upload is deleted once the job has ended."""
+    and the file's SHA-256 on the job (``staging.run_staged``: progress while it runs, a staged
+    upload deleted once the job has ended)."""
 
-    def work(job: AnnotationImport) -> dict[str, Any]:
-        with ProgressWriter(AnnotationImport, job.pk, attempt=job.attempts, fields=progress_report) as writer:
-            plan = check_annotations(
-                project=job.project,
-                data=Path(job.data_file),
-                data_format=job.data_format,
-                item_key=job.item_key,
-                mapping=job.mapping,
-                progress=writer.set,
-                exclude_import=job.pk,
-            )
-            report = plan.report
-            if not report.ok:
-                raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": report.sha256})
-            if report.duplicate_of is not None:
-                return {"report": report.as_dict(), "sha256": report.sha256}
-            write_plan(
-                plan,
-                project=job.project,
-                job=job,
-                # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
-                before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
-                progress=writer.set,
-            )
+    def work(job: AnnotationImport, progress: Progress) -> dict[str, Any]:
+        plan = check_annotations(
+            project=job.project,
+            data=Path(job.data_file),
+            data_format=job.data_format,
+            item_key=job.item_key,
+            mapping=job.mapping,
+            progress=progress,
+            exclude_import=job.pk,
+        )
+        report = plan.report
+        if not report.ok:
+            raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": report.sha256})
+        if report.duplicate_of is not None:
+            return {"report": report.as_dict(), "sha256": report.sha256}
+        write_plan(
+            plan,
+            project=job.project,
+            job=job,
+            # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
+            before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
+            progress=progress,
+        )
         return {"report": report.as_dict(), "sha256": report.sha256}
 
-    try:
-        jobs.run(job, work)
-    finally:
-        if job.status in jobs.TERMINAL:
-            discard_annotation_upload(job)
-    return job
+    return run_staged(job, work)
 
 
-def discard_annotation_upload(job: AnnotationImport) -> None:
-    """Delete the job's staged upload (a file given on the command line is left alone)."""
-    if job.data_file:
-        discard_staged(Path(job.data_file).parent)
+#: the staged file's name before its format's ending (``annotations.json``)
+STAGED_STEM = "annotations"
 
 
-@dataclass
-class StagedAnnotations:
-    """An uploaded annotations file in its own folder under ``MEDIA_ROOT/imports``, with the
-    project and user it was uploaded for (``staged.json``), until it is imported or dropped."""
-
-    token: str
-    path: Path
-    size: int
+def _owner(project: Project, user: AbstractBaseUser | None) -> dict[str, Any]:
+    return {"project": project.id, "user": getattr(user, "pk", None)}
 
 
 def stage_annotations(
     *, project: Project, user: AbstractBaseUser | None, name: str, chunks: Iterable[bytes], data_format: str
-) -> StagedAnnotations:
-    if data_format not in FORMATS:
-        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
-    token = secrets.token_hex(12)
-    folder = staging_root() / token
-    folder.mkdir(parents=True)
-    try:
-        path = folder / f"annotations{SUFFIXES[data_format]}"
-        size = save_upload(chunks, path)
-        (folder / "staged.json").write_text(
-            json.dumps({"project": project.id, "user": getattr(user, "pk", None), "name": Path(name).name[:255]})
-        )
-    except BaseException:
-        discard_staged(folder)
-        raise
-    return StagedAnnotations(token, path, size)
+) -> StagedFile:
+    """An uploaded annotations file in its own staging folder, with the project and user it was
+    uploaded for, until it is imported or dropped (``staging.stage_file``)."""
+    reader = registry.get_reader(data_format, rater_kind=HUMAN)
+    return stage_file(name=name, chunks=chunks, stem=STAGED_STEM, suffix=reader.suffix, owner=_owner(project, user))
 
 
 def discard_staged_token(token: str) -> None:
     """Drop a staged upload (a preview that will not be imported, or a cancelled page upload)."""
-    if re.fullmatch(r"[0-9a-f]{24}", token or ""):
-        discard_staged(staging_root() / token)
+    discard_token(token)
 
 
 def staged_annotations(*, project: Project, user: AbstractBaseUser | None, token: str) -> tuple[Path, str]:
     """(path, original name) of a file staged by :func:`stage_annotations` for this project and
     user; DomainError (not found) for any other token."""
-    if not re.fullmatch(r"[0-9a-f]{24}", token or ""):
-        raise DomainError("this upload is gone: upload the file again", code="not_found")
-    folder = staging_root() / token
-    try:
-        meta = json.loads((folder / "staged.json").read_text())
-    except (OSError, ValueError):
-        raise DomainError("this upload is gone: upload the file again", code="not_found") from None
-    if meta.get("project") != project.id or meta.get("user") != getattr(user, "pk", None):
-        raise DomainError("this upload is gone: upload the file again", code="not_found")
-    data = next((p for p in folder.iterdir() if p.name.startswith("annotations.")), None)
-    if data is None:
-        raise DomainError("this upload is gone: upload the file again", code="not_found")
-    return data, str(meta.get("name") or data.name)
+    return staged_file(token=token, stem=STAGED_STEM, owner=_owner(project, user))
 
 
 def preview_staged(
@@ -781,8 +709,7 @@ def start_annotation_import(
 ) -> AnnotationImport:
     """Create the job for a file (staged, or a path given on the command line) and run it: at
     once for small files (or ``inline``), else on a worker (``annotation.tasks``)."""
-    if data_format not in FORMATS:
-        raise DomainError(f"unsupported format {data_format!r}: use {', '.join(FORMATS)}")
+    registry.get_reader(data_format, rater_kind=HUMAN)
     job = AnnotationImport.objects.create(
         project=project,
         created_by=user,
@@ -792,19 +719,9 @@ def start_annotation_import(
         item_key=(item_key or "id").strip()[:200],
         mapping=dict(mapping),
     )
-    if inline if inline is not None else path.stat().st_size <= settings.HV_INLINE_IMPORT_BYTES:
-        return run_annotation_import_job(job=job)
-    from .tasks import run_annotation_import  # the task module imports this one (the Celery pair)
-
-    def send() -> None:
-        try:
-            run_annotation_import.delay(job.id)
-        except Exception:
-            discard_annotation_upload(job)
-            raise
-
-    jobs.enqueue_on_commit(job, send)
-    return job
+    return start_staged(
+        job, size=path.stat().st_size, run=lambda job: run_annotation_import_job(job=job), inline=inline
+    )
 
 
 def imports_of(project: Project) -> list[AnnotationImport]:
@@ -812,12 +729,15 @@ def imports_of(project: Project) -> list[AnnotationImport]:
 
 
 __all__ = [
-    "FORMATS",
     "AnnotationImportReport",
+    "MatchedItem",
+    "Problems",
     "check_annotations",
     "coerce",
+    "items_by_key",
     "parse_mapping",
     "preview_staged",
+    "read_ratings",
     "run_annotation_import_job",
     "stage_annotations",
     "staged_annotations",

@@ -19,8 +19,10 @@ from core.errors import DomainError
 from . import annotation_import
 from .access import as_id, managed_project_or_403
 from .models import AnnotationImport
+from .sources import registry
 
-FORMAT_CHOICES = AnnotationImport.Format.choices
+#: the readers of people's ratings, read from the registry when a form is made (a callable)
+FORMAT_CHOICES = registry.human_choices
 
 
 class UploadForm(forms.Form):

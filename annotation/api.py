@@ -4,6 +4,8 @@ services and the same rubric validator as the web pages; domain refusals become 
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -18,6 +20,7 @@ from benchmarks.registry import PRESETS
 from . import annotation_import, importing, projects, selectors
 from .access import managed_visible_project
 from .models import AnnotationImport, ImportJob, Item, Project
+from .sources import registry
 
 
 # ------------------------------------------------------------------------- serializers
@@ -108,7 +111,7 @@ class AnnotationImportSerializer(serializers.ModelSerializer):
 
 class AnnotationImportUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="the exported annotations")
-    format = serializers.ChoiceField(choices=annotation_import.FORMATS)
+    format = serializers.ChoiceField(choices=[])
     item_key = serializers.CharField(
         required=False, default="id", help_text="id (the external id) or a field of the items' data, e.g. pair_id"
     )
@@ -121,6 +124,11 @@ class AnnotationImportUploadSerializer(serializers.Serializer):
     preview = serializers.BooleanField(
         required=False, default=False, help_text="check only: the mapping and the counts, nothing written"
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # the formats are the reader registry's as it is now (a reader registered later counts)
+        self.fields["format"].choices = registry.keys(registry.HUMAN)
 
 
 # ------------------------------------------------------------------------- viewsets

@@ -19,15 +19,11 @@ import codecs
 import csv
 import io
 import json
-import secrets
-import shutil
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -35,7 +31,6 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS, Preset
 from core import jobs
 from core.errors import DomainError
-from core.progress import ProgressWriter
 from core.values import MAX_DEPTH, value_problem
 
 from .assets import (
@@ -53,16 +48,13 @@ from .assets import (
 from .assigning import assign_new_items, uses_default_assignment
 from .bulk import insert_rows, reserve_ids
 from .item_schema import CheckedRecord, check_record
-from .models import AnnotationImport, Asset, ImportJob, Item, Project
+from .models import Asset, ImportJob, Item, Project
+from .staging import Progress, Ticker, run_staged, stage_upload, start_staged
 
 MAX_REPORTED_ERRORS = 200
 BATCH = 2000
 #: how the bar of an import is shared between its two passes (checking takes the images)
 CHECK_SHARE = 0.6
-#: progress is reported at most this often (seconds): a clock read per line, a report per tick
-PROGRESS_TICK = 0.1
-#: ``progress(fraction, phase)``: fraction done (0..1) and "checking" or "writing"
-Progress = Callable[[float, str], None]
 #: an image field of a revised item may name an image already stored in the project
 SHA_PREFIX = "sha256:"
 #: keys of the revision export that a re-import ignores
@@ -82,15 +74,6 @@ class ImportReport:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-#: file name endings the importers recognise
-FORMAT_BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
-
-
-def format_of(file_name: str) -> str | None:
-    """``jsonl`` or ``csv`` from a file's name, None when the name does not tell."""
-    return FORMAT_BY_SUFFIX.get(Path(file_name).suffix.lower())
 
 
 def read_jsonl(stream: io.TextIOBase) -> Iterator[tuple[int, Any, str | None]]:
@@ -200,7 +183,7 @@ def import_items(
             opened[:] = [stream]
             yield from read_jsonl(stream) if data_format == "jsonl" else read_csv(stream, project.preset)
 
-    ticker = _Ticker(progress)
+    ticker = Ticker(progress)
     size = _size_of(data)
     batch = _Batch(project=project, revisions=revisions, records=records, ticker=ticker)
     try:
@@ -267,28 +250,6 @@ def _read_fraction(stream: io.TextIOBase, size: int) -> float:
     return min(position / size, 1.0)
 
 
-class _Ticker:
-    """Says when progress is due (at most every :data:`PROGRESS_TICK` seconds), so that the
-    fraction, which may cost a system call, is computed only then."""
-
-    def __init__(self, progress: Progress | None) -> None:
-        self.progress = progress
-        self.last = 0.0
-
-    def due(self) -> bool:
-        if self.progress is None:
-            return False
-        now = time.monotonic()
-        if now - self.last < PROGRESS_TICK:
-            return False
-        self.last = now
-        return True
-
-    def report(self, fraction: float, phase: str) -> None:
-        if self.progress is not None:
-            self.progress(fraction, phase)
-
-
 @dataclass(slots=True)
 class _Pending:
     """What the write needs of a checked line besides its content (read again from the file)."""
@@ -315,7 +276,7 @@ class _Batch:
     reused: dict[str, tuple[str, int]] = field(default_factory=dict)  # "sha256:<hex>" -> (hex, first line)
     stored: dict[str, int] = field(default_factory=dict)  # reused hex -> Asset id
     latest: dict[str, tuple[int, int]] = field(default_factory=dict)  # revised id -> (version, item pk)
-    ticker: _Ticker = field(default_factory=lambda: _Ticker(None))
+    ticker: Ticker = field(default_factory=lambda: Ticker(None))
 
     def fail(self, line: int, message: str) -> None:
         if len(self.errors) < MAX_REPORTED_ERRORS:
@@ -529,131 +490,27 @@ def store_assets(checked: dict[str, CheckedImage], report: ImportReport, written
     return dict(Asset.objects.filter(sha256__in=list(by_sha)).values_list("sha256", "id"))
 
 
-def progress_report(fraction: float, phase: str) -> dict[str, Any]:
-    """The columns of a running import that say how far it is (its report until it ends)."""
-    return {"report": {"progress": round(fraction, 4), "phase": phase}}
-
-
 def run_import_job(*, job: ImportJob) -> ImportJob:
-    """Run a stored import request (from the web, the API or a worker) and keep its report.
-    Once the job has ended (done or failed) its staged upload is deleted: nothing reads it again
-    (images are copied into content-addressed files, the report is in the row)."""
+    """Run a stored import request (from the web, the API or a worker) and keep its report
+    (``staging.run_staged``: progress while it runs, the staged upload deleted once it ended;
+    images are copied into content-addressed files, the report is in the row)."""
 
-    def work(job: ImportJob) -> dict[str, Any]:
-        # while it runs, the job's report is its progress (the page's bar); the outcome replaces it
-        with ProgressWriter(ImportJob, job.pk, attempt=job.attempts, fields=progress_report) as writer:
-            report = import_items(
-                project=job.project,
-                data=Path(job.data_file),
-                data_format=job.data_format,
-                images=Path(job.images_path) if job.images_path else None,
-                # rows and "done" in one commit: a worker killed before it wrote nothing (the reaper
-                # runs the job again from the staged file), one whose job was handed on writes nothing
-                before_commit=lambda report: jobs.finish_claimed(job, report=report.as_dict()),
-                progress=writer.set,
-            )
+    def work(job: ImportJob, progress: Progress) -> dict[str, Any]:
+        report = import_items(
+            project=job.project,
+            data=Path(job.data_file),
+            data_format=job.data_format,
+            images=Path(job.images_path) if job.images_path else None,
+            # rows and "done" in one commit: a worker killed before it wrote nothing (the reaper
+            # runs the job again from the staged file), one whose job was handed on writes nothing
+            before_commit=lambda report: jobs.finish_claimed(job, report=report.as_dict()),
+            progress=progress,
+        )
         if not report.ok:
             raise jobs.Refused("the file was refused", fields={"report": report.as_dict()})
         return {"report": report.as_dict()}
 
-    try:
-        jobs.run(job, work)
-    finally:
-        if job.status in jobs.TERMINAL:
-            discard_upload(job)
-    return job
-
-
-@dataclass
-class StagedUpload:
-    """Uploaded files written to their own folder under ``MEDIA_ROOT/imports``."""
-
-    folder: Path
-    data_path: Path
-    data_format: str
-    images_path: Path | None
-    size: int
-
-    def discard(self) -> None:
-        discard_staged(self.folder)
-
-
-def staging_root() -> Path:
-    return Path(settings.MEDIA_ROOT) / "imports"
-
-
-def stage_upload(
-    *,
-    data_name: str,
-    data_stream: Iterable[bytes],
-    images_name: str | None = None,
-    images_stream: Iterable[bytes] | None = None,
-) -> StagedUpload:
-    """Write an import's files to a fresh staging folder, chunk by chunk, refusing (with nothing
-    left behind) a name that does not tell the format, images not sent as a zip, or files
-    together larger than ``HV_MAX_UPLOAD_BYTES``. The one door for item and revision imports."""
-    data_format = format_of(data_name)
-    if data_format is None:
-        raise DomainError(f"cannot tell the format of {data_name!r}: name it .jsonl or .csv")
-    if images_stream is not None and not (images_name or "").lower().endswith(".zip"):
-        raise DomainError("images must be uploaded as a .zip file")
-    folder = staging_root() / secrets.token_hex(12)
-    folder.mkdir(parents=True)
-    try:
-        data_path = folder / f"data.{data_format}"
-        size = save_upload(data_stream, data_path)
-        images_path = None
-        if images_stream is not None:
-            images_path = folder / "images.zip"
-            size += save_upload(images_stream, images_path, limit=settings.HV_MAX_UPLOAD_BYTES - size)
-    except BaseException:
-        discard_staged(folder)
-        raise
-    return StagedUpload(folder, data_path, data_format, images_path, size)
-
-
-def discard_staged(folder: Path) -> None:
-    """Delete a staging folder (only ever one under ``MEDIA_ROOT/imports``)."""
-    folder = Path(folder)
-    root = staging_root().resolve()
-    if folder.resolve().parent == root:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def sweep_staged_uploads(*, max_age_s: float | None = None, now: float | None = None) -> int:
-    """Delete staging folders left behind (a page preview never confirmed, a process killed
-    between upload and job): those untouched for ``max_age_s`` (``HV_STAGED_UPLOAD_TTL_SECONDS``)
-    that no unfinished item or annotations import reads. Returns how many were deleted. Run by
-    beat (``annotation.sweep_staged_uploads``); a file given on the command line is never under
-    the staging root, so never touched."""
-    root = staging_root()
-    if not root.is_dir():
-        return 0
-    max_age_s = settings.HV_STAGED_UPLOAD_TTL_SECONDS if max_age_s is None else max_age_s
-    cutoff = (time.time() if now is None else now) - max_age_s
-    unfinished = {
-        Path(f).parent.name
-        for model in (ImportJob, AnnotationImport)
-        for f in model.objects.exclude(status__in=jobs.TERMINAL).values_list("data_file", flat=True)
-        if f
-    }
-    deleted = 0
-    for folder in root.iterdir():
-        try:
-            stale = folder.is_dir() and folder.stat().st_mtime < cutoff
-        except OSError:  # deleted meanwhile
-            continue
-        if stale and folder.name not in unfinished:
-            discard_staged(folder)
-            deleted += 1
-    return deleted
-
-
-def discard_upload(job: ImportJob) -> None:
-    """Delete an import job's staged files (its staging folder). Safe to call twice, and for
-    jobs whose files live elsewhere (e.g. a path given on the command line: left alone)."""
-    if job.data_file:
-        discard_staged(Path(job.data_file).parent)
+    return run_staged(job, work)
 
 
 def start_import(
@@ -666,7 +523,7 @@ def start_import(
     images_stream: Iterable[bytes] | None = None,
 ) -> ImportJob:
     """Stage the uploaded files and create the job. Small files run at once; large ones go to
-    a worker (``annotation.tasks.run_import``)."""
+    a worker (``annotation.tasks.run_import``), ``staging.start_staged``."""
     staged = stage_upload(
         data_name=data_name, data_stream=data_stream, images_name=images_name, images_stream=images_stream
     )
@@ -682,34 +539,4 @@ def start_import(
     except BaseException:
         staged.discard()
         raise
-    if staged.size <= settings.HV_INLINE_IMPORT_BYTES:
-        return run_import_job(job=job)
-    from .tasks import run_import  # the task module imports this one (the Celery pair)
-
-    def send() -> None:
-        try:
-            run_import.delay(job.id)
-        except Exception:  # the broker refused: the job fails (core.jobs), and nothing will read the files
-            discard_upload(job)
-            raise
-
-    jobs.enqueue_on_commit(job, send)
-    return job
-
-
-def save_upload(chunks: Iterable[bytes], path: Path, *, limit: int | None = None) -> int:
-    """Write ``chunks`` to ``path``; over ``limit`` (default ``HV_MAX_UPLOAD_BYTES``) the file is
-    removed and the upload refused."""
-    limit = settings.HV_MAX_UPLOAD_BYTES if limit is None else limit
-    total = 0
-    try:
-        with open(path, "wb") as fh:
-            for chunk in chunks:
-                total += len(chunk)
-                if total > limit:
-                    raise DomainError(f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes")
-                fh.write(chunk)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return total
+    return start_staged(job, size=staged.size, run=lambda job: run_import_job(job=job))

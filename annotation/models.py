@@ -18,6 +18,7 @@ from benchmarks.registry import get_preset
 from core.jobs import Job
 
 from .rubric import Rubric
+from .sources import registry as readers
 
 _PARSED_RUBRICS: dict[tuple[int | None, str], Rubric] = {}
 
@@ -335,32 +336,31 @@ class AnnotationRevision(models.Model):
         return f"annotation {self.annotation_id} r{self.revision}"
 
 
-class ImportJob(Job):
-    """An import of items from a file (plus images), run by a worker; the report is kept."""
+class StagedImportJob(Job):
+    """The columns and lifecycle every import of an uploaded file shares (the skeleton is
+    ``annotation.staging``): who started it, the staged file it reads (``data_file``, or a path
+    given on the command line), the name it was uploaded under, and its report, which holds the
+    progress while it runs (``staging.progress_report``), then the outcome. Subclasses add what
+    the import is about; their app's ``tasks`` module sends them (``core.jobs.register_sender``)."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     data_file = models.CharField(max_length=500)
-    data_format = models.CharField(max_length=10)
-    images_path = models.CharField(max_length=500, blank=True)
     original_name = models.CharField(max_length=255, blank=True)
     report = models.JSONField(default=dict, blank=True)
 
+    #: the report's count of rows written, 0 in a failure's report
+    written_key = "created"
+
     class Meta:
+        abstract = True
         ordering = ["-created_at"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "done", "failed"]), name="import_status_valid"
-            )
-        ]
 
     def failure_fields(self, message: str) -> dict:
         # an import's outcome is its report: a refused import lists why there
-        return {"report": {"ok": False, "errors": [message], "items_created": 0}}
+        return {"report": {"ok": False, "errors": [message], self.written_key: 0}}
 
     def running_fields(self) -> dict:
-        # while it runs, the report holds its progress (annotation.importing.progress_report);
-        # a restarted import starts from nothing again
+        # while it runs, the report holds its progress; a restarted import starts from nothing again
         return {"report": {"progress": 0.0, "phase": "checking"}}
 
     @property
@@ -373,51 +373,62 @@ class ImportJob(Job):
         except (TypeError, ValueError):
             return 0
 
+    def staged_paths(self) -> list[str]:
+        """The files a run reads."""
+        return [self.data_file]
+
     def resume_blocker(self) -> str | None:
         # the import writes its rows and "done" in one transaction, so a killed one wrote
         # nothing and runs again from its staged upload, while that is still there
-        for path in (self.data_file, self.images_path):
+        for path in self.staged_paths():
             if path and not os.path.isfile(path):
                 return "its uploaded file is gone: upload it again"
         return None
 
 
-class AnnotationImport(Job):
+class ImportJob(StagedImportJob):
+    """An import of items from a file (plus images), run by a worker; the report is kept."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    data_format = models.CharField(max_length=10)
+    images_path = models.CharField(max_length=500, blank=True)
+
+    written_key = "items_created"
+
+    class Meta(StagedImportJob.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]), name="import_status_valid"
+            )
+        ]
+
+    def staged_paths(self) -> list[str]:
+        return [self.data_file, self.images_path]
+
+
+class AnnotationImport(StagedImportJob):
     """An import of human annotations collected in another tool (Label Studio JSON, long CSV /
     JSONL, wide CSV) onto a project's items (``annotation.annotation_import``). Its provenance
     is kept here: the file's SHA-256, its format, the item key and the mapping of source fields
-    to rubric questions; ``report`` holds the progress while it runs, then the outcome."""
+    to rubric questions; ``report`` holds the progress while it runs, then the outcome.
 
-    class Format(models.TextChoices):
-        LABELSTUDIO = "labelstudio", _("Label Studio JSON export")
-        CSV = "csv", _("Long CSV (item, rater, field, value)")
-        JSONL = "jsonl", _("Long JSONL (item, rater, field, value)")
-        WIDE = "wide", _("Wide CSV (one row per rater and item)")
-        LABELSTUDIO_MIN = "labelstudio-min", _("Label Studio JSON-MIN export")
-        LABELSTUDIO_CSV = "labelstudio-csv", _("Label Studio CSV export")
+    The formats are the reader registry's (``annotation.sources.registry``): the choices are
+    read from it when asked (a callable) and a format is checked against it, never listed here
+    or in a table constraint, so that a new reader is one module and one registry line."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotation_imports")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    data_file = models.CharField(max_length=500)
-    data_format = models.CharField(max_length=20, choices=Format.choices)
-    original_name = models.CharField(max_length=255, blank=True)
+    data_format = models.CharField(max_length=20, choices=readers.choices, validators=[readers.known_format])
     item_key = models.CharField(max_length=200, default="id")
     #: explicit source field -> rubric question ("" = ignore the field), as given
     mapping = models.JSONField(default=dict, blank=True)
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
-    report = models.JSONField(default=dict, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    written_key = "annotations_created"
+
+    class Meta(StagedImportJob.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "done", "failed"]), name="annotation_import_status_valid"
-            ),
-            models.CheckConstraint(
-                condition=Q(
-                    data_format__in=["labelstudio", "csv", "jsonl", "wide", "labelstudio-min", "labelstudio-csv"]
-                ),
-                name="annotation_import_format_valid",
             ),
         ]
 
@@ -428,24 +439,3 @@ class AnnotationImport(Job):
     def source_label(self) -> str:
         """How the exports mark the answers this import brought: ``imported:<id>``."""
         return f"imported:{self.pk}"
-
-    def failure_fields(self, message: str) -> dict:
-        return {"report": {"ok": False, "errors": [message], "annotations_created": 0}}
-
-    def running_fields(self) -> dict:
-        return {"report": {"progress": 0.0, "phase": "checking"}}
-
-    @property
-    def percent(self) -> int:
-        if not self.is_pending:
-            return 100
-        try:
-            return round(100 * min(max(float((self.report or {}).get("progress", 0.0)), 0.0), 1.0))
-        except (TypeError, ValueError):
-            return 0
-
-    def resume_blocker(self) -> str | None:
-        # rows and "done" commit together, so a killed import wrote nothing and runs again
-        if self.data_file and not os.path.isfile(self.data_file):
-            return "its uploaded file is gone: upload it again"
-        return None

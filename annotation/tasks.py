@@ -7,10 +7,11 @@ from celery import shared_task
 
 from core import jobs
 
-from .annotation_import import discard_annotation_upload, run_annotation_import_job
-from .importing import discard_upload, run_import_job
-from .importing import sweep_staged_uploads as sweep
+from .annotation_import import run_annotation_import_job
+from .importing import run_import_job
 from .models import AnnotationImport, ImportJob
+from .staging import discard_job_upload
+from .staging import sweep_staged_uploads as sweep
 
 
 @shared_task(acks_late=True, name="annotation.run_import")
@@ -31,7 +32,7 @@ def run_annotation_import(job_id: int) -> str:
 
 @shared_task(name="annotation.sweep_staged_uploads", ignore_result=True)
 def sweep_staged_uploads() -> int:
-    """Delete the staged uploads nobody imported (``importing.sweep_staged_uploads``); beat runs
+    """Delete the staged uploads nobody imported (``staging.sweep_staged_uploads``); beat runs
     this hourly (``CELERY_BEAT_SCHEDULE``)."""
     return sweep()
 
@@ -46,5 +47,5 @@ def send_annotation_import(job: AnnotationImport) -> None:
 
 # A failed import keeps no staged upload: its run deletes it when it ends, and the cleanup does
 # when the job fails without a run (reaped, or refused by the broker).
-jobs.register_sender(ImportJob, send_import, cleanup=discard_upload)
-jobs.register_sender(AnnotationImport, send_annotation_import, cleanup=discard_annotation_upload)
+jobs.register_sender(ImportJob, send_import, cleanup=discard_job_upload)
+jobs.register_sender(AnnotationImport, send_annotation_import, cleanup=discard_job_upload)

@@ -327,25 +327,21 @@ def clean_up(job: Job) -> None:
         found.cleanup(job)
 
 
-def send_or_fail_job(job: Job, *, reason: str = "", send: Callable[[], object] | None = None) -> bool:
-    """Send ``job`` through its sender (or ``send``, see :func:`enqueue_on_commit`); if the
-    broker refuses, fail the job with why (after ``reason``, when given) and clean up after it."""
+def send_or_fail_job(job: Job, *, reason: str = "") -> bool:
+    """Send ``job`` through its sender; if the broker refuses, fail the job with why (after
+    ``reason``, when given) and clean up after it."""
     sender = sender_for(type(job))
 
     def failed(message: str) -> None:
         if fail(job, f"{reason}; {message}" if reason else message):  # not if it had ended meanwhile
             clean_up(job)
 
-    return send_or_fail(send or (lambda: sender.send(job)), failed)
+    return send_or_fail(lambda: sender.send(job), failed)
 
 
-def enqueue_on_commit(job: Job, send: Callable[[], object] | None = None) -> None:
+def enqueue_on_commit(job: Job) -> None:
     """Hand the job to the broker through its registered sender once the current transaction
     commits; if the broker cannot take it, fail the job with the reason. The sender is looked up
-    now, so a job type with none fails the request that creates it, not a callback later.
-
-    ``send`` is temporary compatibility for the callers that still pass their own (the annotation
-    imports, ``annotation/importing.py`` and ``annotation/annotation_import.py``): when given it
-    is used instead of the registered sender. Remove it once they call ``enqueue_on_commit(job)``."""
+    now, so a job type with none fails the request that creates it, not a callback later."""
     sender_for(type(job))
-    transaction.on_commit(lambda: send_or_fail_job(job, send=send))
+    transaction.on_commit(lambda: send_or_fail_job(job))

@@ -18,9 +18,10 @@ from django.db.models import Max
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from annotation.importing import ImportReport, import_items, stage_upload
+from annotation.importing import ImportReport, import_items
 from annotation.models import Item, Project
 from annotation.rubric import Rubric
+from annotation.staging import stage_upload
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils import translation
@@ -18,6 +20,7 @@ from rest_framework.views import APIView
 
 from annotation.access import managed_project_or_403
 from annotation.models import Project
+from annotation.sources import registry
 from core.errors import DomainError
 
 from . import bias, endpoints, imported, outputs, selectors
@@ -452,7 +455,12 @@ class JudgeImportSerializer(serializers.Serializer):
     model_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     method = serializers.CharField(required=False, allow_blank=True, default="")
     metrics = serializers.CharField(required=False, allow_blank=True, default="", help_text="comma-separated")
-    format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False)
+    format = serializers.ChoiceField(choices=[], required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # the file types of the reader registry's judge-output readers, as registered now
+        self.fields["format"].choices = list(registry.by_suffix(registry.MODEL))
 
 
 class JudgeImportReportSerializer(serializers.Serializer):

@@ -2,7 +2,10 @@
 pipeline's own GPT-4o verdicts, AHEaD or CLIP scores, any lab's judge runs) into a project as one
 model rater, so it appears in every report, acceptance rule and export like a judge run here.
 
-File: one line (JSONL object or CSV row) per item, keyed by the item's external id ``id``; every
+File: one line (JSONL object or CSV row) per item, keyed by the item's external id ``id``, read
+by the reader registry's model readers (``annotation.sources.outputs``: ``outputs-jsonl``,
+``outputs-csv``, named here by the file type, ``jsonl`` or ``csv``) through the same reading
+stage as human annotations made elsewhere (``annotation.annotation_import.read_ratings``); every
 other key is a rubric question id (the answer, checked by the rubric validator against the part
 of the rubric the file answers, like a run judge's) or a metric declared with ``metrics`` (a
 finite number, e.g. ``clip``). CSV cells: a number or an option's value / label as written,
@@ -24,35 +27,32 @@ apart)."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from annotation.annotation_import import MatchedItem, Problems, items_by_key, read_ratings
 from annotation.answers import METRICS_KEY
-from annotation.importing import format_of, read_jsonl
 from annotation.models import Item, Project, Rater
-from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Question, RubricError
+from annotation.sources import registry
+from annotation.sources.common import Expected, ReadCounts
+from annotation.staging import format_of, stage_file
 from core.errors import DomainError
-from core.values import value_problem
 
 from .models import JudgeConfig
 from .ratings import judge_derived, judged_rubric, write_judge_annotation
 
 BACKEND = "imported"
 ID_KEY = "id"
-MAX_REPORTED_ERRORS = 200
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -89,23 +89,34 @@ def import_upload(
     data_format: str | None = None,
     user: AbstractBaseUser | None = None,
 ) -> JudgeImportReport:
-    """:func:`import_judge_outputs` of an uploaded file (the page's and the API's): refused
-    (DomainError) above ``HV_MAX_UPLOAD_BYTES``; the format from ``data_format`` or the file's
-    name (JSONL by default); ``fields`` the form's ``name``, ``model_id``, ``method``, ``metrics``
-    (comma-separated)."""
-    if upload.size > settings.HV_MAX_UPLOAD_BYTES:
-        raise DomainError(f"upload larger than {settings.HV_MAX_UPLOAD_BYTES} bytes")
-    return import_judge_outputs(
-        project=project,
-        data=upload.read(),
-        data_format=data_format or format_of(upload.name) or "jsonl",
-        name=fields["name"],
-        model_id=fields.get("model_id", ""),
-        method=fields.get("method", ""),
-        metrics=metric_names(fields.get("metrics", "")),
-        source_file=upload.name,
-        user=user,
+    """:func:`import_judge_outputs` of an uploaded file (the page's and the API's), staged to disk
+    chunk by chunk through the imports' one door (``annotation.staging``: refused, with nothing
+    left behind, above ``HV_MAX_UPLOAD_BYTES``) and deleted afterwards whatever happened; the
+    format from ``data_format`` or the file's name (JSONL by default); ``fields`` the form's
+    ``name``, ``model_id``, ``method``, ``metrics`` (comma-separated)."""
+    data_format = data_format or format_of(upload.name) or "jsonl"
+    reader = registry.by_suffix(registry.MODEL).get(data_format)
+    staged = stage_file(
+        name=upload.name,
+        chunks=upload.chunks(),
+        stem="outputs",
+        suffix=reader.suffix if reader else ".txt",
+        owner={"project": project.id, "user": getattr(user, "pk", None)},
     )
+    try:
+        return import_judge_outputs(
+            project=project,
+            data=staged.path,
+            data_format=data_format,
+            name=fields["name"],
+            model_id=fields.get("model_id", ""),
+            method=fields.get("method", ""),
+            metrics=metric_names(fields.get("metrics", "")),
+            source_file=upload.name,
+            user=user,
+        )
+    finally:
+        staged.discard()
 
 
 def import_judge_outputs(
@@ -126,7 +137,8 @@ def import_judge_outputs(
     name = (name or "").strip()
     if not name:
         raise DomainError("an imported judge needs a name")
-    if data_format not in ("jsonl", "csv"):
+    reader = registry.by_suffix(registry.MODEL).get(data_format)
+    if reader is None:
         raise DomainError("the outputs file is JSONL or CSV")
     rubric = project.rubric_version.parsed()
     questions_by_id = {q.id: q for q in rubric.questions}
@@ -139,60 +151,49 @@ def import_judge_outputs(
                 "derived field, 'accepted' or 'id'"
             )
     _check_name_free(project, name)
-    text = _decode(data)
+    raw = Path(data).read_bytes() if isinstance(data, Path) else data
+    sha256 = hashlib.sha256(raw.encode("utf-8") if isinstance(raw, str) else raw).hexdigest()
     report = JudgeImportReport(ok=False, name=name)
-    if text is None:
-        report.errors.append("line 1: the file is not UTF-8 text")
-        return report
-
-    def error(line: int, message: str) -> None:
-        if len(report.errors) < MAX_REPORTED_ERRORS:
-            report.errors.append(f"line {line}: {message}")
-        else:
-            report.errors_truncated += 1
-
-    records = _read(text, data_format, questions_by_id, metrics, error)
-    # latest version per external id
-    items: dict[str, Item] = {}
-    for it in Item.objects.filter(project=project).order_by("external_id", "version"):
-        items[it.external_id] = it
-    seen: dict[str, int] = {}
-    parsed: list[tuple[int, Item, dict[str, Any], dict[str, float]]] = []
-    for line, record in records:
-        report.lines_read += 1
-        ext = record.pop(ID_KEY, None)
-        if ext in (None, ""):
-            error(line, f"no {ID_KEY!r} (the item's external id)")
-            continue
-        ext = str(ext)
-        item = items.get(ext)
+    problem = Problems(report)
+    counts = ReadCounts()
+    ratings = read_ratings(
+        raw,
+        reader,
+        item_key=ID_KEY,
+        problem=problem,
+        counts=counts,
+        expected=Expected(tuple(questions_by_id), tuple(metrics)),
+    )
+    report.lines_read = counts.records
+    # a tabular file's cells are text: read as the rubric's values (a JSON line's are typed)
+    cells_are_text = bool(counts.columns)
+    # the latest version of each item, matched as every import of ratings matches them
+    items, _several = items_by_key(project, ID_KEY, {r.key for r in ratings})
+    parsed: list[tuple[str, MatchedItem, dict[str, Any], dict[str, float]]] = []
+    for rating in ratings:
+        where = rating.where
+        item = items.get(rating.key)
         if item is None:
-            error(line, f"unknown external id {ext!r}")
+            problem(where, f"unknown external id {rating.key!r}")
             continue
-        if ext in seen:
-            error(line, f"item {ext!r} is given twice (first on line {seen[ext]})")
-            continue
-        seen[ext] = line
         answers, scores, bad = {}, {}, False
-        for key, value in record.items():
+        for key, value in rating.answers.items():
             if key in questions_by_id:
-                if value is not None:
-                    answers[key] = value
+                answers[key] = _csv_answer(questions_by_id[key], value) if cells_are_text else value
             elif key in metrics:
                 number = _number(value)
                 if number is None:
-                    if value not in (None, ""):
-                        error(line, f"score {key!r} must be a finite number, not {value!r}")
-                        bad = True
+                    problem(where, f"score {key!r} must be a finite number, not {value!r}")
+                    bad = True
                 else:
                     scores[key] = number
             else:
-                error(line, f"unknown question {key!r} (not in the rubric and not a declared metric)")
+                problem(where, f"unknown question {key!r} (not in the rubric and not a declared metric)")
                 bad = True
         if not bad:
-            parsed.append((line, item, answers, scores))
-    if not report.lines_read and not report.errors:
-        report.errors.append("line 1: the file holds no outputs")
+            parsed.append((where, item, answers, scores))
+    if not report.lines_read and not problem.any:
+        problem("line 1", "the file holds no outputs")
     questions = [q.id for q in rubric.questions if any(q.id in a for _, _, a, _ in parsed)]
     used_metrics = [m for m in metrics if any(m in s for _, _, _, s in parsed)]
     part = None
@@ -200,24 +201,26 @@ def import_judge_outputs(
         try:
             part = judged_rubric(project, questions)
         except RubricError as exc:
-            error(1, f"the questions answered ({', '.join(questions)}) are not a valid part of the rubric: {exc}")
+            problem(
+                "line 1", f"the questions answered ({', '.join(questions)}) are not a valid part of the rubric: {exc}"
+            )
     elif parsed and not used_metrics:
-        error(1, "the file answers no rubric question and gives no declared metric")
+        problem("line 1", "the file answers no rubric question and gives no declared metric")
     rows = []
-    for line, item, answers, scores in parsed:
+    for where, item, answers, scores in parsed:
         cleaned: dict[str, Any] = {}
         if part is not None:
             try:
-                cleaned = part.validate(answers, item=item_render_context(item))
+                cleaned = part.validate(answers, item=item.context)
             except AnswerError as exc:
-                error(line, f"invalid answer: {exc}")
+                problem(where, f"invalid answer: {exc}")
                 continue
         derived = judge_derived(part, cleaned, None) if part is not None else {}
         if scores:
             derived[METRICS_KEY] = scores
         rows.append((item, cleaned, derived))
     report.questions, report.metrics = questions, used_metrics
-    if report.errors or report.errors_truncated:
+    if problem.any:
         return report
     phash = hashlib.sha256(method.encode("utf-8")).hexdigest()
     with transaction.atomic():
@@ -232,13 +235,17 @@ def import_judge_outputs(
                 "name": name,
                 "method": method,
                 "source_file": source_file,
+                "sha256": sha256,
                 "questions": questions,
                 "metrics": used_metrics,
                 "imported_by": getattr(user, "username", None),
             },
         )
+        instances = Item.objects.in_bulk([item.id for item, _c, _d in rows])
         for item, cleaned, derived in rows:
-            write_judge_annotation(rater=rater, project=project, item=item, answers=cleaned, derived=derived)
+            write_judge_annotation(
+                rater=rater, project=project, item=instances[item.id], answers=cleaned, derived=derived
+            )
     report.ok, report.rater, report.items = True, rater.id, len(rows)
     return report
 
@@ -262,16 +269,6 @@ def _check_name_free(project: Project, name: str) -> None:
         )
 
 
-def _decode(data: bytes | str | Path) -> str | None:
-    raw = Path(data).read_bytes() if isinstance(data, Path) else data
-    if isinstance(raw, str):
-        return raw
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
-
-
 def _number(v: Any) -> float | None:
     if isinstance(v, bool) or v is None:
         return None
@@ -285,57 +282,11 @@ def _number(v: Any) -> float | None:
     return None
 
 
-def _read(text: str, fmt: str, questions: dict[str, Question], metrics: list[str], error) -> Iterator[tuple[int, dict]]:
-    stream = io.StringIO(text, newline="")
-    if fmt == "jsonl":
-        for line, record, problem in read_jsonl(stream):
-            if problem:
-                error(line, problem)
-            elif not isinstance(record, dict):
-                error(line, "a line must be a JSON object")
-            else:
-                yield line, record
-        return
-    reader = csv.DictReader(stream)
-    header = reader.fieldnames or []
-    unknown = [h for h in header if h != ID_KEY and h not in questions and h not in metrics]
-    if ID_KEY not in header or unknown:
-        problems = ([f"no {ID_KEY!r} column"] if ID_KEY not in header else []) + (
-            [f"unknown column(s) {', '.join(unknown)}"] if unknown else []
-        )
-        error(
-            1,
-            f"wrong CSV header: {'; '.join(problems)}; expected {ID_KEY}, rubric questions "
-            f"({', '.join(questions)}) and declared metrics ({', '.join(metrics) or 'none'})",
-        )
-        return
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            error(reader.line_num, f"malformed CSV ({exc})")
-            return
-        line = reader.line_num
-        if None in row:
-            error(line, "the row has more cells than the header")
-            continue
-        record: dict[str, Any] = {}
-        for key, cell in row.items():
-            if cell is None or cell == "":
-                continue
-            record[key] = _csv_answer(questions[key], cell) if key in questions else cell
-        problem = value_problem(record)
-        if problem:
-            error(line, problem)
-            continue
-        yield line, record
-
-
-def _csv_answer(q: Question, cell: str) -> Any:
+def _csv_answer(q: Question, cell: Any) -> Any:
     """A CSV cell as the rubric validator expects it (what cannot be read is passed on as text,
     so the validator's message names the problem)."""
+    if not isinstance(cell, str):
+        return cell
     cell = cell.strip()
     if q.repeat_over or q.type == "checklist":
         try:

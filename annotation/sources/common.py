@@ -1,5 +1,6 @@
 """What every reader of :mod:`annotation.sources` yields: one :class:`SourceRating` per source
-annotator and item, or a problem ``(where, message)``; and the few helpers they share."""
+annotator and item, or a problem ``(where, message)``; and the few helpers they share, among them
+the one reader of CSV and JSONL records (:func:`table_rows`) every tabular format reads through."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
+
+from core.values import MAX_DEPTH, value_problem
 
 #: names the readers accept for the column holding the annotator's id (long and wide formats)
 RATER_COLUMNS = ("rater", "annotator", "rater_id", "annotator_id", "worker_id")
@@ -45,6 +48,19 @@ class SourceRating:
 #: ``problem(where, message)``: how a reader reports what is wrong
 Problem = Callable[[str, str], None]
 
+#: whose ratings a reader's files hold (``Rater.kind``): people's, or one judge's
+HUMAN = "human"
+MODEL = "model"
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the file is expected to answer, for readers whose header must name nothing else
+    (a judge's outputs): the rubric's questions and the declared extra numeric columns."""
+
+    questions: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+
 
 @dataclass
 class ReadCounts:
@@ -54,9 +70,37 @@ class ReadCounts:
     skipped_cancelled: int = 0
     skipped_empty: int = 0
     source_fields: dict[str, int] = field(default_factory=dict)  # field -> answers seen
+    #: a CSV's header as written (empty for JSON formats)
+    columns: list[str] = field(default_factory=list)
 
     def saw(self, name: str) -> None:
         self.source_fields[name] = self.source_fields.get(name, 0) + 1
+
+
+class ReadFn(Protocol):
+    def __call__(
+        self, text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    ) -> list[SourceRating]: ...
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One format: its key (what forms, the API, the command and the stored import name), the
+    label shown to a researcher, whose ratings it reads (:data:`HUMAN` or :data:`MODEL`), the
+    ending its staged upload gets, and ``read(text, item_key=, problem=, counts=, expected=)``
+    turning the file's text into :class:`SourceRating` rows (problems by task or line)."""
+
+    key: str
+    label: Any  # text, or a lazily translated one
+    rater_kind: str
+    suffix: str
+    read: ReadFn
+    #: the file carries the task's data beside the answers (Label Studio's flat exports): source
+    #: fields named after an item field are that data, left out of the mapping
+    task_data_beside_answers: bool = False
+    #: said after "unknown item" when the key is the external id and no item has it (JSON-MIN's
+    #: ``id`` is Label Studio's task id, not the data's)
+    unknown_external_id_hint: str = ""
 
 
 def text_of(value: Any) -> str:
@@ -160,17 +204,54 @@ def load_json(text: str, problem: Problem, *, line: int | None = None) -> Any:
     except json.JSONDecodeError as exc:
         problem(f"line {line or exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
     except RecursionError:
-        problem(f"line {line or 1}", "the JSON is nested too deeply")
+        problem(f"line {line or 1}", f"the JSON is nested too deeply (more than {MAX_DEPTH} levels of lists / objects)")
     return NOT_JSON
+
+
+def table_rows(text: str, *, jsonl: bool, problem: Problem) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+    """The records of a CSV or JSONL file with their line numbers: (the CSV's header, or [] for
+    JSONL; each record's non-empty values by column / key). CSV rows are read by :func:`csv_table`;
+    a JSONL line must be one JSON object whose values can be stored (``core.values``), else its
+    problem is reported and the line skipped. The one CSV / JSONL reader of the tabular formats
+    (long, wide, a judge's outputs)."""
+    stream = io.StringIO(text, newline="")
+    if jsonl:
+        return [], _jsonl_records(stream, problem)
+    table = csv_table(stream, problem)
+    if table is None:
+        return [], iter(())
+    header, rows = table
+    return header, ((line, {h: c for h, c in zip(header, row, strict=True) if c != ""}) for line, row in rows)
+
+
+def _jsonl_records(stream: io.StringIO, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
+    for line_no, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        record = load_json(line, problem, line=line_no)
+        if record is NOT_JSON:
+            continue
+        if not isinstance(record, dict):
+            problem(f"line {line_no}", "a line must be a JSON object")
+            continue
+        bad = value_problem(record)
+        if bad:
+            problem(f"line {line_no}", bad)
+            continue
+        yield line_no, {k: v for k, v in record.items() if v is not None and v != ""}
 
 
 __all__ = [
     "ATTRIBUTE_PREFIXES",
+    "HUMAN",
     "ITEM_COLUMN",
+    "MODEL",
     "NOT_JSON",
     "RATER_COLUMNS",
+    "Expected",
     "Problem",
     "ReadCounts",
+    "Reader",
     "SourceRating",
     "attribute_name",
     "csv_table",
@@ -178,5 +259,6 @@ __all__ = [
     "first_present",
     "load_json",
     "parse_time",
+    "table_rows",
     "text_of",
 ]

@@ -13,7 +13,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import NOT_JSON, Problem, ReadCounts, SourceRating, duration_ms, load_json, parse_time, text_of
+from django.utils.translation import gettext_lazy as _
+
+from .common import (
+    HUMAN,
+    NOT_JSON,
+    Expected,
+    Problem,
+    ReadCounts,
+    Reader,
+    SourceRating,
+    duration_ms,
+    load_json,
+    parse_time,
+    text_of,
+)
 
 #: result types whose value is one entry of ``value``
 SCALAR_TYPES = {"choices": "choices", "rating": "rating", "number": "number", "pairwise": "selected"}
@@ -53,7 +67,9 @@ def item_key_of(data: dict[str, Any], item_key: str) -> Any:
     return None
 
 
-def read(text: str, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
+def read(
+    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
+) -> list[SourceRating]:
     tasks = load_json(text, problem)
     if tasks is NOT_JSON:
         return []
@@ -132,3 +148,6 @@ def read(text: str, *, item_key: str, problem: Problem, counts: ReadCounts) -> l
             if not bad:
                 out.append(rating)
     return out
+
+
+READER = Reader("labelstudio", _("Label Studio JSON export"), HUMAN, ".json", read)

@@ -30,7 +30,22 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .common import NOT_JSON, Problem, ReadCounts, SourceRating, csv_table, duration_ms, load_json, parse_time, text_of
+from django.utils.translation import gettext_lazy as _
+
+from .common import (
+    HUMAN,
+    NOT_JSON,
+    Expected,
+    Problem,
+    ReadCounts,
+    Reader,
+    SourceRating,
+    csv_table,
+    duration_ms,
+    load_json,
+    parse_time,
+    text_of,
+)
 from .labelstudio import item_key_of
 
 #: the columns the converter adds around the task data and the controls
@@ -179,5 +194,33 @@ def task_data_columns(fields: Iterable[str], item_fields: set[str], questions: s
     project's items and not after a rubric question (a question wins: it is what was asked)."""
     return [f for f in fields if f in item_fields and f not in questions]
 
+
+def _read_json_min(
+    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+) -> list[SourceRating]:
+    return read_json_min(text, item_key=item_key, problem=problem, counts=counts)
+
+
+def _read_csv(
+    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+) -> list[SourceRating]:
+    return read_csv(io.StringIO(text, newline=""), item_key=item_key, problem=problem, counts=counts)
+
+
+#: said when no item has the external id a JSON-MIN record names
+TASK_ID_HINT = (
+    " (in a JSON-MIN export 'id' is Label Studio's task id: match the items by a field of the task's data "
+    "with the item key, or export CSV, which keeps the data's id)"
+)
+JSON_MIN = Reader(
+    "labelstudio-min",
+    _("Label Studio JSON-MIN export"),
+    HUMAN,
+    ".json",
+    _read_json_min,
+    task_data_beside_answers=True,
+    unknown_external_id_hint=TASK_ID_HINT,
+)
+CSV = Reader("labelstudio-csv", _("Label Studio CSV export"), HUMAN, ".csv", _read_csv, task_data_beside_answers=True)
 
 __all__ = ["decode_cell", "decode_result", "read_csv", "read_json_min", "source_rater", "task_data_columns"]

@@ -8,28 +8,27 @@ item make one rating, wherever they are in the file."""
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
 from typing import Any
 
-from core.values import value_problem
+from django.utils.translation import gettext_lazy as _
 
 from .common import (
     DURATION_MS_COLUMNS,
     DURATION_S_COLUMNS,
+    HUMAN,
     ITEM_COLUMN,
-    NOT_JSON,
     RATER_COLUMNS,
     TIMESTAMP_COLUMNS,
+    Expected,
     Problem,
     ReadCounts,
+    Reader,
     SourceRating,
     attribute_name,
-    csv_table,
     duration_ms,
     first_present,
-    load_json,
     parse_time,
+    table_rows,
     text_of,
 )
 
@@ -37,42 +36,15 @@ FIELD_COLUMNS = ("field", "question")
 VALUE_COLUMN = "value"
 
 
-def _rows_csv(stream: io.TextIOBase, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, the row's non-empty cells by column); the first yield is (1, every column name)."""
-    table = csv_table(stream, problem)
-    if table is None:
-        return
-    header, rows = table
-    yield 1, dict.fromkeys(header, "")
-    for line, row in rows:
-        yield line, {h: c for h, c in zip(header, row, strict=True) if c != ""}
-
-
-def _rows_jsonl(stream: io.TextIOBase, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line_no, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        record = load_json(line, problem, line=line_no)
-        if record is NOT_JSON:
-            continue
-        if not isinstance(record, dict):
-            problem(f"line {line_no}", "a line must be a JSON object")
-            continue
-        yield line_no, {k: v for k, v in record.items() if v is not None and v != ""}
-
-
-def read(
-    stream: io.TextIOBase, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts
-) -> list[SourceRating]:
+def read(text: str, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
     ratings: dict[tuple[str, str], SourceRating] = {}
     attributes: dict[str, tuple[dict[str, Any], str]] = {}  # rater -> (attributes, where first given)
-    rows = _rows_jsonl(stream, problem) if jsonl else _rows_csv(stream, problem)
+    columns, rows = table_rows(text, jsonl=jsonl, problem=problem)
+    counts.columns = columns
     roles_of: dict[tuple[str, ...], tuple] = {}
-    header: tuple[str, ...] | None = None
+    # the CSV's columns, whatever cells a row leaves empty; a JSONL line names its own
+    header: tuple[str, ...] | None = tuple(columns) if not jsonl else None
     for line_no, row in rows:
-        if not jsonl and header is None:  # the CSV's columns, whatever cells a row leaves empty
-            header = tuple(row)
-            continue
         counts.records += 1
         where = f"line {line_no}"
         names = header if header is not None else tuple(row)
@@ -93,11 +65,6 @@ def read(
                 where, f"no {', '.join(repr(c) for c in missing)} (each line needs the item, the rater and the field)"
             )
             continue
-        if jsonl:
-            bad = value_problem(row)
-            if bad:
-                problem(where, bad)
-                continue
         key, rater, field_name = text_of(row[item_col]), text_of(row[rater_col]), str(row[field_col]).strip()
         pair = (key, rater)
         rating = ratings.get(pair)
@@ -137,3 +104,19 @@ def read(
     for rating in ratings.values():
         rating.attributes = dict(attributes.get(rating.rater, ({}, ""))[0])
     return list(ratings.values())
+
+
+def read_csv(
+    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+) -> list[SourceRating]:
+    return read(text, jsonl=False, item_key=item_key, problem=problem, counts=counts)
+
+
+def read_jsonl(
+    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+) -> list[SourceRating]:
+    return read(text, jsonl=True, item_key=item_key, problem=problem, counts=counts)
+
+
+CSV = Reader("csv", _("Long CSV (item, rater, field, value)"), HUMAN, ".csv", read_csv)
+JSONL = Reader("jsonl", _("Long JSONL (item, rater, field, value)"), HUMAN, ".jsonl", read_jsonl)

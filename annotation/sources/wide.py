@@ -7,31 +7,36 @@ question, or mapped). An empty cell is no answer."""
 
 from __future__ import annotations
 
-import io
+from django.utils.translation import gettext_lazy as _
 
 from .common import (
     DURATION_MS_COLUMNS,
     DURATION_S_COLUMNS,
+    HUMAN,
     ITEM_COLUMN,
     RATER_COLUMNS,
     TIMESTAMP_COLUMNS,
+    Expected,
     Problem,
     ReadCounts,
+    Reader,
     SourceRating,
     attribute_name,
-    csv_table,
     duration_ms,
     first_present,
     parse_time,
+    table_rows,
     text_of,
 )
 
 
-def read(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
-    table = csv_table(stream, problem)
-    if table is None:
+def read(
+    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
+) -> list[SourceRating]:
+    header, rows = table_rows(text, jsonl=False, problem=problem)
+    if not header:
         return []
-    header, rows = table
+    counts.columns = header
     item_col = item_key if item_key in header else ITEM_COLUMN
     rater_col = first_present(RATER_COLUMNS, header)
     missing = [c for c, found in ((item_col, item_col in header), ("rater", rater_col)) if not found]
@@ -44,31 +49,32 @@ def read(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: Read
     roles = {item_col, rater_col, time_col, ms_col, s_col}
     attribute_cols = {c: name for c in header if c not in roles and (name := attribute_name(c))}
     field_cols = [c for c in header if c not in roles and c not in attribute_cols and c]
-    index = {c: i for i, c in enumerate(header)}
     out: list[SourceRating] = []
-    for line, row in rows:
+    for line, row in rows:  # the row's non-empty cells: an empty cell is no answer
         counts.records += 1
         where = f"line {line}"
-        key, rater = row[index[item_col]].strip(), row[index[rater_col]].strip()
+        key, rater = row.get(item_col, "").strip(), row.get(rater_col, "").strip()
         if not key or not rater:
             problem(where, f"no {'item' if not key else 'rater'}")
             continue
         rating = SourceRating(where=where, key=text_of(key), rater=text_of(rater))
         for c in field_cols:
-            cell = row[index[c]]
-            if cell != "":
-                rating.answers[c] = cell
+            if c in row:
+                rating.answers[c] = row[c]
                 counts.saw(c)
-        rating.attributes = {name: row[index[c]] for c, name in attribute_cols.items() if row[index[c]] != ""}
+        rating.attributes = {name: row[c] for c, name in attribute_cols.items() if c in row}
         try:
             if time_col:
-                rating.submitted_at = parse_time(row[index[time_col]])
-            if ms_col and row[index[ms_col]] != "":
-                rating.duration_ms = duration_ms(row[index[ms_col]], seconds=False)
+                rating.submitted_at = parse_time(row.get(time_col))
+            if ms_col and ms_col in row:
+                rating.duration_ms = duration_ms(row[ms_col], seconds=False)
             elif s_col:
-                rating.duration_ms = duration_ms(row[index[s_col]], seconds=True)
+                rating.duration_ms = duration_ms(row.get(s_col), seconds=True)
         except ValueError as exc:
             problem(where, str(exc))
             continue
         out.append(rating)
     return out
+
+
+READER = Reader("wide", _("Wide CSV (one row per rater and item)"), HUMAN, ".csv", read)

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotation import annotation_import, importing
+from annotation import annotation_import, importing, staging
 from annotation.models import Annotation, AnnotationImport, Assignment, Item, Rater
 from tests.annotation.factories import jsonl, make_project, make_user, valueground_records
 from tests.curation.helpers import valueground_project
@@ -138,7 +138,7 @@ def test_importing_the_same_file_twice_adds_nothing(project):
 
 
 def project_file(tasks) -> Path:
-    path = Path(importing.staging_root().parent) / f"ls-{hashlib.sha1(json.dumps(tasks).encode()).hexdigest()}.json"
+    path = Path(staging.staging_root().parent) / f"ls-{hashlib.sha1(json.dumps(tasks).encode()).hexdigest()}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(tasks))
     return path
@@ -268,7 +268,7 @@ def test_the_api_previews_then_imports_for_the_projects_researchers_only(client,
     assert body["preview"] and body["ok"] and body["mapping"]["quality"] == "q3"
     assert body["annotations_read"] == 4 and body["skipped_cancelled"] == 1 and body["raters_new"] == 2
     assert nothing_written(project) and not AnnotationImport.objects.exists()
-    assert not any(importing.staging_root().iterdir())  # the preview's upload is not kept
+    assert not any(staging.staging_root().iterdir())  # the preview's upload is not kept
 
     resp = client.post(url, {**data, "file": ls_upload()})
     assert resp.status_code == 201, resp.content

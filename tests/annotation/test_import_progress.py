@@ -11,7 +11,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from annotation import importing
+from annotation import importing, staging
 from annotation.models import ImportJob
 from core.progress import ProgressWriter
 
@@ -30,7 +30,7 @@ def wait_for(check, timeout: float = 10.0):
 
 @pytest.mark.django_db
 def test_import_items_reports_checking_then_writing(researcher, monkeypatch):
-    monkeypatch.setattr(importing, "PROGRESS_TICK", 0.0)  # every line reports
+    monkeypatch.setattr(staging, "PROGRESS_TICK", 0.0)  # every line reports
     project = make_project("cqbench.turing", owner=researcher)
     seen: list[tuple[float, str]] = []
     data = jsonl(turing_records(200)).encode()
@@ -58,7 +58,7 @@ def test_progress_is_written_beside_an_open_transaction_and_never_over_an_outcom
     def stored() -> dict:
         return ImportJob.objects.get(pk=job.pk).report
 
-    with ProgressWriter(ImportJob, job.pk, attempt=1, fields=importing.progress_report, interval=0.02) as writer:
+    with ProgressWriter(ImportJob, job.pk, attempt=1, fields=staging.progress_report, interval=0.02) as writer:
         writer.set(0.3, "checking")
         wait_for(lambda: stored().get("progress") == 0.3)
         with transaction.atomic():  # as the import's write phase: its own connection commits at once
@@ -70,7 +70,7 @@ def test_progress_is_written_beside_an_open_transaction_and_never_over_an_outcom
         assert stored() == {"ok": True, "items_created": 3}
 
     other = ImportJob.objects.create(project=project, data_file="x", data_format="jsonl", status="running", attempts=2)
-    stale = ProgressWriter(ImportJob, other.pk, attempt=1, fields=importing.progress_report)
+    stale = ProgressWriter(ImportJob, other.pk, attempt=1, fields=staging.progress_report)
     stale.set(0.5)
     assert stale.write() is False  # a worker whose claim was handed on writes nothing
     assert ImportJob.objects.get(pk=other.pk).report == {}

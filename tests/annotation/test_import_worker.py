@@ -61,7 +61,12 @@ def start(project, user, name: str, data: bytes, images: bytes | None = None) ->
     # handed over, not run inside the request
     assert job.status == ImportJob.Status.QUEUED and job.finished_at is None
     staged = Path(job.data_file)
-    assert staged.is_file() and staged.is_relative_to(Path(django_settings.MEDIA_ROOT) / "imports")
+    assert staged.is_relative_to(Path(django_settings.MEDIA_ROOT) / "imports")
+    # staged until the job ends: a warm worker may already have run it and discarded the upload
+    # (the job ends before its upload goes, so a file gone means an ended job)
+    present = staged.is_file()
+    job.refresh_from_db()
+    assert present or job.status in (ImportJob.Status.DONE, ImportJob.Status.FAILED)
     return job
 
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from annotation import annotation_import, importing
+from annotation import annotation_import, staging
 from annotation.models import AnnotationImport
 from annotation.tasks import sweep_staged_uploads
 from tests.annotation.test_import_annotations import LS
@@ -60,16 +60,16 @@ def test_a_file_an_unfinished_job_reads_is_kept_however_old(project, researcher)
     )
     assert job.status == "queued"
     age(staged.path.parent, 10 * DAY)
-    assert importing.sweep_staged_uploads(max_age_s=DAY) == 0 and staged.path.exists()
+    assert staging.sweep_staged_uploads(max_age_s=DAY) == 0 and staged.path.exists()
     AnnotationImport.objects.filter(pk=job.pk).update(status="failed")
-    assert importing.sweep_staged_uploads(max_age_s=DAY) == 1 and not staged.path.exists()
+    assert staging.sweep_staged_uploads(max_age_s=DAY) == 1 and not staged.path.exists()
 
 
 def test_an_item_import_staging_folder_is_swept_too(settings):
-    staged = importing.stage_upload(data_name="items.jsonl", data_stream=[io.BytesIO(b'{"id": "a"}\n').read()])
+    staged = staging.stage_upload(data_name="items.jsonl", data_stream=[io.BytesIO(b'{"id": "a"}\n').read()])
     age(staged.folder, 2 * DAY)
-    assert importing.sweep_staged_uploads(max_age_s=DAY) == 1 and not staged.folder.exists()
+    assert staging.sweep_staged_uploads(max_age_s=DAY) == 1 and not staged.folder.exists()
 
 
 def test_nothing_staged_yet_sweeps_nothing():
-    assert importing.sweep_staged_uploads(max_age_s=0) == 0
+    assert staging.sweep_staged_uploads(max_age_s=0) == 0

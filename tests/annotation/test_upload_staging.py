@@ -13,7 +13,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from kombu.exceptions import OperationalError
 
-from annotation import importing
+from annotation import importing, staging
 from annotation.models import ImportJob, Item
 from core.errors import DomainError
 from curation import services as curation_services
@@ -145,7 +145,7 @@ def test_discarding_never_leaves_the_staging_folder(researcher, media_root, tmp_
     outside.mkdir()
     (outside / "data.jsonl").write_text("{}\n")
     job = ImportJob(project=make_project("cqbench.turing", owner=researcher), data_file=str(outside / "data.jsonl"))
-    importing.discard_upload(job)
+    staging.discard_job_upload(job)
     assert (outside / "data.jsonl").is_file()
 
 

@@ -305,7 +305,7 @@ def test_a_lost_job_with_no_attempts_left_fails_with_the_reason(settings, tmp_pa
 def test_a_reaped_import_that_fails_leaves_no_staged_upload(settings, tmp_path):
     """The run deletes its staged upload when it ends; a job failed by the reaper never ends its
     run, so the reaper deletes it (issue 12, finding 10)."""
-    from annotation.importing import staging_root
+    from annotation.staging import staging_root
 
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.HV_JOB_MAX_ATTEMPTS = 1

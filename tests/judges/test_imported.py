@@ -204,3 +204,40 @@ def test_the_judges_page_form(client, project, researcher, annotator):
     bad = SimpleUploadedFile("bad.jsonl", b'{"id": "nope", "q1": 2}\n')
     resp = client.post(url, {"name": "page2", "file": bad})
     assert resp.status_code == 400 and b"line 1: unknown external id" in resp.content
+
+
+def test_a_toy_reader_of_judge_outputs_is_imported_as_a_model_rater(client, project, researcher):
+    """A format of a judge's outputs is one reader in the registry (``annotation.sources``): the
+    judges' API offers it by its file type and imports it as a model rater, through the same
+    reading stage, with nothing in judges naming it."""
+    from annotation.sources import registry
+    from annotation.sources.common import MODEL, Reader, SourceRating
+
+    def read_toy(text, *, item_key, problem, counts, expected):  # "item: q1=2 q2=1 ...", a line per item
+        out = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            counts.records += 1
+            key, sep, body = line.partition(":")
+            if not sep:
+                problem(f"line {n}", "a toy line is 'item: field=value ...'")
+                continue
+            answers = {k: int(v) for k, _eq, v in (p.partition("=") for p in body.split())}
+            out.append(SourceRating(where=f"line {n}", key=key.strip(), rater="", answers=answers))
+        return out
+
+    lines = [f"{ext}: " + " ".join(f"{q}={v}" for q, v in PASS.items()) for ext in ext_ids(project)]
+    url = reverse("api_judge_import", args=[project.id])
+    client.force_login(researcher)
+    with registry.registered(Reader("toy-outputs", "Toy outputs", MODEL, ".toy", read_toy)):
+        toy = SimpleUploadedFile("out.toy", ("\n".join(lines) + "\n").encode())
+        resp = client.post(url, {"name": "toy judge", "format": "toy", "file": toy})
+        assert resp.status_code == 201, resp.content
+        bad = SimpleUploadedFile("bad.toy", b"no colon here\n")
+        resp = client.post(url, {"name": "toy judge 2", "format": "toy", "file": bad})
+        assert resp.status_code == 400 and resp.json()["errors"] == ["line 1: a toy line is 'item: field=value ...'"]
+    rater = Rater.objects.get(name="imported: toy judge")
+    assert rater.kind == "model" and rater.backend == "imported"
+    assert Annotation.objects.filter(rater=rater, answers__q1=2).count() == len(lines)
+    toy = SimpleUploadedFile("out.toy", ("\n".join(lines) + "\n").encode())
+    resp = client.post(url, {"name": "toy judge 3", "format": "toy", "file": toy})
+    assert resp.status_code == 400 and "format" in resp.json()["errors"][0]  # removed with its reader

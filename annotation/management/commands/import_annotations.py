@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation import annotation_import
 from annotation.models import Project
+from annotation.sources import registry
 from core.errors import DomainError
 
 
@@ -22,7 +23,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("project", type=int, help="project id")
         parser.add_argument("data", type=Path, help="the exported file")
-        parser.add_argument("--format", required=True, choices=annotation_import.FORMATS)
+        parser.add_argument("--format", required=True, choices=registry.keys(registry.HUMAN))
         parser.add_argument(
             "--item-key",
             default="id",

@@ -8,8 +8,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import importing
-from annotation.importing import format_of
 from annotation.models import Project
+from annotation.staging import format_of
 from core.errors import DomainError
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importing import format_of
 from annotation.models import Project
+from annotation.sources import registry
+from annotation.staging import format_of
 from core.errors import DomainError
 from judges import imported
 
@@ -25,7 +26,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--metric", action="append", default=[], help="a numeric score column outside the rubric (repeatable)"
         )
-        parser.add_argument("--format", choices=["jsonl", "csv"], help="default: from the file name")
+        parser.add_argument(
+            "--format", choices=list(registry.by_suffix(registry.MODEL)), help="default: from the file name"
+        )
 
     def handle(self, *args, project: int, data: Path, name: str, model_id: str, method: str, metric, format, **options):
         found = Project.objects.filter(pk=project).first()
