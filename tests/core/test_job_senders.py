@@ -12,7 +12,7 @@ from kombu.exceptions import OperationalError
 from agreement import services as agreement_services
 from agreement.models import AgreementReport
 from agreement.services import ReportParams
-from annotation.importing import staging_root
+from annotation.staging import staging_root
 from annotation.models import ImportJob
 from core import jobs, reaper
 from curation import services as curation_services
