@@ -40,6 +40,7 @@ from core import jobs
 from core.errors import DomainError
 from core.values import value_problem
 
+from . import writing
 from .bulk import insert_rows, reserve_ids
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from .presentation import render_context
@@ -542,82 +543,45 @@ def write_plan(
         assignment_ids = reserve_ids(Assignment, len(rows))
         total = max(len(rows), 1)
 
+        rubric_version_id = project.rubric_version_id
+
+        # the rows come from the one writer of a submitted annotation (annotation.writing), as
+        # the annotate, judge and demo paths write theirs: the columns are decided there once
         def assignments():
             for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
                 if ticker.due():
                     ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * 0.5 * n / total, "writing")
-                yield (
+                yield writing.new_submitted_assignment_row(
                     aid,
-                    project.id,
-                    row.item_id,
-                    rater_ids[row.rater],
-                    Assignment.Status.SUBMITTED,
-                    Assignment.Purpose.REGULAR,
-                    0,
-                    "{}",
-                    "",
-                    now,
-                    row.submitted_at or now,
+                    project_id=project.id,
+                    item_id=row.item_id,
+                    rater_id=rater_ids[row.rater],
+                    at=row.submitted_at or now,
+                    created_at=now,
+                    opened_at=None,
                 )
 
-        insert_rows(
-            Assignment,
-            [
-                "id",
-                "project",
-                "item",
-                "rater",
-                "status",
-                "purpose",
-                "position",
-                "presentation",
-                "skip_reason",
-                "created_at",
-                "submitted_at",
-            ],
-            assignments(),
-        )
-        dumps = json.dumps
-        rubric_version_id = project.rubric_version_id
+        insert_rows(Assignment, writing.ASSIGNMENT_COLUMNS, assignments())
 
         def annotations():
             for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
                 if ticker.due():
                     ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * (0.5 + 0.5 * n / total), "writing")
-                at = row.submitted_at or now
-                yield (
-                    aid,
-                    row.item_id,
-                    rater_ids[row.rater],
-                    rubric_version_id,
-                    dumps(row.answers),
-                    dumps(row.derived),
-                    row.duration_ms,
-                    at,
-                    at,
-                    1,
-                    "",
-                    job.id,
+                yield writing.bulk_row(
+                    writing.Submission(
+                        assignment_id=aid,
+                        item_id=row.item_id,
+                        rater_id=rater_ids[row.rater],
+                        rubric_version_id=rubric_version_id,
+                        answers=row.answers,
+                        derived=row.derived,
+                        at=row.submitted_at or now,
+                        duration_ms=row.duration_ms,
+                        source_import_id=job.id,
+                    )
                 )
 
-        insert_rows(
-            Annotation,
-            [
-                "assignment",
-                "item",
-                "rater",
-                "rubric_version",
-                "answers",
-                "derived",
-                "duration_ms",
-                "created_at",
-                "updated_at",
-                "revision",
-                "locale",
-                "source_import",
-            ],
-            annotations(),
-        )
+        insert_rows(Annotation, writing.COLUMNS, annotations())
         report.annotations_created = len(rows)
         if before_commit is not None:
             before_commit(report)
