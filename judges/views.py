@@ -28,6 +28,7 @@ from . import params as judge_params
 from .administration import delete_blockers, delete_judge, set_judge_hidden, set_judge_prices
 from .configuration import create_judge_config
 from .models import JudgeConfig
+from .registry import BACKENDS, backend_choices, is_ensemble
 from .runs import cancel_judge_run, parse_stratum, rerun_failed_items, start_judge_run
 
 
@@ -48,7 +49,8 @@ class JudgeConfigForm(forms.Form):
     ``judges/params.py``); the raw JSON (``params``) is the advanced way, merged with them."""
 
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
-    backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices, label=gettext_lazy("Backend"))
+    # the registry's backends, read when the form is made (a callable: ``judges/registry.py``)
+    backend = forms.ChoiceField(choices=backend_choices, label=gettext_lazy("Backend"))
     model_id = forms.CharField(
         max_length=300,
         required=False,
@@ -115,7 +117,9 @@ class JudgeConfigForm(forms.Form):
         preset = project.preset
         self.image_fields = preset.image_fields()
         self.fields.update(param_forms.build_fields(self.image_fields))
-        self.fields["members"].queryset = JudgeConfig.objects.filter(project=project).exclude(backend="ensemble")
+        self.fields["members"].queryset = JudgeConfig.objects.filter(project=project).exclude(
+            backend__in=[key for key in BACKENDS if is_ensemble(key)]
+        )
         if preset.pair_order is None:  # offered for pairwise protocols only
             del self.fields["both_orders"]
         # the preset's own templates first: the others fit other protocols' items
@@ -170,7 +174,7 @@ class JudgeConfigForm(forms.Form):
         self.from_fields = set(values)
         merged = {**raw, **values}
         try:
-            judge_params.check(backend, merged, image_fields=self.image_fields)
+            BACKENDS[backend].check_declared(merged, image_fields=self.image_fields)
         except judge_params.ParamError as exc:
             self.add_param_errors(exc.errors)
         data["params"] = merged
@@ -217,7 +221,7 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
             form.add_param_errors(exc.errors)
         else:
             messages.success(request, _("Judge %(name)r created.") % {"name": config.name})
-            unread = judge_params.undeclared(config.backend, config.params)
+            unread = BACKENDS[config.backend].undeclared(config.params)
             if unread:  # kept as given (the API always took any object), but likely a typo
                 messages.warning(
                     request,
