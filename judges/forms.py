@@ -232,6 +232,7 @@ class Section:
     advanced: tuple[Row, ...]
     modes: tuple[str, ...]
     preset_mode: str
+    endpoint: bool = False  # it takes an endpoint: the form names the allowed hosts and keys
 
     @property
     def advanced_errors(self) -> bool:
@@ -264,15 +265,23 @@ def sections(
                 advanced=tuple(r for r in rows if r.param.advanced),
                 modes=tuple(modes),
                 preset_mode=preset_modes.get(backend, ""),
+                endpoint=any(p.type == judge_params.ENDPOINT for p in entry.schema()),
             )
         )
     return out
+
+
+def backends_of(family: str) -> str:
+    """The registry's backends of this family (``BackendEntry.family``), as the form's
+    ``data-backend`` attribute lists the backends a fieldset is for."""
+    return " ".join(key for key, entry in BACKENDS.items() if entry.family == family)
 
 
 __all__ = [
     "NULL_SUFFIX",
     "Row",
     "Section",
+    "backends_of",
     "build_fields",
     "collect",
     "endpoint_suggestions",

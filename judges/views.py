@@ -26,6 +26,7 @@ from . import bias, capabilities, endpoints, imported, selectors
 from . import forms as param_forms
 from . import params as judge_params
 from .administration import delete_blockers, delete_judge, set_judge_hidden, set_judge_prices
+from .backends.base import ENSEMBLE, PROMPTED
 from .configuration import create_judge_config
 from .models import JudgeConfig
 from .registry import BACKENDS, backend_choices, is_ensemble
@@ -274,6 +275,9 @@ def _page(
             "form": form,
             # the judge form's parts per backend, with what each can answer in this project
             "sections": param_forms.sections(form, capabilities.backend_capabilities(project), preset_modes),
+            # the fieldsets of the prompt (LLM / VLM backends) and of the members (ensembles)
+            "prompt_backends": param_forms.backends_of(PROMPTED),
+            "ensemble_backends": param_forms.backends_of(ENSEMBLE),
             "suggestions": {
                 "endpoint": param_forms.endpoint_suggestions(),
                 "key_env": param_forms.key_name_suggestions(),

@@ -30,7 +30,6 @@ from benchmarks.registry import PRESETS, named_templates
 from curation.policy import PolicySpec, compile_policy
 from judges import prompts
 from judges.backends import JudgeSpec
-from judges.models import JudgeConfig
 from judges.registry import BACKENDS, backend_for, is_direct, is_ensemble
 from studies import quality
 from studies.models import Sample
