@@ -1,6 +1,8 @@
 """The parameters of every judge backend, declared once: name, type, default, help, choices and
 range, per backend and, where a backend has modes (or AHEaD's extractors), the modes that read
-each one.
+each one. Each backend's registry entry (``BackendEntry.params``, ``judges/registry.py``) names
+its declaration here; its ``mode`` parameter is made from the entry's modes (:func:`mode_param`),
+and the functions below take the whole schema the entry builds (``BackendEntry.schema``).
 
 One declaration serves three readers, so they cannot drift apart:
 
