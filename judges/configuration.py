@@ -5,13 +5,14 @@ Each family of backends has its builder, found through ``BUILDERS`` by the backe
 entry (``judges/registry.py``, ``BackendEntry.family``): it fills in what its judges take from
 the preset when not given (prompt, parser, questions) and checks what only its judges have: an
 LLM / VLM judge's prompt template (``PromptJudge``; a classifier, label or output-format template
-has its own check in ``TEMPLATE_CHECKS``), a prompt-less judge's mode, parameters and flags
-(``DirectJudge``, reading its entry's ``modes``, ``check_params`` and ``decides``), an ensemble's
-members (``EnsembleJudge``). The model id a judge records by default, or must be given, is its
-entry's (``default_model``, ``model_required``). What every judge shares is checked by ``create_judge_config`` around the
+has its own check in ``TEMPLATE_CHECKS``), a prompt-less judge's mode and flags (``DirectJudge``,
+reading its entry's ``modes`` and ``decides``), an ensemble's members (``EnsembleJudge``). What
+is the backend's own comes from its entry too: the model id a judge records by default or must
+be given (``default_model``, ``model_required``), its declared parameters and its own checks of
+them (``check_params``). What every judge shares is checked by ``create_judge_config`` around the
 builder, always in the same order: name, backend, passes, prices and params first; then the
-questions it answers, its declared parameters, the flags it decides and both orders; then the
-rows are written. Judges imported from outside (``judges/imported.py``) are not made here.
+questions it answers, its declared parameters and its own checks, the flags it decides and both
+orders; then the rows are written. Judges imported from outside (``judges/imported.py``) are not made here.
 
 Also here: what a judge of a configuration can read and run in (``PARSER_TYPES``,
 ``direct_mode``), which the judges page's capabilities show (``judges/capabilities.py``)."""
@@ -243,11 +244,9 @@ class DirectJudge(JudgeBuilder):
     def decides(self, draft: Draft) -> dict[str, list[str]] | None:
         """The flags its mode and thresholds decide (``judges/decides.py``)."""
         entry = get_backend(draft.backend)
+        if entry.decides is None:
+            return None
         try:
-            if entry.check_params is not None:
-                entry.check_params(draft.params, draft.questions)
-            if entry.decides is None:
-                return None
             return entry.decides(direct_mode(draft.backend, draft.preset, draft.params), draft.params)
         except ValueError as exc:
             raise DomainError(f"the {draft.backend} judge cannot use these params: {exc}") from None
@@ -398,6 +397,11 @@ def create_judge_config(
         entry.check_declared(params, image_fields=preset.image_fields())
     except judge_params.ParamError as exc:
         raise DomainError(f"the {backend} judge cannot use these params: {exc}", errors=exc.errors) from None
+    if entry.check_params is not None:
+        try:  # what only this backend rules (a filter deciding no flag, EXAG without its model)
+            entry.check_params(params, questions)
+        except ValueError as exc:
+            raise DomainError(f"the {backend} judge cannot use these params: {exc}") from None
     decides = builder.decides(draft)
     if both_orders:
         check_both_orders(preset, backend, questions)
