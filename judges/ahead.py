@@ -27,6 +27,7 @@ from core.errors import DomainError
 from hvstats.tables import Cell, Row, Table
 
 from . import ahead_metrics
+from .backends.ahead import BACKEND as AHEAD
 from .backends.ahead import DEFAULT_REAL_GENERATOR, DEFAULT_TAU, REAL_IMAGES_PARAM, group_key
 from .models import JudgeConfig, JudgeOutput
 
@@ -76,7 +77,7 @@ def ahead_judge(project: Project, name: str) -> JudgeConfig:
     config = JudgeConfig.objects.filter(project=project, name=name).first()
     if config is None:
         raise DomainError(f"this project has no judge named {name!r}")
-    if config.backend != JudgeConfig.Backend.AHEAD:
+    if config.backend != AHEAD.key:
         raise DomainError(f"judge {name!r} is a {config.backend} judge, not an AHEaD judge")
     return config
 

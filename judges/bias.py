@@ -44,6 +44,7 @@ from hvstats.result import to_jsonable
 from . import orders
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 from .outputs import rubric_part
+from .registry import is_ensemble
 
 STABLE_TYPES = ("scale", "binary", "choice", "pairwise")
 NUMERIC_TYPES = ("scale", "binary")
@@ -100,7 +101,7 @@ def _position(run: JudgeRun, items: list[int], answers: dict, n_boot: int, seed:
 def _stability(
     config: JudgeConfig, rubric: Any, items: list[int], answers: dict, n_boot: int, seed: int
 ) -> list[dict[str, Any]] | None:
-    if config.passes < 2 or config.backend == JudgeConfig.Backend.ENSEMBLE:
+    if config.passes < 2 or is_ensemble(config.backend):
         return None
     out = []
     for k, qid in enumerate(config.questions):

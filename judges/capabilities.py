@@ -3,8 +3,8 @@ flags, that it decides, and what it does not. The judge form shows it per backen
 prompt template), the judge page for the judge as made.
 
 Read from the same places that decide it when a judge is created (``configuration.create_judge_config``):
-the prompt-less backends' modes (``backends.DIRECT_MODES``) and the flags their thresholds
-decide (``backends.direct_decides``), the parsers' question types (``configuration.PARSER_TYPES``),
+the prompt-less backends' modes and the flags their thresholds decide (their registry entries'
+``modes`` and ``decides``, ``judges/registry.py``), the parsers' question types (``configuration.PARSER_TYPES``),
 the preset's paper prompt and named templates (classifier flags, output formats), and for a
 judge the ``decides`` its rater records (``judges.decides``)."""
 
@@ -23,10 +23,13 @@ from benchmarks.base import Preset
 
 from . import formats, prompts
 from . import params as judge_params
-from .backends import DIRECT_MODES, direct_decides
+from .backends.ahead import BACKEND as AHEAD
+from .backends.ahead import extractor_of
+from .backends.base import DIRECT, ENSEMBLE, BackendEntry
 from .configuration import PARSER_TYPES, direct_mode
 from .decides import Decides, rater_decides
 from .models import JudgeConfig
+from .registry import BACKENDS
 
 
 @dataclass(frozen=True)
@@ -135,17 +138,17 @@ def way(
     )
 
 
-def _direct(backend: str, rubric: Rubric, preset: Preset, shown: Rubric) -> list[Way]:
+def _direct(entry: BackendEntry, rubric: Rubric, preset: Preset, shown: Rubric) -> list[Way]:
     """One way per mode that answers questions of this rubric, with the flags its default
     thresholds decide."""
-    declared = preset.direct_judges.get(backend)
+    declared = preset.direct_judges.get(entry.key)
     out = []
     ids = {q.id for q in rubric.questions}
-    for mode, questions in DIRECT_MODES[backend].items():
+    for mode, questions in entry.modes.items():
         if not set(questions) <= ids:
             continue  # a mode for another protocol's rubric
         try:
-            decides = direct_decides(backend, mode, {})
+            decides = entry.decides(mode, {}) if entry.decides is not None else None
         except ValueError:  # pragma: no cover - the declared defaults always decide a flag
             decides = None
         is_default = declared is not None and declared.mode == mode
@@ -227,13 +230,12 @@ def backend_capabilities(project: Project, language: str | None = None) -> dict[
     shown = shown_rubric(rubric, language)
     preset = project.preset
     out = {}
-    for backend, label in JudgeConfig.Backend.choices:
-        if backend == JudgeConfig.Backend.ENSEMBLE:
+    for backend, entry in BACKENDS.items():
+        label = entry.label
+        if entry.family == ENSEMBLE:
             out[backend] = Capability(backend, str(label), note=_("What its member judges answer."))
             continue
-        ways = (
-            _direct(backend, rubric, preset, shown) if backend in DIRECT_MODES else _generative(rubric, preset, shown)
-        )
+        ways = _direct(entry, rubric, preset, shown) if entry.family == DIRECT else _generative(rubric, preset, shown)
         note = "" if ways else _("It answers no question of this project's rubric: its modes are for other protocols.")
         answerable = tuple(q.id for q in rubric.questions if any(q.id in {a.id for a in w.answers} for w in ways))
         out[backend] = Capability(backend, str(label), tuple(ways), note, answerable)
@@ -255,14 +257,15 @@ def parameter_rows(config: JudgeConfig) -> list[judge_params.Row]:
     """The judge's parameters as its page shows them: those its backend reads in its mode (or
     with its extractor), set or default, then any set that it does not read; secrets hidden."""
     params = config.params or {}
+    entry = BACKENDS.get(config.backend)
+    if entry is None:  # its backend left the registry: every parameter is shown as not read
+        return judge_params.describe((), params)
     mode = extractor = ""
-    if config.backend in DIRECT_MODES:
+    if entry.family == DIRECT:
         mode = direct_mode(config.backend, config.project.preset, params)
-    if config.backend == JudgeConfig.Backend.AHEAD:
-        from .backends.ahead import extractor_of
-
+    if entry.key == AHEAD.key:
         extractor = extractor_of(params)
-    return judge_params.describe(config.backend, params, mode=mode, extractor=extractor)
+    return entry.describe(params, mode=mode, extractor=extractor)
 
 
 __all__ = [

@@ -1,15 +1,18 @@
 """Making a judge: ``create_judge_config`` checks what a researcher asked for (the judges page's
 form and the API alike) and stores the judge configuration with its ``Rater(kind=model)``.
 
-Each family of backends has its builder, found through ``BUILDERS`` (one entry per backend): it
-fills in what its judges take from the preset when not given (prompt, parser, questions, model)
-and checks what only its judges have: an LLM / VLM judge's prompt template (``PromptJudge``; a
-classifier, label or output-format template has its own check in ``TEMPLATE_CHECKS``), a
-prompt-less judge's mode (``DirectJudge``, ``ClipJudge``, ``AheadJudge``), an ensemble's members
-(``EnsembleJudge``). What every judge shares is checked by ``create_judge_config`` around the
+Each family of backends has its builder, found through ``BUILDERS`` by the backend's registry
+entry (``judges/registry.py``, ``BackendEntry.family``): it fills in what its judges take from
+the preset when not given (prompt, parser, questions) and checks what only its judges have: an
+LLM / VLM judge's prompt template (``PromptJudge``; a classifier, label or output-format template
+has its own check in ``TEMPLATE_CHECKS``), a prompt-less judge's mode and flags (``DirectJudge``,
+reading its entry's ``modes`` and ``decides``), an ensemble's members (``EnsembleJudge``). What
+is the backend's own comes from its entry too: the model id a judge records by default or must
+be given (``default_model``, ``model_required``), its declared parameters and its own checks of
+them (``check_params``). What every judge shares is checked by ``create_judge_config`` around the
 builder, always in the same order: name, backend, passes, prices and params first; then the
-questions it answers, its declared parameters, the flags it decides and both orders; then the
-rows are written. Judges imported from outside (``judges/imported.py``) are not made here.
+questions it answers, its declared parameters and its own checks, the flags it decides and both
+orders; then the rows are written. Judges imported from outside (``judges/imported.py``) are not made here.
 
 Also here: what a judge of a configuration can read and run in (``PARSER_TYPES``,
 ``direct_mode``), which the judges page's capabilities show (``judges/capabilities.py``)."""
@@ -33,11 +36,11 @@ from core.values import value_problem
 from . import endpoints, formats, orders, prompts
 from . import params as judge_params
 from .administration import check_prices
-from .backends import DIRECT_MODES, check_direct_params, direct_decides
-from .backends.clip_similarity import DEFAULT_MODEL as CLIP_DEFAULT_MODEL
+from .backends.base import DIRECT, ENSEMBLE, PROMPTED
 from .decides import ensemble_decides, rater_decides
 from .models import JudgeConfig
 from .ratings import judged_rubric
+from .registry import BACKENDS, get_backend, is_ensemble
 
 # the question types each parser of generated text can read
 PARSER_TYPES = {
@@ -83,9 +86,6 @@ class JudgeBuilder:
     """How one family of backends completes a draft (``shape``), which questions its judges can
     answer (``answerable``, checked when the judge is created rather than when it runs) and
     which checklist flags they decide (``decides``, after the parameters are checked)."""
-
-    #: whether the backend's parameters are declared in ``judges/params.py`` and checked there
-    declares_params = True
 
     def shape(self, draft: Draft) -> None:
         raise NotImplementedError
@@ -211,8 +211,8 @@ TEMPLATE_CHECKS: dict[str, Callable[[Draft], None]] = {
 
 
 class DirectJudge(JudgeBuilder):
-    """A prompt-less judge that answers its mode's questions directly (``backends.DIRECT_MODES``):
-    the embedding judge and the SSIM image-similarity judge; the base of CLIP and AHEaD."""
+    """A prompt-less judge that answers its mode's questions directly (its entry's ``modes``):
+    the embedding, SSIM image-similarity, CLIP and AHEaD judges."""
 
     def shape(self, draft: Draft) -> None:
         draft.parser = JudgeConfig.Parser.NONE
@@ -231,7 +231,7 @@ class DirectJudge(JudgeBuilder):
     def answerable(self, draft: Draft) -> list[str]:
         backend, preset = draft.backend, draft.preset
         mode = direct_mode(backend, preset, draft.params)
-        modes = DIRECT_MODES[backend]
+        modes = get_backend(backend).modes
         if mode not in modes:
             raise DomainError(
                 f"the {backend} judge has no mode {mode!r} for preset {preset.key!r}; "
@@ -243,45 +243,24 @@ class DirectJudge(JudgeBuilder):
 
     def decides(self, draft: Draft) -> dict[str, list[str]] | None:
         """The flags its mode and thresholds decide (``judges/decides.py``)."""
+        entry = get_backend(draft.backend)
+        if entry.decides is None:
+            return None
         try:
-            check_direct_params(draft.backend, draft.params, draft.questions)
-            return direct_decides(draft.backend, direct_mode(draft.backend, draft.preset, draft.params), draft.params)
+            return entry.decides(direct_mode(draft.backend, draft.preset, draft.params), draft.params)
         except ValueError as exc:
             raise DomainError(f"the {draft.backend} judge cannot use these params: {exc}") from None
-
-
-class ClipJudge(DirectJudge):
-    """The CLIP image-image filter; its model defaults to the paper's CLIP-ViT-L/14."""
-
-    def shape(self, draft: Draft) -> None:
-        super().shape(draft)
-        if not draft.model_id:
-            draft.model_id = CLIP_DEFAULT_MODEL  # recorded on the rater, so reports name the model
-
-
-class AheadJudge(DirectJudge):
-    """The AHEaD descriptor-faithfulness judge: no default model, as its descriptor extractor
-    (a vision-language model) is the researcher's choice."""
-
-    def shape(self, draft: Draft) -> None:
-        super().shape(draft)
-        if not draft.model_id.strip():
-            raise DomainError(
-                "the AHEaD judge needs the model id of its descriptor extractor (a vision-language model)"
-            )
 
 
 class EnsembleJudge(JudgeBuilder):
     """An ensemble of two or more judges of the project, combined per item; by default it
     answers every question a member answers."""
 
-    declares_params = False  # its members' parameters are theirs, checked when they were made
-
     def shape(self, draft: Draft) -> None:
         members = draft.members
         if len(members) < 2:
             raise DomainError("an ensemble needs at least two member judges")
-        if any(m.project_id != draft.project.id or m.backend == JudgeConfig.Backend.ENSEMBLE for m in members):
+        if any(m.project_id != draft.project.id or is_ensemble(m.backend) for m in members):
             raise DomainError("ensemble members must be (non-ensemble) judges of the same project")
         draft.parser = JudgeConfig.Parser.NONE
         draft.questions = draft.questions or sorted(
@@ -307,15 +286,12 @@ class EnsembleJudge(JudgeBuilder):
         )
 
 
-#: backend -> the builder of its judges (every ``JudgeConfig.Backend``; a test keeps it whole)
+#: a backend's family (``BackendEntry.family``) -> the builder of its judges (every family; a
+#: test keeps it whole), so a backend of an existing family needs no builder of its own
 BUILDERS: dict[str, JudgeBuilder] = {
-    JudgeConfig.Backend.OPENAI_CHAT: PromptJudge(),
-    JudgeConfig.Backend.TRANSFORMERS: PromptJudge(),
-    JudgeConfig.Backend.EMBEDDING: DirectJudge(),
-    JudgeConfig.Backend.IMAGE_SIMILARITY: DirectJudge(),
-    JudgeConfig.Backend.CLIP_SIMILARITY: ClipJudge(),
-    JudgeConfig.Backend.AHEAD: AheadJudge(),
-    JudgeConfig.Backend.ENSEMBLE: EnsembleJudge(),
+    PROMPTED: PromptJudge(),
+    DIRECT: DirectJudge(),
+    ENSEMBLE: EnsembleJudge(),
 }
 
 
@@ -347,8 +323,8 @@ def create_judge_config(
     name = (name or "").strip()
     if not name:
         raise DomainError("a judge needs a name")
-    if backend not in JudgeConfig.Backend.values:
-        raise DomainError(f"unknown backend {backend!r}; choose one of {', '.join(JudgeConfig.Backend.values)}")
+    if backend not in BACKENDS:
+        raise DomainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if combine not in JudgeConfig.Combine.values:
         raise DomainError("passes combine by mean or majority")
     if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= 20:
@@ -369,7 +345,8 @@ def create_judge_config(
     rubric = project.rubric_version.parsed()
     members = list(members)
     preset = project.preset
-    builder = BUILDERS[backend]
+    entry = get_backend(backend)
+    builder = BUILDERS[entry.family]
     draft = Draft(
         project=project,
         backend=backend,
@@ -383,6 +360,10 @@ def create_judge_config(
         preset=preset,
     )
     builder.shape(draft)
+    if not draft.model_id and entry.default_model:
+        draft.model_id = entry.default_model  # recorded on the rater, so reports name the model
+    if entry.model_required and not draft.model_id.strip():
+        raise DomainError(entry.model_required)
     questions = draft.questions = list(draft.questions or [])
     model_id, prompt_template, parser, kind = draft.model_id, draft.prompt_template, draft.parser, draft.kind
     if (
@@ -412,11 +393,15 @@ def create_judge_config(
             judged_rubric(project, questions)
         except RubricError as exc:
             raise DomainError(f"these questions do not form a valid part of the rubric: {exc}") from None
-    if builder.declares_params:
-        try:  # the declared parameters (judges/params.py), as the judge form checks them
-            judge_params.check(backend, params, image_fields=preset.image_fields())
-        except judge_params.ParamError as exc:
-            raise DomainError(f"the {backend} judge cannot use these params: {exc}", errors=exc.errors) from None
+    try:  # the declared parameters (its entry's, none for an ensemble), as the judge form checks them
+        entry.check_declared(params, image_fields=preset.image_fields())
+    except judge_params.ParamError as exc:
+        raise DomainError(f"the {backend} judge cannot use these params: {exc}", errors=exc.errors) from None
+    if entry.check_params is not None:
+        try:  # what only this backend rules (a filter deciding no flag, EXAG without its model)
+            entry.check_params(params, questions)
+        except ValueError as exc:
+            raise DomainError(f"the {backend} judge cannot use these params: {exc}") from None
     decides = builder.decides(draft)
     if both_orders:
         check_both_orders(preset, backend, questions)
@@ -481,7 +466,7 @@ def check_both_orders(preset: Preset, backend: str, questions: Sequence[str]) ->
     order = preset.pair_order
     if order is None:
         raise DomainError(f"both orders are offered for pairwise protocols only; {preset.name} declares no pair order")
-    if backend == JudgeConfig.Backend.ENSEMBLE:
+    if is_ensemble(backend):
         raise DomainError("an ensemble is not asked in both orders: ask its member judges in both orders")
     needed = orders.order_questions(order)
     missing = sorted(needed - set(questions))

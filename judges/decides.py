@@ -10,7 +10,7 @@ as one, the SSIM filter would "agree" with the people that no source context was
 The declaration is stored on the judge's rater when the judge is created (``create_judge_config``):
 ``Rater.parameters["questions"]`` and ``["decides"] = {checklist id: [flags]}``. A rater stored
 before ``decides`` was recorded for the image-image filters gets it derived from its backend and
-mode (``backends.direct_decides``, the table ``backends.base.FILTER_FLAGS``). Human raters decide
+mode (its registry entry's ``decides``, the table ``backends.base.FILTER_FLAGS``). Human raters decide
 everything they answer.
 
 Readers: the agreement frame (``agreement.selectors.ratings_frame``, hence the statistics and the
@@ -26,7 +26,7 @@ from typing import Any
 from annotation.rubric import Question, Rubric
 from benchmarks.base import Preset
 
-from .backends import DIRECT_MODES, direct_decides
+from .registry import BACKENDS
 
 
 @dataclass(frozen=True)
@@ -111,12 +111,13 @@ def rater_decides(
 
 def _derived_flags(backend: str, params: Mapping[str, Any], preset: Preset | None) -> dict[str, frozenset[str]]:
     """The flags a prompt-less judge decides, from its backend, mode and thresholds."""
-    if backend not in DIRECT_MODES:
+    entry = BACKENDS.get(backend)
+    if entry is None or entry.decides is None:
         return {}
     direct = preset.direct_judges.get(backend) if preset is not None else None
     mode = str(params.get("mode") or (direct.mode if direct is not None else ""))
     try:
-        declared = direct_decides(backend, mode, params)
+        declared = entry.decides(mode, params)
     except ValueError:  # thresholds it could never have run with: no narrowing to read from them
         return {}
     return {q: frozenset(flags) for q, flags in (declared or {}).items()}

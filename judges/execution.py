@@ -28,11 +28,13 @@ from core import jobs
 from core.heartbeat import Heartbeat
 
 from . import orders, prompts
-from .backends import BackendUnavailable, JudgeItem, JudgeSpec, Verdict, backend_for
+from .backends import BackendUnavailable, JudgeItem, JudgeSpec, Verdict
+from .backends.ahead import BACKEND as AHEAD
 from .combine import combine, combine_metrics
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 from .outputs import EXACT_KEY, SCORES_KEY
 from .ratings import judge_derived, judged_rubric, write_judge_annotation
+from .registry import backend_for, is_ensemble
 
 
 def spec_for(config: JudgeConfig) -> JudgeSpec:
@@ -42,7 +44,7 @@ def spec_for(config: JudgeConfig) -> JudgeSpec:
     project = config.project
     preset = project.preset
     params = dict(config.params)
-    if config.backend == JudgeConfig.Backend.AHEAD:  # EXAG's baseline: the real images (Eq. 3)
+    if config.backend == AHEAD.key:  # EXAG's baseline: the real images (Eq. 3)
         from .ahead import real_images_param
 
         params.update(real_images_param(project, params))
@@ -78,7 +80,7 @@ def judge_items(items: Sequence[Item], image_fields: Sequence[str]) -> list[Judg
 
 
 def _members(config: JudgeConfig) -> list[JudgeConfig]:
-    if config.backend == JudgeConfig.Backend.ENSEMBLE:
+    if is_ensemble(config.backend):
         return list(config.members.select_related("project__rubric_version").order_by("id"))
     return [config]
 

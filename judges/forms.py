@@ -1,5 +1,5 @@
-"""The judge form's parameter fields: one field per declared parameter of every backend
-(``judges/params.py``), grouped in one section per backend with what it can answer
+"""The judge form's parameter fields: one field per declared parameter of every backend in the
+registry (``judges/registry.py``; the declarations in ``judges/params.py``), grouped in one section per backend with what it can answer
 (``judges/capabilities.py``).
 
 Every section is in the page; the page's CSS shows only the chosen backend's (and, within it,
@@ -19,35 +19,15 @@ from typing import Any
 from django import forms
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from . import endpoints
 from . import params as judge_params
-from .backends.clip_similarity import DEFAULT_MODEL as CLIP_DEFAULT_MODEL
 from .capabilities import Capability
 from .params import Param
+from .registry import BACKENDS
 
 PREFIX = "p"
 NULL_SUFFIX = "-null"
-
-# what the model id means for each backend (shown in its section)
-MODEL_HELP: dict[str, Any] = {
-    "openai_chat": gettext_lazy(
-        "Model id: required, the model the endpoint serves (e.g. Qwen/Qwen2.5-VL-7B-Instruct)."
-    ),
-    "transformers": gettext_lazy("Model id: required, a local folder or a hub id (offline machines: a folder)."),
-    "embedding": gettext_lazy(
-        "Model id: empty for all-MiniLM-L6-v2 (shipped, offline), or a sentence-transformers folder."
-    ),
-    "image_similarity": gettext_lazy("Model id: not used (SSIM compares pixels)."),
-    "clip_similarity": gettext_lazy(
-        "Model id: empty for the paper's CLIP-ViT-L/14 (%(model)s), else a local folder or a hub id."
-    ),
-    "ahead": gettext_lazy(
-        "Model id: required, the vision-language model extracting the descriptors (e.g. InternVL3-14B)."
-    ),
-    "ensemble": gettext_lazy("Model id: not used (the members' models answer)."),
-}
 
 
 def field_name(backend: str, name: str) -> str:
@@ -186,8 +166,8 @@ def param_fields(backend: str, p: Param, *, image_fields: Sequence[str]) -> dict
 def build_fields(image_fields: Sequence[str]) -> dict[str, forms.Field]:
     """Every backend's parameter fields, by field name."""
     out: dict[str, forms.Field] = {}
-    for backend in judge_params.BACKENDS:
-        for p in judge_params.schema(backend):
+    for backend, entry in BACKENDS.items():
+        for p in entry.schema():
             out.update(param_fields(backend, p, image_fields=image_fields))
     return out
 
@@ -197,7 +177,7 @@ def collect(cleaned: Mapping[str, Any], backend: str) -> tuple[dict[str, Any], d
     values: dict[str, Any] = {}
     where: dict[str, str] = {}
     errors: dict[str, str] = {}
-    for p in judge_params.schema(backend):
+    for p in BACKENDS[backend].schema():
         name = field_name(backend, p.name)
         value = cleaned.get(name)
         null = bool(cleaned.get(name + NULL_SUFFIX))
@@ -252,6 +232,7 @@ class Section:
     advanced: tuple[Row, ...]
     modes: tuple[str, ...]
     preset_mode: str
+    endpoint: bool = False  # it takes an endpoint: the form names the allowed hosts and keys
 
     @property
     def advanced_errors(self) -> bool:
@@ -264,34 +245,43 @@ def sections(
 ) -> list[Section]:
     out = []
     for backend, cap in capabilities.items():
+        entry = BACKENDS[backend]
         rows = []
-        for p in judge_params.schema(backend):
+        for p in entry.schema():
             name = field_name(backend, p.name)
             if name not in form.fields:
                 continue
             null = form[name + NULL_SUFFIX] if name + NULL_SUFFIX in form.fields else None
             rows.append(Row(p, form[name], null))
-        modes = next((p.choices for p in judge_params.schema(backend) if p.name == "mode"), ())
+        modes = tuple(entry.modes)
         out.append(
             Section(
                 backend=backend,
                 label=cap.label,
                 capability=cap,
-                model_help=str(MODEL_HELP.get(backend, "")) % {"model": CLIP_DEFAULT_MODEL},
+                # what the model id means for this backend (``%(model)s``: its default model)
+                model_help=str(entry.model_help) % {"model": entry.default_model},
                 rows=tuple(r for r in rows if not r.param.advanced),
                 advanced=tuple(r for r in rows if r.param.advanced),
                 modes=tuple(modes),
                 preset_mode=preset_modes.get(backend, ""),
+                endpoint=any(p.type == judge_params.ENDPOINT for p in entry.schema()),
             )
         )
     return out
 
 
+def backends_of(family: str) -> str:
+    """The registry's backends of this family (``BackendEntry.family``), as the form's
+    ``data-backend`` attribute lists the backends a fieldset is for."""
+    return " ".join(key for key, entry in BACKENDS.items() if entry.family == family)
+
+
 __all__ = [
-    "MODEL_HELP",
     "NULL_SUFFIX",
     "Row",
     "Section",
+    "backends_of",
     "build_fields",
     "collect",
     "endpoint_suggestions",

@@ -8,6 +8,7 @@ parsed from it, and why an item failed."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy
@@ -15,19 +16,12 @@ from django.utils.translation import gettext_lazy
 from annotation.models import Item, Project, Rater
 from core.jobs import TERMINAL, Job
 
+from .backends.base import KEY_LENGTH
 from .outputs import output_labels, rubric_part
+from .registry import backend_choices, get_backend
 
 
 class JudgeConfig(models.Model):
-    class Backend(models.TextChoices):
-        OPENAI_CHAT = "openai_chat", gettext_lazy("OpenAI-compatible chat endpoint")
-        TRANSFORMERS = "transformers", gettext_lazy("Local transformers model (GPU worker)")
-        EMBEDDING = "embedding", gettext_lazy("Embedding judge (sentence-transformers)")
-        IMAGE_SIMILARITY = "image_similarity", gettext_lazy("Image similarity (SSIM proxy, CPU)")
-        CLIP_SIMILARITY = "clip_similarity", gettext_lazy("CLIP image-image similarity (transformers)")
-        AHEAD = "ahead", gettext_lazy("AHEaD descriptor faithfulness (vision-language model + MiniLM)")
-        ENSEMBLE = "ensemble", gettext_lazy("Ensemble of judges")
-
     class Parser(models.TextChoices):
         JSON = "json", gettext_lazy("JSON answers per rubric")
         SCORE_IS = "score_is", gettext_lazy('"score is <num>"')
@@ -40,7 +34,10 @@ class JudgeConfig(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_configs")
     name = models.CharField(max_length=200)
-    backend = models.CharField(max_length=20, choices=Backend.choices)
+    # the registry's backends (``judges/registry.py``): a callable, so a backend added there needs
+    # no migration; checked in ``clean`` and by ``configuration.create_judge_config``, not by a
+    # database constraint, which would be a literal list to keep in step
+    backend = models.CharField(max_length=KEY_LENGTH, choices=backend_choices)
     model_id = models.CharField(max_length=300, blank=True)
     # {"system": "...", "user": "..."} or {"per_question": {qid: {"system", "user"}}}
     prompt_template = models.JSONField(default=dict, blank=True)
@@ -79,6 +76,13 @@ class JudgeConfig(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        super().clean()
+        try:
+            get_backend(self.backend)
+        except KeyError as exc:
+            raise ValidationError({"backend": str(exc.args[0])}) from None
 
 
 class JudgeRun(Job):

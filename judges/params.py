@@ -1,6 +1,8 @@
 """The parameters of every judge backend, declared once: name, type, default, help, choices and
 range, per backend and, where a backend has modes (or AHEaD's extractors), the modes that read
-each one.
+each one. Each backend's registry entry (``BackendEntry.params``, ``judges/registry.py``) names
+its declaration here; its ``mode`` parameter is made from the entry's modes (:func:`mode_param`),
+and the functions below take the whole schema the entry builds (``BackendEntry.schema``).
 
 One declaration serves three readers, so they cannot drift apart:
 
@@ -33,7 +35,6 @@ from django.utils.translation import gettext_lazy
 
 from . import endpoints
 from .ahead_metrics import TAU_INTERNVL3
-from .backends.base import DIRECT_MODES
 
 # parameter types (how a value is checked, and which form field shows it)
 INT = "int"
@@ -52,8 +53,6 @@ DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
 # what runs.start_judge_run uses (DEFAULT_CHUNK, MAX_CHUNK there; a test keeps them equal)
 DEFAULT_CHUNK = 16
 MAX_CHUNK = 1000
-# set by ``execution.spec_for`` for the AHEaD judge (the project's real images), never by a researcher
-INTERNAL = {"ahead": ("_real_images",)}
 
 
 @dataclass(frozen=True)
@@ -212,7 +211,7 @@ CHOICE_LABELS: dict[str, Any] = {
     # extractor
     "openai_chat": gettext_lazy("OpenAI-compatible endpoint"),
     "transformers": gettext_lazy("local transformers model"),
-    # modes (backends.DIRECT_MODES)
+    # modes (each prompt-less backend's ``BackendEntry.modes``)
     "cqbench": gettext_lazy("CQ-Bench reflection and rewrite improvement"),
     "valueground_q3": gettext_lazy("ValueGround Q3 from the SSIM of the image pair"),
     "counterfactual_filter": gettext_lazy("Cultural Counterfactuals image filter (flags 4 and 6)"),
@@ -221,13 +220,15 @@ CHOICE_LABELS: dict[str, Any] = {
 
 
 # ------------------------------------------------------------------------------ declarations
-def _mode(backend: str) -> Param:
+def mode_param(modes: Sequence[str]) -> Param:
+    """The ``mode`` parameter of a prompt-less backend with these modes (its entry's ``modes``:
+    declared once there, offered here)."""
     return Param(
         "mode",
         CHOICE,
         gettext_lazy("What the judge computes, which decides the questions it answers (see 'What it can answer')."),
         default_text=gettext_lazy("the mode the project's preset declares"),
-        choices=tuple(DIRECT_MODES[backend]),
+        choices=tuple(modes),
     )
 
 
@@ -489,7 +490,6 @@ TRANSFORMERS: tuple[Param, ...] = (
 )
 
 EMBEDDING: tuple[Param, ...] = (
-    _mode("embedding"),
     Param(
         "reflect_tau",
         NUMBER,
@@ -512,7 +512,6 @@ EMBEDDING: tuple[Param, ...] = (
 )
 
 IMAGE_SIMILARITY: tuple[Param, ...] = (
-    _mode("image_similarity"),
     Param(
         "q3_thresholds",
         NUMBER_PAIR,
@@ -530,7 +529,6 @@ IMAGE_SIMILARITY: tuple[Param, ...] = (
 )
 
 CLIP_SIMILARITY: tuple[Param, ...] = (
-    _mode("clip_similarity"),
     *_thresholds(0.75, 0.85, gettext_lazy("The paper's thresholds by default (Sec. 3.2).")),
     Param(
         "batch_size", INT, gettext_lazy("Images per forward pass (and items per step of a task)."), default=16, min=1
@@ -549,7 +547,6 @@ CLIP_SIMILARITY: tuple[Param, ...] = (
 )
 
 _AHEAD_OWN: tuple[Param, ...] = (
-    _mode("ahead"),
     Param(
         "extractor",
         CHOICE,
@@ -622,7 +619,7 @@ _AHEAD_EXTRACTOR_DEFAULTS: dict[tuple[str, str], Any] = {
 def _ahead() -> tuple[Param, ...]:
     """The AHEaD judge's own parameters, then its extractor's: every parameter it does not read
     itself goes to the extractor's backend (``backends/ahead.py``, ``OWN_PARAMS``)."""
-    own = {p.name for p in _AHEAD_OWN} | {p.name for p in COMMON}
+    own = {"mode"} | {p.name for p in _AHEAD_OWN} | {p.name for p in COMMON}
     extra: dict[str, Param] = {}
     for extractor, declared in (("openai_chat", OPENAI_CHAT), ("transformers", TRANSFORMERS)):
         for p in declared:
@@ -644,33 +641,29 @@ def _ahead() -> tuple[Param, ...]:
 
 AHEAD = _ahead()
 
-BACKENDS: dict[str, tuple[Param, ...]] = {
-    "openai_chat": OPENAI_CHAT,
-    "transformers": TRANSFORMERS,
-    "embedding": EMBEDDING,
-    "image_similarity": IMAGE_SIMILARITY,
-    "clip_similarity": CLIP_SIMILARITY,
-    "ahead": AHEAD,
-}
 
-
-def schema(backend: str) -> tuple[Param, ...]:
-    """Every parameter of ``backend`` (its own, then the common ones it does not redeclare);
-    ``()`` for an ensemble, which has none."""
-    own = BACKENDS.get(backend)
+# Which backend declares which parameters is its registry entry's business
+# (``backends.base.BackendEntry.params`` and ``modes``, ``judges/registry.py``): the functions
+# below take a backend's whole schema, which ``BackendEntry.schema`` builds with :func:`schema`.
+def schema(own: Sequence[Param] | None, modes: Sequence[str] = ()) -> tuple[Param, ...]:
+    """Every parameter of a backend: its ``mode`` (a prompt-less backend with ``modes``), its
+    own, then the common ones it does not redeclare; ``()`` for ``None``, a backend that has no
+    parameters of its own (an ensemble: its members' parameters are theirs)."""
     if own is None:
         return ()
+    own = (mode_param(modes), *own) if modes else tuple(own)
     names = {p.name for p in own}
     return (*own, *(p for p in COMMON if p.name not in names))
 
 
-def declared(backend: str, name: str) -> Param | None:
-    return next((p for p in schema(backend) if p.name == name), None)
+def declared(schema: Sequence[Param], name: str) -> Param | None:
+    return next((p for p in schema if p.name == name), None)
 
 
-def undeclared(backend: str, params: Mapping[str, Any]) -> list[str]:
-    """The keys of ``params`` this backend does not read."""
-    names = {p.name for p in schema(backend)} | set(INTERNAL.get(backend, ()))
+def undeclared(schema: Sequence[Param], params: Mapping[str, Any], *, internal: Sequence[str] = ()) -> list[str]:
+    """The keys of ``params`` a backend with this schema does not read (``internal``: the
+    parameters the platform sets for it, read too)."""
+    names = {p.name for p in schema} | set(internal)
     return [k for k in params if k not in names]
 
 
@@ -762,16 +755,23 @@ def problem(p: Param, value: Any, *, image_fields: Sequence[str] | None = None) 
     return _("params.%(name)s must be %(what)s, not %(value)r") % {"name": p.name, "what": what, "value": value}
 
 
-def check(backend: str, params: Mapping[str, Any], *, image_fields: Sequence[str] | None = None) -> None:
-    """:class:`ParamError` listing every declared parameter of ``params`` whose value ``backend``
-    cannot use (``image_fields``: the preset's, when known). Parameters it does not declare are
-    left as given; cross-parameter rules (a filter deciding no flag, EXAG without an image-text
-    model) are the backend's own checks."""
+def check(
+    schema: Sequence[Param],
+    params: Mapping[str, Any],
+    *,
+    internal: Sequence[str] = (),
+    image_fields: Sequence[str] | None = None,
+) -> None:
+    """:class:`ParamError` listing every declared parameter of ``params`` whose value a backend
+    with this schema cannot use (``image_fields``: the preset's, when known; ``internal``: the
+    parameters only the platform sets). Parameters it does not declare are left as given;
+    cross-parameter rules (a filter deciding no flag, EXAG without an image-text model) are the
+    backend's own checks."""
     errors: dict[str, str] = {}
-    for name in INTERNAL.get(backend, ()):
+    for name in internal:
         if name in params:
             errors[name] = _("params.%(name)s is set by the platform, not in a judge's parameters") % {"name": name}
-    for p in schema(backend):
+    for p in schema:
         if p.name in params:
             found = problem(p, params[p.name], image_fields=image_fields)
             if found:
@@ -794,13 +794,20 @@ class Row:
     value_label: str = ""  # the value set in words, for a choice that has them
 
 
-def describe(backend: str, params: Mapping[str, Any], *, mode: str = "", extractor: str = "") -> list[Row]:
+def describe(
+    schema: Sequence[Param],
+    params: Mapping[str, Any],
+    *,
+    internal: Sequence[str] = (),
+    mode: str = "",
+    extractor: str = "",
+) -> list[Row]:
     """The judge's parameters as rows: every parameter its backend reads in this mode (set or
     default), then those set that it does not read. Secret-named values are hidden
     (``endpoints.public_params``); the key is never shown, only the name of its variable."""
     shown = endpoints.public_params(dict(params))
     rows = []
-    for p in schema(backend):
+    for p in schema:
         if p.name in shown or p.applies(mode=mode, extractor=extractor):
             rows.append(
                 Row(
@@ -813,18 +820,14 @@ def describe(backend: str, params: Mapping[str, Any], *, mode: str = "", extract
                     value_label=p.choice_label(shown[p.name]) if p.name in shown and p.type == CHOICE else "",
                 )
             )
-    for name in undeclared(backend, shown):
-        if name in INTERNAL.get(backend, ()):
-            continue
+    for name in undeclared(schema, shown, internal=internal):
         rows.append(Row(name=name, value=show_value(shown[name]), default="", help="", read=False))
     return rows
 
 
 __all__ = [
-    "BACKENDS",
     "CHOICE_LABELS",
     "COMMON",
-    "INTERNAL",
     "LABELS",
     "Param",
     "ParamError",
@@ -832,6 +835,7 @@ __all__ = [
     "check",
     "declared",
     "describe",
+    "mode_param",
     "problem",
     "schema",
     "show_value",

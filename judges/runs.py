@@ -23,8 +23,8 @@ from core.errors import DomainError
 from studies.models import Sample, SampleItem
 from studies.sampling import metadata_columns
 
-from .backends import QUEUES
 from .models import JudgeConfig, JudgeItemResult, JudgeRun
+from .registry import BACKENDS, is_ensemble
 
 DEFAULT_CHUNK = 16
 MAX_CHUNK = 1000
@@ -33,10 +33,17 @@ MAX_CHUNK = 1000
 def queue_for(config: JudgeConfig) -> str:
     """The Celery queue the run's chunks go to: the backend's; an ensemble's members run in one
     chunk, so it takes the queue of its most demanding member (``gpu``, then ``api``)."""
-    if config.backend == JudgeConfig.Backend.ENSEMBLE:
-        queues = {QUEUES.get(m.backend, "default") for m in config.members.all()}
+    if is_ensemble(config.backend):
+        queues = {_queue_of(m.backend) for m in config.members.all()}
         return next((q for q in ("gpu", "api") if q in queues), "default")
-    return QUEUES.get(config.backend, "default")
+    return _queue_of(config.backend)
+
+
+def _queue_of(backend: str) -> str:
+    """Its entry's queue; ``default`` for a key no entry has (its run then fails on the worker
+    with the reason, ``registry.backend_for``)."""
+    entry = BACKENDS.get(backend)
+    return entry.queue if entry is not None else "default"
 
 
 def start_judge_run(

@@ -26,8 +26,10 @@ from . import bias, capabilities, endpoints, imported, selectors
 from . import forms as param_forms
 from . import params as judge_params
 from .administration import delete_blockers, delete_judge, set_judge_hidden, set_judge_prices
+from .backends.base import ENSEMBLE, PROMPTED
 from .configuration import create_judge_config
 from .models import JudgeConfig
+from .registry import BACKENDS, backend_choices, is_ensemble
 from .runs import cancel_judge_run, parse_stratum, rerun_failed_items, start_judge_run
 
 
@@ -48,7 +50,8 @@ class JudgeConfigForm(forms.Form):
     ``judges/params.py``); the raw JSON (``params``) is the advanced way, merged with them."""
 
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
-    backend = forms.ChoiceField(choices=JudgeConfig.Backend.choices, label=gettext_lazy("Backend"))
+    # the registry's backends, read when the form is made (a callable: ``judges/registry.py``)
+    backend = forms.ChoiceField(choices=backend_choices, label=gettext_lazy("Backend"))
     model_id = forms.CharField(
         max_length=300,
         required=False,
@@ -115,7 +118,9 @@ class JudgeConfigForm(forms.Form):
         preset = project.preset
         self.image_fields = preset.image_fields()
         self.fields.update(param_forms.build_fields(self.image_fields))
-        self.fields["members"].queryset = JudgeConfig.objects.filter(project=project).exclude(backend="ensemble")
+        self.fields["members"].queryset = JudgeConfig.objects.filter(project=project).exclude(
+            backend__in=[key for key in BACKENDS if is_ensemble(key)]
+        )
         if preset.pair_order is None:  # offered for pairwise protocols only
             del self.fields["both_orders"]
         # the preset's own templates first: the others fit other protocols' items
@@ -170,7 +175,7 @@ class JudgeConfigForm(forms.Form):
         self.from_fields = set(values)
         merged = {**raw, **values}
         try:
-            judge_params.check(backend, merged, image_fields=self.image_fields)
+            BACKENDS[backend].check_declared(merged, image_fields=self.image_fields)
         except judge_params.ParamError as exc:
             self.add_param_errors(exc.errors)
         data["params"] = merged
@@ -217,7 +222,7 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
             form.add_param_errors(exc.errors)
         else:
             messages.success(request, _("Judge %(name)r created.") % {"name": config.name})
-            unread = judge_params.undeclared(config.backend, config.params)
+            unread = BACKENDS[config.backend].undeclared(config.params)
             if unread:  # kept as given (the API always took any object), but likely a typo
                 messages.warning(
                     request,
@@ -270,6 +275,9 @@ def _page(
             "form": form,
             # the judge form's parts per backend, with what each can answer in this project
             "sections": param_forms.sections(form, capabilities.backend_capabilities(project), preset_modes),
+            # the fieldsets of the prompt (LLM / VLM backends) and of the members (ensembles)
+            "prompt_backends": param_forms.backends_of(PROMPTED),
+            "ensemble_backends": param_forms.backends_of(ENSEMBLE),
             "suggestions": {
                 "endpoint": param_forms.endpoint_suggestions(),
                 "key_env": param_forms.key_name_suggestions(),

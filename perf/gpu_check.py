@@ -87,7 +87,7 @@ def transformers_spec(model: str, preset_key: str, **params: Any):
 
 def equality(model: str, preset_key: str, requests: list, args, new_tokens: int) -> dict:
     """Batched vs one-by-one replies for each cache, and static vs dynamic."""
-    from judges.backends import backend_for
+    from judges.registry import backend_for
 
     common = {"device": args.device, "max_new_tokens": new_tokens, **({"compile": False} if args.no_compile else {})}
     out: dict[str, Any] = {"requests": len(requests)}
@@ -149,7 +149,8 @@ def vlm_equality(args, tmp: Path) -> dict:
 
 
 def generation(args, tmp: Path) -> dict:
-    from judges.backends import ChatRequest, backend_for
+    from judges.backends import ChatRequest
+    from judges.registry import backend_for
     from perf.judge_overhead import card_bandwidth_gbs, generation_prompts, time_generation, weights_bytes
     from tests.judges.tiny_model import make_tiny_causal_lm
 
@@ -258,7 +259,8 @@ def ahead(args, tmp: Path) -> dict:
 
     from annotation.rubric import Rubric
     from benchmarks.registry import get_preset
-    from judges.backends import JudgeItem, JudgeSpec, backend_for
+    from judges.backends import JudgeItem, JudgeSpec
+    from judges.registry import backend_for
     from tests.judges.tiny_vlm import make_tiny_vlm
 
     model = str(make_tiny_vlm(tmp / "tiny-llava-ahead"))

@@ -111,8 +111,8 @@ def overhead(args) -> dict:
         from annotation import importing, projects
         from benchmarks.registry import get_preset
         from judges import configuration, execution, runs
-        from judges.backends import backend_for
         from judges.models import JudgeRun
+        from judges.registry import backend_for
 
         preset = get_preset("cqbench.story")
         folder = Path(info["tmp"]) / "demo"
@@ -259,7 +259,8 @@ def generation(args) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from annotation.rubric import Rubric
     from benchmarks.registry import get_preset
-    from judges.backends import ChatRequest, JudgeSpec, backend_for
+    from judges.backends import ChatRequest, JudgeSpec
+    from judges.registry import backend_for
     from tests.judges.tiny_model import make_tiny_causal_lm
 
     folder = Path(tempfile.mkdtemp(prefix="hv-perf-model-"))
@@ -333,7 +334,8 @@ def endpoint(args) -> dict:
     django.setup()
     from annotation.rubric import Rubric
     from benchmarks.registry import get_preset
-    from judges.backends import ChatRequest, JudgeSpec, backend_for
+    from judges.backends import ChatRequest, JudgeSpec
+    from judges.registry import backend_for
 
     p = get_preset("cqbench.story")
     requests = [ChatRequest(system="", user=t, images=[]) for t in generation_prompts(args.prompts)]

@@ -1,6 +1,6 @@
 """AHEaD judge (CULTIVate, cultivate-ahead.txt Sec. 3.2, 4.3, App. A.3-A.6): cultural faithfulness
 of a generated image from descriptors, answering the faithfulness preset's GT-FAITH, GT-HAL and
-GT-EXAG questions (mode ``cultivate``, ``DIRECT_MODES["ahead"]``).
+GT-EXAG questions (mode ``cultivate``, ``MODES``).
 
 Per item (one generated image of ``{activity}`` in ``{country}``) and pass:
 
@@ -49,13 +49,29 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_lazy
 
 from .. import ahead_metrics, ahead_prompts
-from .base import BackendUnavailable, ChatReply, ChatRequest, JudgeBackend, JudgeItem, JudgeSpec, Verdict
+from .. import params as judge_params
+from .base import (
+    DIRECT,
+    BackendEntry,
+    BackendUnavailable,
+    ChatReply,
+    ChatRequest,
+    JudgeBackend,
+    JudgeItem,
+    JudgeSpec,
+    Verdict,
+)
+from .local_transformers import TransformersBackend
 from .model_cache import ModelCache
+from .openai_chat import OpenAIChatBackend
 
 MODE = "cultivate"
 EXTRACTORS = ("openai_chat", "transformers")
+# the questions its one mode answers (CULTIVate Eq. 1-5; ``params.mode``)
+MODES: dict[str, tuple[str, ...]] = {"cultivate": ("faith", "hal", "exag")}
 DEFAULT_TAU = ahead_metrics.TAU_INTERNVL3
 DEFAULT_REAL_GENERATOR = "real"
 DEFAULT_CANDIDATES = 10  # Table 28's {{num_elements}}; the proposers give "up to 10" (Sec. 3.1)
@@ -101,11 +117,10 @@ def check_params(params: Mapping[str, Any], questions: Sequence[str] = ()) -> No
     """Everything wrong with an AHEaD judge's parameters, as a ValueError with the reason:
     checked when the judge is created (nothing is stored) and again when it runs."""
     from .. import endpoints
-    from ..params import check
 
-    # each value as judges/params.py declares it (the judge form's fields; a ParamError is a
+    # each value as its entry declares it (the judge form's fields; a ParamError is a
     # ValueError); the real images are the platform's entry (execution.spec_for), no researcher's
-    check("ahead", {k: v for k, v in params.items() if k != REAL_IMAGES_PARAM})
+    BACKEND.check_declared({k: v for k, v in params.items() if k != REAL_IMAGES_PARAM})
     if extractor_of(params) == "openai_chat":  # the endpoint and key rules of an OpenAI-compatible judge
         endpoints.check_params("openai_chat", params)
     if any(q in EXAG_QUESTIONS for q in questions) and not str(params.get("ita_model") or "").strip():
@@ -195,7 +210,7 @@ class AheadBackend(JudgeBackend):
     def __init__(self, spec: JudgeSpec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = spec.direct_mode("AHEaD")
+        self.mode = spec.direct_mode("AHEaD", MODES)
         try:  # what needs a model (ita_model for EXAG) is checked on first use, and when created
             check_params(p)
         except ValueError as exc:
@@ -218,8 +233,9 @@ class AheadBackend(JudgeBackend):
         """The generative backend the descriptors are extracted with (its own checks and
         defaults; temperature 0 and room for a JSON list by default)."""
         if self._extractor is None:
-            from . import backend_for
-
+            # one of the two generative backends by name, not through the registry (which lists
+            # this module): EXTRACTORS are these two whatever else is registered
+            runner = OpenAIChatBackend if self.extractor_kind == "openai_chat" else TransformersBackend
             p = self.spec.params
             inner = {k: v for k, v in p.items() if k not in OWN_PARAMS}
             if self.extractor_kind == "openai_chat":
@@ -238,7 +254,7 @@ class AheadBackend(JudgeBackend):
                 item_fields=self.spec.item_fields,
                 preset_key=self.spec.preset_key,
             )
-            self._extractor = backend_for(spec)
+            self._extractor = runner(spec)
         return self._extractor
 
     def encoder(self):
@@ -473,3 +489,20 @@ class AheadBackend(JudgeBackend):
                 "hal": hal_of[d],
             }
         return dims, align_of, hal_of
+
+
+BACKEND = BackendEntry(
+    key="ahead",
+    label=gettext_lazy("AHEaD descriptor faithfulness (vision-language model + MiniLM)"),
+    model_help=gettext_lazy(
+        "Model id: required, the vision-language model extracting the descriptors (e.g. InternVL3-14B)."
+    ),
+    family=DIRECT,
+    runner=AheadBackend,
+    params=judge_params.AHEAD,
+    modes=MODES,
+    internal_params=(REAL_IMAGES_PARAM,),
+    # its descriptor extractor is the researcher's choice: no default model
+    model_required="the AHEaD judge needs the model id of its descriptor extractor (a vision-language model)",
+    check_params=check_params,
+)

@@ -9,7 +9,7 @@ never invents a judgement: an answer it could not get or parse is a Verdict with
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -17,17 +17,8 @@ from typing import Any
 from annotation.rubric import Rubric
 from benchmarks.registry import PRESETS
 
+from .. import params as judge_params
 from .. import parsers
-
-# The questions a prompt-less backend can answer, per mode (``params.mode``, default the mode the
-# preset declares in ``Preset.direct_judges``): checked when a judge is configured and again when
-# the backend is built.
-DIRECT_MODES: dict[str, dict[str, tuple[str, ...]]] = {
-    "embedding": {"cqbench": ("reflection", "rewrite_improvement")},
-    "image_similarity": {"valueground_q3": ("q3",), "counterfactual_filter": ("flags",)},
-    "clip_similarity": {"counterfactual_filter": ("flags",)},
-    "ahead": {"cultivate": ("faith", "hal", "exag")},  # CULTIVate Eq. 1-5 (backends/ahead.py)
-}
 
 # Cultural Counterfactuals' image-image filter (Sec. 3.2 "CLIP Filtering": reject a counterfactual
 # whose similarity is below a threshold to its context image or to its person image), as the
@@ -96,13 +87,13 @@ class JudgeSpec:
         direct = preset.direct_judges.get(self.backend) if preset is not None else None
         return direct.mode if direct is not None else ""
 
-    def direct_mode(self, judge: str, *, whole: bool = False) -> str:
+    def direct_mode(self, judge: str, modes: Mapping[str, tuple[str, ...]], *, whole: bool = False) -> str:
         """The mode a prompt-less backend runs in (``params.mode``, else the preset's), checked
-        against ``DIRECT_MODES``: BackendUnavailable when the mode is unknown or the judge asks
-        questions the mode does not answer (``whole``: the mode's questions exactly, as a
-        checklist judge answers its one checklist). ``judge`` names it in the messages."""
+        against its ``modes`` (its entry's, :class:`BackendEntry`): BackendUnavailable when the
+        mode is unknown or the judge asks questions the mode does not answer (``whole``: the
+        mode's questions exactly, as a checklist judge answers its one checklist). ``judge``
+        names it in the messages."""
         mode = str(self.params.get("mode") or self.preset_mode())
-        modes = DIRECT_MODES[self.backend]
         if mode not in modes:
             raise BackendUnavailable(
                 f"the {judge} judge has no mode for preset {self.preset_key!r} (params.mode: {', '.join(modes)})"
@@ -205,6 +196,94 @@ class JudgeBackend:
 
     def judge(self, items: Sequence[JudgeItem], passes: Sequence[int]) -> list[Verdict]:  # pragma: no cover
         raise NotImplementedError
+
+
+# How a judge of a backend is made and checked (``configuration.BUILDERS`` holds one builder per
+# family, so a new backend of an existing family needs no builder of its own).
+PROMPTED = "prompted"  # asked through a prompt template; the configured parser reads its reply
+DIRECT = "direct"  # prompt-less: answers its mode's questions itself (``BackendEntry.modes``)
+ENSEMBLE = "ensemble"  # combines member judges of the project; runs no backend of its own
+FAMILIES = (PROMPTED, DIRECT, ENSEMBLE)
+#: the longest backend key ``JudgeConfig.backend`` stores
+KEY_LENGTH = 20
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """One judge backend as the platform offers it: what the judge form, the services, the
+    worker and the database read about it, declared once beside its class. A backend is its
+    module under ``judges/backends/`` (the class and this entry) plus one line in
+    ``judges/registry.py``; nothing else lists backends.
+
+    ``label`` and ``model_help`` (what the model id means; ``%(model)s`` is ``default_model``)
+    are shown in the judge form, translated (``gettext_lazy``). ``runner``: the class a worker
+    builds from a :class:`JudgeSpec` (None for an ensemble, whose members run); its ``queue`` is
+    the Celery queue of the run. ``params``: the parameters declared for it
+    (``judges/params.py``; None: it has none, not even the common ones). ``modes``: a prompt-less
+    backend's modes and the questions each answers (``params.mode``; default the preset's,
+    ``Preset.direct_judges``). ``internal_params``: parameters only the platform sets.
+    ``default_model``: the model id a judge made without one records; ``model_required``: why a
+    judge needs a model id (the message when none is given), "" when it may be empty.
+    ``decides``: (mode, params) -> the checklist flags a judge of this mode and these
+    thresholds decides (None: every option); ``check_params``: (params, questions) -> ValueError
+    for parameters it cannot use, beyond each declared value (which :meth:`check_declared`
+    checks), both read when a judge is made, no model loaded."""
+
+    key: str
+    label: Any
+    model_help: Any
+    family: str
+    runner: type[JudgeBackend] | None = None
+    params: tuple[judge_params.Param, ...] | None = ()
+    modes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    internal_params: tuple[str, ...] = ()
+    default_model: str = ""
+    model_required: str = ""
+    decides: Callable[[str, Mapping[str, Any]], dict[str, list[str]] | None] | None = None
+    check_params: Callable[[Mapping[str, Any], Sequence[str]], None] | None = None
+
+    def __post_init__(self) -> None:
+        # refused when the entry is written, not when a judge of it cannot be stored
+        if not self.key or len(self.key) > KEY_LENGTH:
+            raise ValueError(f"a backend key is 1 to {KEY_LENGTH} characters (JudgeConfig.backend): {self.key!r}")
+        if self.family not in FAMILIES:
+            raise ValueError(f"backend {self.key!r}: family is one of {', '.join(FAMILIES)}, not {self.family!r}")
+        if (self.family == DIRECT) != bool(self.modes):
+            raise ValueError(f"backend {self.key!r}: a prompt-less backend, and only it, declares its modes")
+        if (self.family == ENSEMBLE) != (self.runner is None):
+            raise ValueError(f"backend {self.key!r}: every backend but an ensemble names the class that runs it")
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue whose workers run it (an ensemble's run: its members', ``runs.py``)."""
+        return self.runner.queue if self.runner is not None else JudgeBackend.queue
+
+    def schema(self) -> tuple[judge_params.Param, ...]:
+        """Every parameter it declares: its mode, its own, then the common ones."""
+        return judge_params.schema(self.params, tuple(self.modes))
+
+    def declared(self, name: str) -> judge_params.Param | None:
+        return judge_params.declared(self.schema(), name)
+
+    def undeclared(self, params: Mapping[str, Any]) -> list[str]:
+        """The keys of ``params`` it does not read."""
+        return judge_params.undeclared(self.schema(), params, internal=self.internal_params)
+
+    def check_declared(self, params: Mapping[str, Any], *, image_fields: Sequence[str] | None = None) -> None:
+        """``judge_params.ParamError`` for each declared parameter whose value it cannot use."""
+        judge_params.check(self.schema(), params, internal=self.internal_params, image_fields=image_fields)
+
+    def describe(self, params: Mapping[str, Any], *, mode: str = "", extractor: str = "") -> list[judge_params.Row]:
+        """A judge's parameters as its page shows them (``judge_params.describe``)."""
+        return judge_params.describe(
+            self.schema(), params, internal=self.internal_params, mode=mode, extractor=extractor
+        )
+
+    def build(self, spec: JudgeSpec) -> JudgeBackend:
+        """The backend that runs a judge of this spec (BackendUnavailable for an ensemble)."""
+        if self.runner is None:
+            raise BackendUnavailable(f"the {self.key} judge runs its members, not a backend of its own")
+        return self.runner(spec)
 
 
 class GenerativeBackend(JudgeBackend):

@@ -38,10 +38,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_lazy
 
+from .. import params as judge_params
 from .base import (
-    DIRECT_MODES,
+    DIRECT,
     FILTER_FLAGS,
+    BackendEntry,
     BackendUnavailable,
     JudgeBackend,
     JudgeItem,
@@ -54,6 +57,8 @@ from .model_cache import ModelCache
 
 DEFAULT_MODEL = "openai/clip-vit-large-patch14"
 MODE = "counterfactual_filter"
+# the questions its one mode answers (``params.mode``)
+MODES: dict[str, tuple[str, ...]] = {MODE: ("flags",)}
 # the paper's thresholds (Sec. 3.2)
 FILTER_DEFAULTS: dict[str, float | None] = {"context_min": 0.75, "person_min": 0.85}
 DTYPES = ("float32", "float16", "bfloat16")
@@ -70,13 +75,11 @@ def _torch():
     return torch
 
 
-def check_params(params: Mapping[str, Any]) -> None:
+def check_params(params: Mapping[str, Any], questions: Sequence[str] = ()) -> None:
     """ValueError with the reason for parameters this judge cannot use (checked when the judge
     is created, with no torch needed, and again when it is built on its worker): each value as
-    ``judges/params.py`` declares it (the judge form's fields), then the thresholds together."""
-    from ..params import check
-
-    check("clip_similarity", params)  # a ParamError is a ValueError
+    its entry declares it (the judge form's fields), then the thresholds together."""
+    BACKEND.check_declared(params)  # a ParamError is a ValueError
     filter_thresholds(params, FILTER_DEFAULTS)
 
 
@@ -142,7 +145,7 @@ def decides(mode: str, params: Mapping[str, Any]) -> dict[str, list[str]] | None
     """The checklist flags a judge in this mode decides; ValueError for thresholds it cannot use."""
     if mode != MODE:
         return None
-    return filter_decides(DIRECT_MODES["clip_similarity"][mode][0], filter_thresholds(params, FILTER_DEFAULTS))
+    return filter_decides(MODES[mode][0], filter_thresholds(params, FILTER_DEFAULTS))
 
 
 class ClipSimilarityBackend(JudgeBackend):
@@ -151,7 +154,7 @@ class ClipSimilarityBackend(JudgeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = spec.direct_mode("CLIP", whole=True)
+        self.mode = spec.direct_mode("CLIP", MODES, whole=True)
         try:
             check_params(p)
         except ValueError as exc:
@@ -224,3 +227,19 @@ class ClipSimilarityBackend(JudgeBackend):
             )
             out.extend(Verdict(item.item_id, p, raw, answers, "", ms) for p in passes)
         return out
+
+
+BACKEND = BackendEntry(
+    key="clip_similarity",
+    label=gettext_lazy("CLIP image-image similarity (transformers)"),
+    model_help=gettext_lazy(
+        "Model id: empty for the paper's CLIP-ViT-L/14 (%(model)s), else a local folder or a hub id."
+    ),
+    family=DIRECT,
+    runner=ClipSimilarityBackend,
+    params=judge_params.CLIP_SIMILARITY,
+    modes=MODES,
+    default_model=DEFAULT_MODEL,  # recorded on the rater, so reports name the model
+    decides=decides,
+    check_params=check_params,
+)

@@ -27,8 +27,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_lazy
 
-from .base import BackendUnavailable, JudgeBackend, JudgeItem, Verdict
+from .. import params as judge_params
+from .base import DIRECT, BackendEntry, BackendUnavailable, JudgeBackend, JudgeItem, Verdict
 
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -89,7 +91,7 @@ class EmbeddingBackend(JudgeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = spec.direct_mode("embedding")
+        self.mode = spec.direct_mode("embedding", MODES)
         self.reflect_tau = float(p.get("reflect_tau", 0.35))
         self.rewrite_step = float(p.get("rewrite_step", 0.05))
         self.encoder = load_encoder(spec.model_id, p.get("device"))
@@ -135,3 +137,19 @@ class EmbeddingBackend(JudgeBackend):
             answers["rewrite_improvement"] = scores
             evidence["rewrite_similarity_drop"] = drops
         return answers, evidence
+
+
+# the questions each mode answers (``params.mode``)
+MODES: dict[str, tuple[str, ...]] = {"cqbench": ("reflection", "rewrite_improvement")}
+
+BACKEND = BackendEntry(
+    key="embedding",
+    label=gettext_lazy("Embedding judge (sentence-transformers)"),
+    model_help=gettext_lazy(
+        "Model id: empty for all-MiniLM-L6-v2 (shipped, offline), or a sentence-transformers folder."
+    ),
+    family=DIRECT,
+    runner=EmbeddingBackend,
+    params=judge_params.EMBEDDING,
+    modes=MODES,
+)

@@ -34,10 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_lazy
 
+from .. import params as judge_params
 from .base import (
-    DIRECT_MODES,
+    DIRECT,
     FILTER_FLAGS,
+    BackendEntry,
     BackendUnavailable,
     JudgeBackend,
     JudgeItem,
@@ -48,6 +51,8 @@ from .base import (
 )
 
 SIZE = 256
+# the questions each mode answers (``params.mode``)
+MODES: dict[str, tuple[str, ...]] = {"valueground_q3": ("q3",), "counterfactual_filter": ("flags",)}
 # the SSIM proxy's own thresholds for the counterfactual filter (see the module docstring)
 FILTER_DEFAULTS: dict[str, float | None] = {"context_min": 0.3, "person_min": None}
 _C1 = (0.01 * 255) ** 2
@@ -83,7 +88,7 @@ class ImageSimilarityBackend(JudgeBackend):
     def __init__(self, spec) -> None:
         super().__init__(spec)
         p = spec.params
-        self.mode = spec.direct_mode("image-similarity", whole=True)
+        self.mode = spec.direct_mode("image-similarity", MODES, whole=True)
         self.q3_thresholds = [float(x) for x in p.get("q3_thresholds", [0.35, 0.6])]
         self.thresholds: dict[str, float | None] = {}
         if self.mode == "counterfactual_filter":
@@ -134,4 +139,16 @@ def decides(mode: str, params: Mapping[str, Any]) -> dict[str, list[str]] | None
     for thresholds it cannot use."""
     if mode != "counterfactual_filter":
         return None
-    return filter_decides(DIRECT_MODES["image_similarity"][mode][0], filter_thresholds(params, FILTER_DEFAULTS))
+    return filter_decides(MODES[mode][0], filter_thresholds(params, FILTER_DEFAULTS))
+
+
+BACKEND = BackendEntry(
+    key="image_similarity",
+    label=gettext_lazy("Image similarity (SSIM proxy, CPU)"),
+    model_help=gettext_lazy("Model id: not used (SSIM compares pixels)."),
+    family=DIRECT,
+    runner=ImageSimilarityBackend,
+    params=judge_params.IMAGE_SIMILARITY,
+    modes=MODES,
+    decides=decides,
+)

@@ -47,7 +47,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
+from django.utils.translation import gettext_lazy
+
+from .. import params as judge_params
+from .base import PROMPTED, BackendEntry, BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
 from .model_cache import ModelCache
 
 _MODELS: ModelCache[tuple[str, str, str, str], tuple[Any, Any]] = ModelCache()
@@ -483,3 +486,13 @@ class TransformersBackend(GenerativeBackend):
         _STATIC_CACHES.pop(self.key, None)  # sized for the batch that failed: let its memory go
         if self.device.startswith("cuda"):
             _torch().cuda.empty_cache()
+
+
+BACKEND = BackendEntry(
+    key="transformers",
+    label=gettext_lazy("Local transformers model (GPU worker)"),
+    model_help=gettext_lazy("Model id: required, a local folder or a hub id (offline machines: a folder)."),
+    family=PROMPTED,
+    runner=TransformersBackend,
+    params=judge_params.TRANSFORMERS,
+)

@@ -32,8 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from django.utils.translation import gettext_lazy
+
 from .. import endpoints
-from .base import BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
+from .. import params as judge_params
+from .base import PROMPTED, BackendEntry, BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _CLIENTS: dict[tuple[str, float], Any] = {}
@@ -213,3 +216,13 @@ def http_error(status: int) -> str:
 
 def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
+
+
+BACKEND = BackendEntry(
+    key="openai_chat",
+    label=gettext_lazy("OpenAI-compatible chat endpoint"),
+    model_help=gettext_lazy("Model id: required, the model the endpoint serves (e.g. Qwen/Qwen2.5-VL-7B-Instruct)."),
+    family=PROMPTED,
+    runner=OpenAIChatBackend,
+    params=judge_params.OPENAI_CHAT,
+)

@@ -29,8 +29,8 @@ from benchmarks.base import (
 from benchmarks.registry import PRESETS, named_templates
 from curation.policy import PolicySpec, compile_policy
 from judges import prompts
-from judges.backends import JudgeSpec, backend_for
-from judges.models import JudgeConfig
+from judges.backends import JudgeSpec
+from judges.registry import BACKENDS, backend_for, is_direct, is_ensemble
 from studies import quality
 from studies.models import Sample
 from studies.rules import format_balance_text, parse_balance_text, parse_rules
@@ -38,12 +38,8 @@ from studies.rules import format_balance_text, parse_balance_text, parse_rules
 ROOT = Path(__file__).resolve().parent.parent.parent
 APP_DIRS = ("annotation", "studies", "judges", "curation", "agreement", "core", "config")
 PARSERS = ("json", "score_is", "choice")
-DIRECT_BACKENDS = (
-    JudgeConfig.Backend.EMBEDDING,
-    JudgeConfig.Backend.IMAGE_SIMILARITY,
-    JudgeConfig.Backend.CLIP_SIMILARITY,
-    JudgeConfig.Backend.AHEAD,
-)
+# the prompt-less backends (judges/registry.py)
+DIRECT_BACKENDS = tuple(key for key in BACKENDS if is_direct(key))
 # what a rubric prompt template may name besides the item's fields (judges/prompts.py)
 PROMPT_NAMES = {"item", "rubric", "schema", "instructions", "question", "anchors", *COMMON_KEYS}
 
@@ -222,8 +218,8 @@ def test_suggested_policy_compiles(preset):
 
 def test_demo_judges_and_answers(preset, tmp_path, no_encoder):
     for judge in preset.demo_judges:
-        assert judge.name and judge.backend in JudgeConfig.Backend.values
-        assert judge.backend != JudgeConfig.Backend.ENSEMBLE
+        assert judge.name and judge.backend in BACKENDS
+        assert not is_ensemble(judge.backend)
         if judge.backend in DIRECT_BACKENDS:
             direct = preset.direct_judges.get(judge.backend)
             assert direct is not None, f"{judge.name}: the preset declares no {judge.backend} judge"

@@ -35,11 +35,12 @@ from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from core.errors import DomainError
 from judges import ahead, ahead_metrics, ahead_prompts, configuration, runs
-from judges.backends import JudgeItem, JudgeSpec, backend_for
+from judges.backends import JudgeItem, JudgeSpec
 from judges.backends.ahead import REAL_IMAGES_PARAM, AheadBackend
 from judges.backends.embedding import embed, load_encoder
 from judges.combine import combine
 from judges.models import JudgeConfig, JudgeItemResult, JudgeOutput
+from judges.registry import backend_for
 from tests.annotation.factories import make_project
 from tests.studies.design_helpers import annotator
 

@@ -5,9 +5,10 @@ generation, and token counts from the tokenizer."""
 
 import pytest
 
-from judges.backends import ChatRequest, JudgeSpec, backend_for
+from judges.backends import ChatRequest, JudgeSpec
 from judges.backends import local_transformers as lt
 from judges.backends.base import BackendUnavailable, ChatReply, Usage, pass_usage
+from judges.registry import backend_for
 
 from .test_transformers_backend import spec as story_spec
 from .tiny_model import make_tiny_causal_lm

@@ -25,7 +25,7 @@ from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from core.errors import DomainError
 from judges import configuration
-from judges.backends import QUEUES, BackendUnavailable, JudgeItem, JudgeSpec, backend_for
+from judges.backends import BackendUnavailable, JudgeItem, JudgeSpec
 from judges.backends.base import filter_flags, filter_thresholds
 from judges.backends.clip_similarity import (
     DEFAULT_MODEL,
@@ -35,6 +35,7 @@ from judges.backends.clip_similarity import (
     loaded_models,
 )
 from judges.models import JudgeConfig, JudgeOutput
+from judges.registry import backend_for, get_backend
 
 from .helpers import project_with_demo
 from .test_judge_runs import run_all, start
@@ -111,7 +112,7 @@ def test_clip_loads_from_a_folder_by_model_id_once_per_process(tiny_clip):
     from transformers import CLIPModel
 
     backend = backend_for(spec(tiny_clip))
-    assert backend.queue == QUEUES["clip_similarity"] == "gpu"  # as the transformers judge; CPU fallback
+    assert backend.queue == get_backend("clip_similarity").queue == "gpu"  # as the transformers judge; CPU fallback
     model, processor = backend.model()
     assert isinstance(model, CLIPModel) and model.device.type == "cpu"
     assert load_clip(tiny_clip, "cpu", "float32") == (model, processor)

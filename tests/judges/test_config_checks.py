@@ -6,7 +6,9 @@ from django.urls import reverse
 
 from core.errors import DomainError
 from judges import configuration
+from judges.backends.base import FAMILIES
 from judges.models import JudgeConfig
+from judges.registry import BACKENDS
 
 from .helpers import project_with_demo
 
@@ -109,6 +111,8 @@ def test_the_api_answers_400_with_what_the_backend_can_answer(client, researcher
 
 
 def test_every_backend_has_its_builder():
-    """``create_judge_config`` dispatches on the backend: a new backend needs its builder."""
-    assert set(configuration.BUILDERS) == set(JudgeConfig.Backend.values)
+    """``create_judge_config`` dispatches on the backend's family: every registered backend has
+    the builder of its family, and every family a builder."""
+    assert set(configuration.BUILDERS) == set(FAMILIES)
+    assert all(entry.family in configuration.BUILDERS for entry in BACKENDS.values())
     assert set(configuration.TEMPLATE_CHECKS) == {"classifiers", "label", "format"}

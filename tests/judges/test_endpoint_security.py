@@ -15,8 +15,9 @@ from django.urls import reverse
 
 from core.errors import DomainError
 from judges import configuration, endpoints, execution, runs
-from judges.backends import ChatRequest, backend_for
+from judges.backends import ChatRequest
 from judges.models import JudgeConfig, JudgeOutput, JudgeRun
+from judges.registry import backend_for
 
 from .chat_server import ChatServer
 from .helpers import project_with_demo

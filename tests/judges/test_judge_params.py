@@ -26,15 +26,27 @@ from core.errors import DomainError
 from judges import capabilities, configuration, endpoints, runs
 from judges import forms as param_forms
 from judges import params as judge_params
-from judges.backends import DIRECT_MODES
 from judges.backends.base import FILTER_FLAGS
 from judges.models import JudgeConfig
+from judges.registry import BACKENDS, get_backend
 from tests.annotation.factories import make_project, make_user
 
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parents[2]
-ALL = tuple(judge_params.BACKENDS)
+#: the backends that declare parameters (all but the ensemble), and the prompt-less ones' modes
+ALL = tuple(key for key, entry in BACKENDS.items() if entry.params is not None)
+DIRECT_MODES = {key: entry.modes for key, entry in BACKENDS.items() if entry.modes}
+
+
+def schema(backend: str) -> tuple[judge_params.Param, ...]:
+    return get_backend(backend).schema()
+
+
+def declared(backend: str, name: str) -> judge_params.Param | None:
+    return get_backend(backend).declared(name)
+
+
 GENERATIVE = ("openai_chat", "transformers")
 
 # which backends read the parameters a source file reads (an AHEaD judge hands every parameter
@@ -168,14 +180,14 @@ def test_the_scan_sees_the_reads():
 
 @pytest.mark.parametrize("backend", ALL)
 def test_every_parameter_a_backend_reads_is_declared(backend):
-    declared = {p.name for p in judge_params.schema(backend)} | set(judge_params.INTERNAL.get(backend, ()))
+    declared = {p.name for p in schema(backend)} | set(get_backend(backend).internal_params)
     missing = {name: where for name, where in READS[backend].items() if name not in declared}
     assert not missing, f"declare these in judges/params.py: {missing}"
 
 
 @pytest.mark.parametrize("backend", ALL)
 def test_every_declared_parameter_is_read(backend):
-    unread = [p.name for p in judge_params.schema(backend) if p.name not in READS[backend]]
+    unread = [p.name for p in schema(backend) if p.name not in READS[backend]]
     assert not unread, f"{backend} declares parameters nothing reads: {unread}"
 
 
@@ -189,7 +201,7 @@ def _literal(expr: ast.AST, module_path: str):
 @pytest.mark.parametrize("backend", ALL)
 def test_declared_defaults_are_what_the_backends_fall_back_to(backend):
     checked = 0
-    for p in judge_params.schema(backend):
+    for p in schema(backend):
         for where, default in READS[backend].get(p.name, []):
             if default is None or p.default_text:
                 continue  # no literal fallback, or one that depends on something (said in words)
@@ -209,21 +221,21 @@ def test_declared_constants_match_the_backends():
 
     for backend, module in (("image_similarity", image_similarity), ("clip_similarity", clip_similarity)):
         for key, value in module.FILTER_DEFAULTS.items():
-            assert judge_params.declared(backend, key).default == value
-    assert judge_params.declared("clip_similarity", "dtype").choices == clip_similarity.DTYPES
-    assert judge_params.declared("ahead", "extractor").choices == ahead.EXTRACTORS
-    assert judge_params.declared("ahead", "tau").default == ahead.DEFAULT_TAU
-    assert judge_params.declared("ahead", "real_generator").default == ahead.DEFAULT_REAL_GENERATOR
-    own = {p.name for p in judge_params.schema("ahead") if not p.extractors}
+            assert declared(backend, key).default == value
+    assert declared("clip_similarity", "dtype").choices == clip_similarity.DTYPES
+    assert declared("ahead", "extractor").choices == ahead.EXTRACTORS
+    assert declared("ahead", "tau").default == ahead.DEFAULT_TAU
+    assert declared("ahead", "real_generator").default == ahead.DEFAULT_REAL_GENERATOR
+    own = {p.name for p in schema("ahead") if not p.extractors}
     assert set(ahead.OWN_PARAMS) - own == {ahead.REAL_IMAGES_PARAM}  # the rest goes to the extractor
     assert (judge_params.DEFAULT_CHUNK, judge_params.MAX_CHUNK) == (runs.DEFAULT_CHUNK, runs.MAX_CHUNK)
-    assert judge_params.declared("openai_chat", "api_key_env").default == endpoints.DEFAULT_KEY_ENV
+    assert declared("openai_chat", "api_key_env").default == endpoints.DEFAULT_KEY_ENV
     for backend, modes in DIRECT_MODES.items():
-        assert judge_params.declared(backend, "mode").choices == tuple(modes)
+        assert declared(backend, "mode").choices == tuple(modes)
     # the AHEaD judge's extractor defaults (App. A.4: temperature 0; room for a JSON list)
     source = (ROOT / "judges/backends/ahead.py").read_text()
     for name in ("temperature", "max_tokens", "max_new_tokens"):
-        value = judge_params.declared("ahead", name).default
+        value = declared("ahead", name).default
         assert f'inner.setdefault("{name}", {value})' in source
 
 
@@ -252,15 +264,16 @@ def test_declared_constants_match_the_backends():
 )
 def test_check_names_the_parameter_and_what_it_must_be(backend, params, field, message):
     with pytest.raises(judge_params.ParamError) as exc:
-        judge_params.check(backend, params, image_fields=["image_a", "image_b"])
+        get_backend(backend).check_declared(params, image_fields=["image_a", "image_b"])
     assert list(exc.value.errors) == [field] and message in exc.value.errors[field]
 
 
 def test_good_values_and_undeclared_keys_pass():
-    judge_params.check("clip_similarity", {"context_min": 0.7, "person_min": None, "batch_size": 4, "dtype": "float32"})
-    judge_params.check("openai_chat", {"base_url": "http://127.0.0.1:8000/v1", "stop": ["\n"], "temperature": 0})
-    judge_params.check("openai_chat", {"my_own_key": [1, 2]})  # not declared: kept as given
-    assert judge_params.undeclared("openai_chat", {"my_own_key": 1, "temperature": 0}) == ["my_own_key"]
+    clip, chat = get_backend("clip_similarity"), get_backend("openai_chat")
+    clip.check_declared({"context_min": 0.7, "person_min": None, "batch_size": 4, "dtype": "float32"})
+    chat.check_declared({"base_url": "http://127.0.0.1:8000/v1", "stop": ["\n"], "temperature": 0})
+    chat.check_declared({"my_own_key": [1, 2]})  # not declared: kept as given
+    assert chat.undeclared({"my_own_key": 1, "temperature": 0}) == ["my_own_key"]
 
 
 # ------------------------------------------------------------------------------ pages
@@ -288,7 +301,7 @@ def test_the_form_shows_every_backends_fields(client, researcher, projects, sett
     html = client.get(reverse("judges", args=[project.id])).content.decode()
     for backend in ALL:
         assert f'data-testid="backend-{backend}"' in html
-        for p in judge_params.schema(backend):
+        for p in schema(backend):
             assert f'name="{param_forms.field_name(backend, p.name)}' in html, (backend, p.name)
     # nullable thresholds have their "undecided" box; choices are offered, defaults said
     assert 'name="p-clip_similarity-person_min-null"' in html
@@ -591,8 +604,8 @@ def test_questions_and_flags_are_named_in_the_ui_language(projects):
 def test_every_parameter_and_choice_has_words():
     """Each parameter has a label (shown beside its key) and each choice of a choice parameter
     its words (shown beside its value): nothing in the form is a bare identifier."""
-    for backend in judge_params.BACKENDS:
-        for p in judge_params.schema(backend):
+    for backend in ALL:
+        for p in schema(backend):
             assert p.name in judge_params.LABELS, (backend, p.name)
             assert all(c in judge_params.CHOICE_LABELS for c in p.choices), (backend, p.name)
 

@@ -6,8 +6,9 @@ import base64
 
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
-from judges.backends import ChatRequest, JudgeItem, JudgeSpec, backend_for
+from judges.backends import ChatRequest, JudgeItem, JudgeSpec
 from judges.prompts import preset_defaults
+from judges.registry import backend_for
 
 from .chat_server import ChatServer
 

@@ -28,7 +28,7 @@ from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from core.errors import DomainError
 from judges import configuration, formats, prompts
-from judges.backends import ChatRequest, JudgeItem, JudgeSpec, backend_for
+from judges.backends import ChatRequest, JudgeItem, JudgeSpec
 from judges.backends.local_transformers import user_content
 from judges.models import JudgeOutput
 from judges.orders import swapped_item
@@ -38,6 +38,7 @@ from judges.parsers import (
     parse_value_contradictions,
     parse_values_reflected,
 )
+from judges.registry import backend_for
 from tests.annotation.factories import jsonl, make_project, make_user, png_bytes
 
 from .chat_server import ChatServer

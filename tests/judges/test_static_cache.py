@@ -14,9 +14,10 @@ import pytest
 from PIL import Image
 
 from benchmarks.counterfactuals import CLASSIFIER as COUNTERFACTUALS_CLASSIFIER
-from judges.backends import ChatRequest, JudgeSpec, backend_for
+from judges.backends import ChatRequest, JudgeSpec
 from judges.backends import local_transformers as lt
 from judges.backends.base import BackendUnavailable
+from judges.registry import backend_for
 
 from .test_transformers_backend import spec as story_spec
 from .tiny_model import make_tiny_causal_lm

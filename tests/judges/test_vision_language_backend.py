@@ -16,9 +16,10 @@ from annotation.rubric import Rubric
 from benchmarks.counterfactuals import CLASSIFIER as COUNTERFACTUALS_CLASSIFIER
 from benchmarks.registry import get_preset
 from judges import configuration
-from judges.backends import ChatRequest, JudgeSpec, backend_for
+from judges.backends import ChatRequest, JudgeSpec
 from judges.backends.local_transformers import TransformersBackend, loaded_models
 from judges.models import JudgeItemResult, JudgeOutput
+from judges.registry import backend_for
 
 from .helpers import project_with_demo
 from .test_judge_runs import run_all, start

@@ -12,7 +12,8 @@ import yaml
 from annotation.rubric import Rubric
 from benchmarks.registry import get_preset
 from judges import endpoints
-from judges.backends import JudgeSpec, backend_for
+from judges.backends import JudgeSpec
+from judges.registry import backend_for
 
 COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
 VAR = re.compile(r"\$\{(\w+)(:?-)([^}]*)\}")
