@@ -12,8 +12,8 @@ from kombu.exceptions import OperationalError
 from agreement import services as agreement_services
 from agreement.models import AgreementReport
 from agreement.services import ReportParams
-from annotation.staging import staging_root
 from annotation.models import ImportJob
+from annotation.staging import staging_root
 from core import jobs, reaper
 from curation import services as curation_services
 from curation.models import Export
