@@ -45,6 +45,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models.base import ModelState
 
+from benchmarks.base import STRATA_KEYS
 from core.security import VerifiedSession
 
 from . import writing
@@ -226,11 +227,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
         "external_id",
         "version",
         "data",
-        "country",
-        "region",
-        "generator",
-        "category",
-        "dimension",
+        *STRATA_KEYS,  # the indexed strata columns, named once (benchmarks.base)
         "meta",
     ),
     "project": (

@@ -382,3 +382,32 @@ def test_the_order_check_sees_upward_imports():
     visitor = Imports("core.errors", TREE)
     visitor.visit(ast.parse("def f():\n    from curation.policy import compile_policy\n"))
     assert "curation.policy" in visitor.targets
+
+
+# ------------------------------------------------------------------- the strata columns, once
+def strata_restated(files: dict[str, Path]) -> list[str]:
+    """Modules that spell out the indexed strata columns (every name of
+    ``benchmarks.base.STRATA_KEYS`` in one tuple, list or set literal) instead of reading that
+    tuple: the map says the columns are named once, and a restated list drifts when one is added."""
+    from benchmarks.base import STRATA_KEYS
+
+    wanted, found = set(STRATA_KEYS), []
+    for module, path in files.items():
+        if module == "benchmarks.base" or ".migrations." in module:
+            continue  # the definition itself; migrations freeze the schema of their day
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Tuple | ast.List | ast.Set):
+                names = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                if wanted <= names:
+                    found.append(f"{module}:{node.lineno}")
+    return found
+
+
+def test_the_strata_columns_are_named_once():
+    assert strata_restated(app_files()) == []
+
+
+def test_the_strata_check_sees_a_restated_list(tmp_path):
+    path = tmp_path / "api.py"
+    path.write_text('FIELDS = ["id", "country", "region", "generator", "category", "dimension", "meta"]\n')
+    assert strata_restated({"shop.api": path}) == ["shop.api:1"]
