@@ -117,7 +117,7 @@ def broken_project(researcher, annotators, tmp_path):
 def test_a_line_break_in_a_value_starts_no_formula_row(broken_project, researcher, content):
     """Issue 23, finding 1: a bare CR in a free-text answer or an item field is quoted, and the
     text after it cannot start a formula row for a reader splitting lines naively either."""
-    from tests.test_csv_safety import assert_line_breaks_quoted, assert_spreadsheet_safe
+    from tests.core.test_csv_safety import assert_line_breaks_quoted, assert_spreadsheet_safe
 
     e = export(broken_project, researcher, content, "csv")
     for path in export_root(e).rglob("*.csv"):
