@@ -81,47 +81,88 @@ def _need_service(reason: str) -> None:
 
 # ------------------------------------------------------------------------- slow tests
 #: modules whose tests are slow by nature (`make test-fast` leaves them out; `make test` and CI
-#: run everything): killed workers, the schemathesis pass, migrations replayed from old releases
-SLOW_MODULES = {"test_worker_faults.py", "test_api_fuzz.py", "test_migrations.py", "test_broker_unreachable.py"}
-#: fixtures that start a process or a browser: a test using one is slow
-SLOW_FIXTURES = {"celery_worker_process", "live_server", "browser", "page"}
+#: run everything): killed workers, the schemathesis pass, migrations replayed from old releases,
+#: LaTeX compiled by pdflatex
+SLOW_MODULES = {
+    "test_worker_faults.py",
+    "test_api_fuzz.py",
+    "test_migrations.py",
+    "test_broker_unreachable.py",
+    "test_tables_latex.py",
+    "test_tables_humans_only.py",  # every test compiles its tables with pdflatex
+}
+#: fixtures that start a process or a browser, or build and run a torch model: a test using one
+#: is slow (tiny_model / tiny_clip / tiny_vlm: random transformers models made and run on CPU)
+SLOW_FIXTURES = {"celery_worker_process", "live_server", "browser", "page", "tiny_model", "tiny_clip", "tiny_vlm"}
+#: single slow tests are marked in their file (``@pytest.mark.slow``, with the reason): the real
+#: MiniLM loaded, pdflatex, xgettext, perf/gpu_check.py; a hypothesis test is slow by nature
+#: (many generated examples), found here by hypothesis' own attribute
 
 
 #: what a test needs a server for (the embedded pass leaves these out: the first pass ran them on
 #: PostgreSQL and Redis): Redis, a Celery worker sharing the database, PostgreSQL's concurrency
 NEEDS_SERVERS_FIXTURES = {"redis_url", "_celery_worker_session", "celery_worker_process", "postgres_only"}
 NEEDS_SERVERS_MARKERS = ("celery_worker", "postgres")
+#: how a test reaches the database (pytest-django's fixtures and marker): the embedded pass keeps
+#: only these tests, since a test that never touches the database cannot tell SQLite from PostgreSQL
+DB_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+
+
+def is_slow(item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return bool(
+        item.get_closest_marker("slow")
+        or item.get_closest_marker("browser")
+        or item.get_closest_marker("celery_worker")
+        or fixtures & SLOW_FIXTURES
+        or item.path.name in SLOW_MODULES
+        or getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+    )
+
+
+def uses_database(item) -> bool:
+    return bool(item.get_closest_marker("django_db") or set(getattr(item, "fixturenames", ())) & DB_FIXTURES)
+
+
+def embedded_pass_keeps(item) -> bool:
+    """The rule of the embedded (SQLite) pass, which exists to catch SQL that only one database
+    refuses (raw SQL, JSON querying, locking, migrations, bulk writers): it runs a test that
+    touches the database and needs no server, unless the test is slow; a slow test whose SQL
+    differs between the databases (migrations) is marked ``sqlite`` and runs too. Everything
+    left out ran in the first pass; the summary counts it as deselected. A slow test left out
+    reaches the database through the same code as fast tests that run here (pages, imports,
+    exports, judge runs); its own cost is a browser, a model or a compiler."""
+    needs_server = set(getattr(item, "fixturenames", ())) & NEEDS_SERVERS_FIXTURES or any(
+        item.get_closest_marker(m) for m in NEEDS_SERVERS_MARKERS
+    )
+    if needs_server or not uses_database(item):
+        return False
+    return bool(item.get_closest_marker("sqlite")) or not is_slow(item)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark ``slow`` what starts real processes (a Celery worker, Chromium, a live server) or
-    replays whole histories, so that `make test-fast` (``-m "not slow"``) is a quick inner loop.
-    In the embedded pass, leave out (deselected, counted in the summary) what needs a server."""
+    """Mark ``slow`` what starts real processes (a Celery worker, Chromium, a live server), runs a
+    torch model, a TeX or gettext tool, generates many hypothesis examples or replays whole
+    histories, so that `make test-fast` (``-m "not slow"``) is a quick inner loop. In the
+    embedded pass, keep only what :func:`embedded_pass_keeps` (the rest deselected, counted in
+    the summary)."""
     if services.embedded_pass():
         kept, dropped = [], []
         for item in items:
-            needs = set(getattr(item, "fixturenames", ())) & NEEDS_SERVERS_FIXTURES or any(
-                item.get_closest_marker(m) for m in NEEDS_SERVERS_MARKERS
-            )
-            (dropped if needs else kept).append(item)
+            (kept if embedded_pass_keeps(item) else dropped).append(item)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if (
-            item.get_closest_marker("browser")
-            or item.get_closest_marker("celery_worker")
-            or fixtures & SLOW_FIXTURES
-            or item.path.name in SLOW_MODULES
-        ):
+        if is_slow(item) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
 
 
 def pytest_report_header(config):
     if services.embedded_pass():
         return (
-            "embedded pass: SQLite, no Redis (as make run); tests needing a server deselected (run in the first pass)"
+            "embedded pass: SQLite, no Redis (as make run); only tests that touch the database, need no server and"
+            " are not slow (or are marked sqlite) run here; the rest ran in the first pass (tests/conftest.py)"
         )
     return None
 
