@@ -15,6 +15,8 @@ Fixtures:
   browser                session  headless Debian Chromium through Playwright
   page                   function a new page in a fresh browser context
   live_server                     (pytest-django)
+  shared_demo            class    the whole demo seeded once per test class, rolled back after
+                                  it; each test in a savepoint inside it
 """
 
 from __future__ import annotations
@@ -177,6 +179,47 @@ def pytest_configure(config):
                 + "\n  - ".join(problems)
                 + "\nRun the suite with `make test` (scripts/test starts PostgreSQL and Redis)."
             )
+
+
+# ----------------------------------------------------------------------- the demo, seeded once
+@pytest.fixture(scope="class")
+def shared_demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The whole demo (``seed_demo``, every preset, with its simulated studies) seeded once for
+    the tests of a class instead of once per test (use it from tests in a class: for a function
+    outside a class, pytest's class scope is the function itself):
+    a full seed is the dearest setup of the suite. It is written inside a transaction opened
+    here and rolled back after the last of those tests; each test runs, as usual, in its own
+    savepoint inside it (pytest-django's ``db``), so what a test writes is undone after it and
+    the next test sees the demo exactly as seeded. Use it from a function-scoped fixture that
+    also asks for ``db`` and reads the projects afresh (no Python object shared between tests).
+    Not for ``transaction=True`` tests (they would flush the shared rows); only the class's tests
+    see the demo, so tests that count rows of an empty database stay outside the class.
+    MEDIA_ROOT is a folder of its own; passwords are hashed with MD5 (fast demo logins)."""
+    import io
+
+    from django.core.management import call_command
+    from django.db import transaction
+    from django.test import override_settings
+
+    media = tmp_path_factory.mktemp("demo-media")
+    overrides = override_settings(MEDIA_ROOT=media, PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    overrides.enable()
+    outer = transaction.atomic()
+    try:
+        with django_db_blocker.unblock():
+            outer.__enter__()
+            try:
+                call_command("seed_demo", stdout=io.StringIO())
+            except BaseException:
+                transaction.set_rollback(True)
+                outer.__exit__(None, None, None)
+                raise
+        yield media
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+    finally:
+        overrides.disable()
 
 
 # ---------------------------------------------------------------------------------- redis
