@@ -41,6 +41,20 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 os.environ.setdefault("SECRET_KEY", "hv-bare-pytest-key-" + "x" * 40)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing():
+    """Passwords are hashed with MD5 in every test: Django's PBKDF2 costs about 0.25 s of CPU per
+    hash by design, and the tests create and log in hundreds of users. No test checks the hasher
+    (the deployment's settings keep PBKDF2); the Celery worker and other subprocesses keep theirs.
+    Fixtures that also set it (``settings.PASSWORD_HASHERS``) stay correct on their own."""
+    from django.test import override_settings
+
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    fast.enable()
+    yield
+    fast.disable()
+
+
 @pytest.fixture(autouse=True)
 def _english_by_default():
     """Each test starts in English: a request in another language activates it for the
