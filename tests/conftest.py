@@ -172,6 +172,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_slow(item) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+    # Slow tests first (a stable sort: each group keeps the files' order): pytest-xdist hands the
+    # first tests out in turn to every worker, so the long ones (up to two minutes each) run side
+    # by side from the start and the many short ones fill in after, instead of one long test
+    # (the API fuzz pass, the migrations, at the end of the alphabet) keeping a worker busy
+    # while the others have finished.
+    items.sort(key=lambda item: not item.get_closest_marker("slow"))
 
 
 def pytest_report_header(config):
