@@ -140,6 +140,25 @@ def uses_database(item) -> bool:
     return bool(item.get_closest_marker("django_db") or set(getattr(item, "fixturenames", ())) & DB_FIXTURES)
 
 
+#: test files of the code whose SQL differs between the databases; the embedded pass must keep
+#: tests of each (a check at collection, below), so that no change of marks or fixtures drops
+#: them from SQLite unnoticed. Add a file here when you write such code.
+DIALECT_TEST_FILES = {
+    "tests/annotate/test_lean_path.py": "the lean path's hand SQL (annotation/hotpath.py)",
+    "tests/annotation/test_import.py": "the imports' bulk writers (annotation/bulk.py)",
+    "tests/annotation/test_import_annotations.py": "the annotation imports' bulk writers",
+    "tests/annotation/test_item_browser.py": "metadata strata read as text (curation/browse.py)",
+    "tests/studies/test_sampling.py": "metadata strata in samples (studies/sampling.py)",
+    "tests/studies/test_active_samples.py": "quality-control metadata (studies/active.py)",
+    "tests/studies/test_quality.py": "JSON lookups on item metadata (studies/quality.py)",
+    "tests/studies/test_plans.py": "plans and the pool under row locks (studies/plans.py, pool.py)",
+    "tests/curation/test_exports.py": "the exports' queries (curation/services.py)",
+    "tests/judges/test_run_management.py": "judge runs limited to a metadata stratum",
+    "tests/demo/test_demo_study.py": "JSON lookups while seeding (demo/studies.py)",
+    "tests/test_migrations.py": "migrations replayed from old releases",
+}
+
+
 def embedded_pass_keeps(item) -> bool:
     """The rule of the embedded (SQLite) pass, which exists to catch SQL that only one database
     refuses (raw SQL, JSON querying, locking, migrations, bulk writers): it runs a test that
@@ -166,6 +185,16 @@ def pytest_collection_modifyitems(config, items):
         kept, dropped = [], []
         for item in items:
             (kept if embedded_pass_keeps(item) else dropped).append(item)
+        root = config.rootpath
+        collected = {item.path.relative_to(root).as_posix() for item in items} & set(DIALECT_TEST_FILES)
+        lost = collected - {item.path.relative_to(root).as_posix() for item in kept}
+        if lost:
+            raise pytest.UsageError(
+                "the embedded (SQLite) pass would run no test of: "
+                + "; ".join(f"{f} ({DIALECT_TEST_FILES[f]})" for f in sorted(lost))
+                + ". Keep a test there that touches the database and is not slow, or mark it sqlite"
+                " (tests/conftest.py, embedded_pass_keeps)."
+            )
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
