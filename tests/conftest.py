@@ -15,6 +15,8 @@ Fixtures:
   browser                session  headless Debian Chromium through Playwright
   page                   function a new page in a fresh browser context
   live_server                     (pytest-django)
+  shared_demo            class    the whole demo seeded once per test class, rolled back after
+                                  it; each test in a savepoint inside it
 """
 
 from __future__ import annotations
@@ -37,6 +39,20 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 # Subprocesses (Celery workers, manage.py) refuse the development key with DEBUG off; scripts/test
 # sets one, a bare `pytest` gets this (the settings of this process allow it under pytest).
 os.environ.setdefault("SECRET_KEY", "hv-bare-pytest-key-" + "x" * 40)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing():
+    """Passwords are hashed with MD5 in every test: Django's PBKDF2 costs about 0.25 s of CPU per
+    hash by design, and the tests create and log in hundreds of users. No test checks the hasher
+    (the deployment's settings keep PBKDF2); the Celery worker and other subprocesses keep theirs.
+    Fixtures that also set it (``settings.PASSWORD_HASHERS``) stay correct on their own."""
+    from django.test import override_settings
+
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    fast.enable()
+    yield
+    fast.disable()
 
 
 @pytest.fixture(autouse=True)
@@ -81,47 +97,123 @@ def _need_service(reason: str) -> None:
 
 # ------------------------------------------------------------------------- slow tests
 #: modules whose tests are slow by nature (`make test-fast` leaves them out; `make test` and CI
-#: run everything): killed workers, the schemathesis pass, migrations replayed from old releases
-SLOW_MODULES = {"test_worker_faults.py", "test_api_fuzz.py", "test_migrations.py", "test_broker_unreachable.py"}
-#: fixtures that start a process or a browser: a test using one is slow
-SLOW_FIXTURES = {"celery_worker_process", "live_server", "browser", "page"}
+#: run everything): killed workers, the schemathesis pass, migrations replayed from old releases,
+#: LaTeX compiled by pdflatex
+SLOW_MODULES = {
+    "test_worker_faults.py",
+    "test_api_fuzz.py",
+    "test_migrations.py",
+    "test_broker_unreachable.py",
+    "test_tables_latex.py",
+    "test_tables_humans_only.py",  # every test compiles its tables with pdflatex
+}
+#: fixtures that start a process or a browser, or build and run a torch model: a test using one
+#: is slow (tiny_model / tiny_clip / tiny_vlm: random transformers models made and run on CPU)
+SLOW_FIXTURES = {"celery_worker_process", "live_server", "browser", "page", "tiny_model", "tiny_clip", "tiny_vlm"}
+#: single slow tests are marked in their file (``@pytest.mark.slow``, with the reason): the real
+#: MiniLM loaded, pdflatex, xgettext, perf/gpu_check.py; a hypothesis test is slow by nature
+#: (many generated examples), found here by hypothesis' own attribute
 
 
 #: what a test needs a server for (the embedded pass leaves these out: the first pass ran them on
 #: PostgreSQL and Redis): Redis, a Celery worker sharing the database, PostgreSQL's concurrency
 NEEDS_SERVERS_FIXTURES = {"redis_url", "_celery_worker_session", "celery_worker_process", "postgres_only"}
 NEEDS_SERVERS_MARKERS = ("celery_worker", "postgres")
+#: how a test reaches the database (pytest-django's fixtures and marker): the embedded pass keeps
+#: only these tests, since a test that never touches the database cannot tell SQLite from PostgreSQL
+DB_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+
+
+def is_slow(item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return bool(
+        item.get_closest_marker("slow")
+        or item.get_closest_marker("browser")
+        or item.get_closest_marker("celery_worker")
+        or fixtures & SLOW_FIXTURES
+        or item.path.name in SLOW_MODULES
+        or getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+    )
+
+
+def uses_database(item) -> bool:
+    return bool(item.get_closest_marker("django_db") or set(getattr(item, "fixturenames", ())) & DB_FIXTURES)
+
+
+#: test files of the code whose SQL differs between the databases; the embedded pass must keep
+#: tests of each (a check at collection, below), so that no change of marks or fixtures drops
+#: them from SQLite unnoticed. Add a file here when you write such code.
+DIALECT_TEST_FILES = {
+    "tests/annotate/test_lean_path.py": "the lean path's hand SQL (annotation/hotpath.py)",
+    "tests/annotation/test_import.py": "the imports' bulk writers (annotation/bulk.py)",
+    "tests/annotation/test_import_annotations.py": "the annotation imports' bulk writers",
+    "tests/annotation/test_item_browser.py": "metadata strata read as text (curation/browse.py)",
+    "tests/studies/test_sampling.py": "metadata strata in samples (studies/sampling.py)",
+    "tests/studies/test_active_samples.py": "quality-control metadata (studies/active.py)",
+    "tests/studies/test_quality.py": "JSON lookups on item metadata (studies/quality.py)",
+    "tests/studies/test_plans.py": "plans and the pool under row locks (studies/plans.py, pool.py)",
+    "tests/curation/test_exports.py": "the exports' queries (curation/services.py)",
+    "tests/judges/test_run_management.py": "judge runs limited to a metadata stratum",
+    "tests/demo/test_demo_study.py": "JSON lookups while seeding (demo/studies.py)",
+    "tests/test_migrations.py": "migrations replayed from old releases",
+}
+
+
+def embedded_pass_keeps(item) -> bool:
+    """The rule of the embedded (SQLite) pass, which exists to catch SQL that only one database
+    refuses (raw SQL, JSON querying, locking, migrations, bulk writers): it runs a test that
+    touches the database and needs no server, unless the test is slow; a slow test whose SQL
+    differs between the databases (migrations) is marked ``sqlite`` and runs too. Everything
+    left out ran in the first pass; the summary counts it as deselected. A slow test left out
+    reaches the database through the same code as fast tests that run here (pages, imports,
+    exports, judge runs); its own cost is a browser, a model or a compiler."""
+    needs_server = set(getattr(item, "fixturenames", ())) & NEEDS_SERVERS_FIXTURES or any(
+        item.get_closest_marker(m) for m in NEEDS_SERVERS_MARKERS
+    )
+    if needs_server or not uses_database(item):
+        return False
+    return bool(item.get_closest_marker("sqlite")) or not is_slow(item)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark ``slow`` what starts real processes (a Celery worker, Chromium, a live server) or
-    replays whole histories, so that `make test-fast` (``-m "not slow"``) is a quick inner loop.
-    In the embedded pass, leave out (deselected, counted in the summary) what needs a server."""
+    """Mark ``slow`` what starts real processes (a Celery worker, Chromium, a live server), runs a
+    torch model, a TeX or gettext tool, generates many hypothesis examples or replays whole
+    histories, so that `make test-fast` (``-m "not slow"``) is a quick inner loop. In the
+    embedded pass, keep only what :func:`embedded_pass_keeps` (the rest deselected, counted in
+    the summary)."""
     if services.embedded_pass():
         kept, dropped = [], []
         for item in items:
-            needs = set(getattr(item, "fixturenames", ())) & NEEDS_SERVERS_FIXTURES or any(
-                item.get_closest_marker(m) for m in NEEDS_SERVERS_MARKERS
+            (kept if embedded_pass_keeps(item) else dropped).append(item)
+        root = config.rootpath
+        collected = {item.path.relative_to(root).as_posix() for item in items} & set(DIALECT_TEST_FILES)
+        lost = collected - {item.path.relative_to(root).as_posix() for item in kept}
+        if lost:
+            raise pytest.UsageError(
+                "the embedded (SQLite) pass would run no test of: "
+                + "; ".join(f"{f} ({DIALECT_TEST_FILES[f]})" for f in sorted(lost))
+                + ". Keep a test there that touches the database and is not slow, or mark it sqlite"
+                " (tests/conftest.py, embedded_pass_keeps)."
             )
-            (dropped if needs else kept).append(item)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if (
-            item.get_closest_marker("browser")
-            or item.get_closest_marker("celery_worker")
-            or fixtures & SLOW_FIXTURES
-            or item.path.name in SLOW_MODULES
-        ):
+        if is_slow(item) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+    # Slow tests first (a stable sort: each group keeps the files' order): pytest-xdist hands the
+    # first tests out in turn to every worker, so the long ones (up to two minutes each) run side
+    # by side from the start and the many short ones fill in after, instead of one long test
+    # (the API fuzz pass, the migrations, at the end of the alphabet) keeping a worker busy
+    # while the others have finished.
+    items.sort(key=lambda item: not item.get_closest_marker("slow"))
 
 
 def pytest_report_header(config):
     if services.embedded_pass():
         return (
-            "embedded pass: SQLite, no Redis (as make run); tests needing a server deselected (run in the first pass)"
+            "embedded pass: SQLite, no Redis (as make run); only tests that touch the database, need no server and"
+            " are not slow (or are marked sqlite) run here; the rest ran in the first pass (tests/conftest.py)"
         )
     return None
 
@@ -136,6 +228,47 @@ def pytest_configure(config):
                 + "\n  - ".join(problems)
                 + "\nRun the suite with `make test` (scripts/test starts PostgreSQL and Redis)."
             )
+
+
+# ----------------------------------------------------------------------- the demo, seeded once
+@pytest.fixture(scope="class")
+def shared_demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The whole demo (``seed_demo``, every preset, with its simulated studies) seeded once for
+    the tests of a class instead of once per test (use it from tests in a class: for a function
+    outside a class, pytest's class scope is the function itself):
+    a full seed is the dearest setup of the suite. It is written inside a transaction opened
+    here and rolled back after the last of those tests; each test runs, as usual, in its own
+    savepoint inside it (pytest-django's ``db``), so what a test writes is undone after it and
+    the next test sees the demo exactly as seeded. Use it from a function-scoped fixture that
+    also asks for ``db`` and reads the projects afresh (no Python object shared between tests).
+    Not for ``transaction=True`` tests (they would flush the shared rows); only the class's tests
+    see the demo, so tests that count rows of an empty database stay outside the class.
+    MEDIA_ROOT is a folder of its own; passwords are hashed with MD5 (fast demo logins)."""
+    import io
+
+    from django.core.management import call_command
+    from django.db import transaction
+    from django.test import override_settings
+
+    media = tmp_path_factory.mktemp("demo-media")
+    overrides = override_settings(MEDIA_ROOT=media, PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    overrides.enable()
+    outer = transaction.atomic()
+    try:
+        with django_db_blocker.unblock():
+            outer.__enter__()
+            try:
+                call_command("seed_demo", stdout=io.StringIO())
+            except BaseException:
+                transaction.set_rollback(True)
+                outer.__exit__(None, None, None)
+                raise
+        yield media
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+    finally:
+        overrides.disable()
 
 
 # ---------------------------------------------------------------------------------- redis

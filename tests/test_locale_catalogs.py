@@ -122,6 +122,7 @@ def test_the_compiled_catalog_is_the_po_file(locale):
     assert compiled == expected
 
 
+@pytest.mark.slow  # makemessages runs xgettext over every source file and template
 def test_the_catalogs_list_exactly_the_marked_messages(tmp_path, settings):
     """``makemessages`` over a scratch tree (links to the sources, a copy of the catalogs) adds
     and removes nothing: every marked string has its translation, and none is left over."""

@@ -23,10 +23,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def seeded(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    call_command("seed_demo", stdout=io.StringIO())
+def seeded(shared_demo, db):
+    """The demo seeded once for TestOnTheDemo (tests/conftest.py, shared_demo), read afresh."""
     return {p.preset_key: p for p in Project.objects.filter(name__startswith=PREFIX)}
 
 
@@ -37,56 +35,6 @@ def verdicts(table_json: dict) -> dict[str, Counter]:
         judge = row["label"].rsplit(": ", 1)[0]
         out.setdefault(judge, Counter())[row["cells"][0]["value"]] += 1
     return out
-
-
-def test_every_preset_has_a_study_with_tables_and_verdicts(seeded):
-    assert set(seeded) == set(PRESETS)
-    for key, project in seeded.items():
-        assert project.options.get("demo") and project.options.get("simulated")
-        # the design that produced the data: a sample and a plan of the paper's k
-        assert Sample.objects.filter(project=project).count() == 1
-        plan = AssignmentPlan.objects.get(project=project)
-        assert plan.k == project.k_per_item
-        tables = compute_tables(project, bootstrap=50)
-        keys = [t.key for t in tables]
-        assert "judge-verdicts" in keys and len(keys) >= 2, (key, keys)
-        for t in tables:
-            assert t.rows, (key, t.key)
-            assert any(c.value is not None for r in t.rows for c in r.cells), (key, t.key)
-        latex = table_formats.to_latex(tables)
-        assert latex.count("\\begin{tabular}") == len(tables), key
-        as_json = {t["key"]: t for t in table_formats.to_json(tables)}
-        per_judge = verdicts(as_json["judge-verdicts"])
-        good = [j for j, c in per_judge.items() if c["passes"] > c["fails"]]
-        bad = [j for j, c in per_judge.items() if c["fails"] > c["passes"]]
-        assert len(good) == 1 and len(bad) == 1, (key, per_judge)
-        # every simulated annotator rated at least 30 items (the alt-test's minimum)
-        per_rater = Counter(
-            Annotation.objects.filter(
-                item__project=project, rater__kind="human", rater__user__username__startswith="sim-"
-            )
-            .filter(assignment__purpose="regular")
-            .values_list("rater__name", flat=True)
-        )
-        assert per_rater and min(per_rater.values()) >= 30, (key, per_rater)
-        # annotator1 and annotator2 keep open items to try the protocol
-        for user in ("annotator1", "annotator2"):
-            assert Assignment.objects.filter(project=project, rater__name=user, status="assigned").exists()
-        # judges with a run, raw outputs, tokens and a price
-        for config in JudgeConfig.objects.filter(project=project, backend="openai_chat"):
-            run = JudgeRun.objects.get(config=config)
-            assert run.status == "done"
-            out = JudgeOutput.objects.filter(run=run).first()
-            assert out.raw_output and out.prompt_tokens and config.price_prompt_per_1m is not None
-
-
-def test_a_pairwise_judge_shows_a_position_preference(seeded):
-    from judges.bias import run_bias_checks
-
-    biased = JudgeConfig.objects.filter(both_orders=True, project__name__startswith=PREFIX)
-    assert biased.exists()
-    checks = [run_bias_checks(JudgeRun.objects.get(config=c), n_boot=50) for c in biased]
-    assert any(c.get("position") for c in checks)
 
 
 def test_the_simulation_is_deterministic():
@@ -101,7 +49,58 @@ def test_the_simulation_is_deterministic():
     assert draw() == draw()
 
 
-def test_seeding_twice_changes_nothing(seeded):
-    before = (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count())
-    call_command("seed_demo", stdout=io.StringIO())
-    assert (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count()) == before
+class TestOnTheDemo:
+    """The whole demo, seeded once for the class (tests/conftest.py, shared_demo)."""
+
+    def test_every_preset_has_a_study_with_tables_and_verdicts(self, seeded):
+        assert set(seeded) == set(PRESETS)
+        for key, project in seeded.items():
+            assert project.options.get("demo") and project.options.get("simulated")
+            # the design that produced the data: a sample and a plan of the paper's k
+            assert Sample.objects.filter(project=project).count() == 1
+            plan = AssignmentPlan.objects.get(project=project)
+            assert plan.k == project.k_per_item
+            tables = compute_tables(project, bootstrap=50)
+            keys = [t.key for t in tables]
+            assert "judge-verdicts" in keys and len(keys) >= 2, (key, keys)
+            for t in tables:
+                assert t.rows, (key, t.key)
+                assert any(c.value is not None for r in t.rows for c in r.cells), (key, t.key)
+            latex = table_formats.to_latex(tables)
+            assert latex.count("\\begin{tabular}") == len(tables), key
+            as_json = {t["key"]: t for t in table_formats.to_json(tables)}
+            per_judge = verdicts(as_json["judge-verdicts"])
+            good = [j for j, c in per_judge.items() if c["passes"] > c["fails"]]
+            bad = [j for j, c in per_judge.items() if c["fails"] > c["passes"]]
+            assert len(good) == 1 and len(bad) == 1, (key, per_judge)
+            # every simulated annotator rated at least 30 items (the alt-test's minimum)
+            per_rater = Counter(
+                Annotation.objects.filter(
+                    item__project=project, rater__kind="human", rater__user__username__startswith="sim-"
+                )
+                .filter(assignment__purpose="regular")
+                .values_list("rater__name", flat=True)
+            )
+            assert per_rater and min(per_rater.values()) >= 30, (key, per_rater)
+            # annotator1 and annotator2 keep open items to try the protocol
+            for user in ("annotator1", "annotator2"):
+                assert Assignment.objects.filter(project=project, rater__name=user, status="assigned").exists()
+            # judges with a run, raw outputs, tokens and a price
+            for config in JudgeConfig.objects.filter(project=project, backend="openai_chat"):
+                run = JudgeRun.objects.get(config=config)
+                assert run.status == "done"
+                out = JudgeOutput.objects.filter(run=run).first()
+                assert out.raw_output and out.prompt_tokens and config.price_prompt_per_1m is not None
+
+    def test_a_pairwise_judge_shows_a_position_preference(self, seeded):
+        from judges.bias import run_bias_checks
+
+        biased = JudgeConfig.objects.filter(both_orders=True, project__name__startswith=PREFIX)
+        assert biased.exists()
+        checks = [run_bias_checks(JudgeRun.objects.get(config=c), n_boot=50) for c in biased]
+        assert any(c.get("position") for c in checks)
+
+    def test_seeding_twice_changes_nothing(self, seeded):
+        before = (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count())
+        call_command("seed_demo", stdout=io.StringIO())
+        assert (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count()) == before

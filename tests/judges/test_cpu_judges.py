@@ -15,6 +15,7 @@ from .helpers import project_with_demo
 from .test_judge_runs import run_all, start
 
 
+@pytest.mark.slow  # loads the real MiniLM (torch) into the process
 def test_ahead_descriptor_matching_with_the_shipped_minilm():
     enc = load_encoder("")
     assert load_encoder("all-MiniLM-L6-v2") is enc  # loaded once per process
@@ -36,6 +37,7 @@ def test_story_lines_drop_speakers_and_stage_directions():
     assert story_lines("[At a bar]\nMei: Hello there.\n\nHaruto: Hi.") == ["Hello there.", "Hi."]
 
 
+@pytest.mark.slow  # runs the real MiniLM (torch) over the stories
 @pytest.mark.django_db
 def test_embedding_judge_rates_cqbench_stories_next_to_the_humans(
     researcher, tmp_path, django_capture_on_commit_callbacks

@@ -4,13 +4,11 @@ plus permissions of every new page."""
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from datetime import timedelta
 
 import pytest
 from django import forms
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -22,9 +20,8 @@ from tests.studies.design_helpers import annotator, strata_project
 
 
 @pytest.fixture
-def demo(db, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    call_command("seed_demo", stdout=io.StringIO())
+def demo(shared_demo, db):
+    """The demo, seeded once for TestOnTheDemo (tests/conftest.py, shared_demo), read afresh."""
     return {p.preset_key: p for p in Project.objects.filter(name__startswith="Demo: ")}
 
 
@@ -54,60 +51,6 @@ def work_through(project: Project, username: str, answers: dict) -> list[int]:
 VG_ANSWERS = {"q1": "2", "q2": "1", "q3": "2", "q4": "1", "feedback": ""}
 
 
-def test_researcher_builds_the_valueground_design_on_the_demo_data(demo):
-    project = demo["valueground.pair_quality"]
-    c = client_for("researcher")
-    form = {
-        "name": "VG judge subset",
-        "strata": ["generator", "category"],
-        "allocation": "proportional",
-        "total_size": "36",
-        "seed": "7",
-    }
-    preview = c.post(f"/projects/{project.id}/samples/preview/", form)
-    assert preview.status_code == 200 and b"Preview:" in preview.content
-    assert not Sample.objects.filter(project__name__startswith="Demo: ").exists()
-    r = c.post(f"/projects/{project.id}/samples/new/", form)
-    assert r.status_code == 302
-    sample = Sample.objects.get(project__name__startswith="Demo: ")
-    # the demo has 40 pairs (20 questions x 2 backbones): exactly 36 are drawn, proportionally
-    assert sample.report["total_drawn"] == 36 and sample.report["total_asked"] == 36 and not sample.report["short"]
-    assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]  # 20 / 20
-    assert c.get(r["Location"]).status_code == 200
-    r = c.post(
-        f"/projects/{project.id}/samples/{sample.id}/",
-        {
-            "name": "VG 2 CN + 2 DE",
-            "mode": "pooled",
-            "k": "4",
-            "balance_attribute": "nationality",
-            "balance_quota": "China:2, Germany:2",
-            "lease_minutes": "30",
-            "take_over": "on",
-        },
-    )
-    assert r.status_code == 302, r.content[:2000]
-    plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
-    for username in ("annotator3", "annotator4"):
-        assert (
-            c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
-        )
-    assert not Assignment.objects.filter(project=project).exists()  # take-over removed the default rows
-    for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
-        assert len(work_through(project, username, VG_ANSWERS)) == 36
-    per_item = {}
-    for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
-        "item_id", "rater__attributes__nationality"
-    ):
-        per_item.setdefault(item_id, Counter())[nat] += 1
-    assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
-    dash = c.get(f"/projects/{project.id}/dashboard/")
-    assert dash.status_code == 200 and b"annotator3" in dash.content
-    csv_text = c.get(f"/projects/{project.id}/dashboard/strata.csv").content.decode()
-    assert csv_text.splitlines()[0].startswith("plan,stratum,items,places")
-    assert sum(int(line.split(",")[6]) for line in csv_text.splitlines()[1:]) == 36 * 4
-
-
 def prefilled(form) -> dict:
     """What a browser submits for an untouched form: every field's initial value."""
     data = {}
@@ -121,128 +64,186 @@ def prefilled(form) -> dict:
     return data
 
 
-def test_the_valueground_design_page_suggests_the_papers_design(demo):
-    """Sec. 4.2 / App. B.2: a stratified 36-pair subset, 4 annotators, 2 from China and 2 from
-    Germany. The pages pre-fill it (GETs write nothing) and the untouched forms build it."""
-    project = demo["valueground.pair_quality"]
-    options = dict(project.options)
-    c = client_for("researcher")
-    page = c.get(f"/projects/{project.id}/design/")
-    assert page.status_code == 200
-    assert b"Suggested by ValueGround, Sec. 4.2 and App. B.2" in page.content
-    assert b".txt)" not in page.content  # no internal file name (issue 25)
-    sample_form = page.context["form"]
-    assert sample_form["total_size"].initial == 36 and sample_form["strata"].initial == ["generator"]
-    assert b'name="total_size" value="36"' in page.content
-    assert not Sample.objects.filter(project__name__startswith="Demo: ").exists()
-    r = c.post(f"/projects/{project.id}/samples/new/", prefilled(sample_form))
-    assert r.status_code == 302, r.content[:2000]
-    sample = Sample.objects.get(project__name__startswith="Demo: ")
-    assert sample.report["total_drawn"] == 36 and sample.strata_keys == ["generator"]
-    assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]
+class TestOnTheDemo:
+    """The designs built on the whole demo, seeded once for the class (shared_demo): the other
+    tests of this module count rows of a database without the demo."""
 
-    page = c.get(r["Location"])
-    plan_form = page.context["form"]
-    assert plan_form["k"].initial == 4
-    assert plan_form["balance_attribute"].initial == "nationality"
-    assert plan_form["balance_quota"].initial == "China:2, Germany:2"
-    # the quota is offered as rows of a value and a count (issue 14), pre-filled with the paper's
-    assert page.context["quota_rows"][:2] == [("China", "2"), ("Germany", "2")]
-    assert b'name="quota_value" value="China"' in page.content and b'name="k" value="4"' in page.content
-    assert b"Suggested by ValueGround" in page.content and b"k = 4" in page.content
-    assert not AssignmentPlan.objects.filter(project__name__startswith="Demo: ").exists()
-    project.refresh_from_db()
-    assert project.options == options  # the GETs wrote nothing
-
-    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", prefilled(plan_form))
-    assert r.status_code == 302, r.content[:2000]
-    plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
-    assert plan.k == 4 and plan.balance == {"attribute": "nationality", "quota": {"China": 2, "Germany": 2}}
-    slots: dict[int, Counter] = {}
-    for item_id, requires in PoolSlot.objects.filter(plan=plan).values_list("item_id", "requires"):
-        slots.setdefault(item_id, Counter())[requires] += 1
-    assert len(slots) == 36
-    assert all(v == {"nationality=china": 2, "nationality=germany": 2} for v in slots.values())
-    for username in ("annotator3", "annotator4"):
-        assert (
-            c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code == 302
+    def test_researcher_builds_the_valueground_design_on_the_demo_data(self, demo):
+        project = demo["valueground.pair_quality"]
+        c = client_for("researcher")
+        form = {
+            "name": "VG judge subset",
+            "strata": ["generator", "category"],
+            "allocation": "proportional",
+            "total_size": "36",
+            "seed": "7",
+        }
+        preview = c.post(f"/projects/{project.id}/samples/preview/", form)
+        assert preview.status_code == 200 and b"Preview:" in preview.content
+        assert not Sample.objects.filter(project__name__startswith="Demo: ").exists()
+        r = c.post(f"/projects/{project.id}/samples/new/", form)
+        assert r.status_code == 302
+        sample = Sample.objects.get(project__name__startswith="Demo: ")
+        # the demo has 40 pairs (20 questions x 2 backbones): exactly 36 are drawn, proportionally
+        assert sample.report["total_drawn"] == 36 and sample.report["total_asked"] == 36 and not sample.report["short"]
+        assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]  # 20 / 20
+        assert c.get(r["Location"]).status_code == 200
+        r = c.post(
+            f"/projects/{project.id}/samples/{sample.id}/",
+            {
+                "name": "VG 2 CN + 2 DE",
+                "mode": "pooled",
+                "k": "4",
+                "balance_attribute": "nationality",
+                "balance_quota": "China:2, Germany:2",
+                "lease_minutes": "30",
+                "take_over": "on",
+            },
         )
-    for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
-        assert len(work_through(project, username, VG_ANSWERS)) == 36
-    per_item: dict[int, Counter] = {}
-    for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
-        "item_id", "rater__attributes__nationality"
-    ):
-        per_item.setdefault(item_id, Counter())[nat] += 1
-    assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
+        assert r.status_code == 302, r.content[:2000]
+        plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
+        for username in ("annotator3", "annotator4"):
+            assert (
+                c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code
+                == 302
+            )
+        assert not Assignment.objects.filter(project=project).exists()  # take-over removed the default rows
+        for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
+            assert len(work_through(project, username, VG_ANSWERS)) == 36
+        per_item = {}
+        for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
+            "item_id", "rater__attributes__nationality"
+        ):
+            per_item.setdefault(item_id, Counter())[nat] += 1
+        assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
+        dash = c.get(f"/projects/{project.id}/dashboard/")
+        assert dash.status_code == 200 and b"annotator3" in dash.content
+        csv_text = c.get(f"/projects/{project.id}/dashboard/strata.csv").content.decode()
+        assert csv_text.splitlines()[0].startswith("plan,stratum,items,places")
+        assert sum(int(line.split(",")[6]) for line in csv_text.splitlines()[1:]) == 36 * 4
 
+    def test_the_valueground_design_page_suggests_the_papers_design(self, demo):
+        """Sec. 4.2 / App. B.2: a stratified 36-pair subset, 4 annotators, 2 from China and 2 from
+        Germany. The pages pre-fill it (GETs write nothing) and the untouched forms build it."""
+        project = demo["valueground.pair_quality"]
+        options = dict(project.options)
+        c = client_for("researcher")
+        page = c.get(f"/projects/{project.id}/design/")
+        assert page.status_code == 200
+        assert b"Suggested by ValueGround, Sec. 4.2 and App. B.2" in page.content
+        assert b".txt)" not in page.content  # no internal file name (issue 25)
+        sample_form = page.context["form"]
+        assert sample_form["total_size"].initial == 36 and sample_form["strata"].initial == ["generator"]
+        assert b'name="total_size" value="36"' in page.content
+        assert not Sample.objects.filter(project__name__startswith="Demo: ").exists()
+        r = c.post(f"/projects/{project.id}/samples/new/", prefilled(sample_form))
+        assert r.status_code == 302, r.content[:2000]
+        sample = Sample.objects.get(project__name__startswith="Demo: ")
+        assert sample.report["total_drawn"] == 36 and sample.strata_keys == ["generator"]
+        assert sorted(Counter(sample.items.values_list("generator", flat=True)).values()) == [18, 18]
 
-def test_the_cultivate_pages_suggest_nationality_matching_and_the_papers_qc(demo):
-    """Sec. 4.2: two annotators of the image's country per image; a required rationale. The QC form
-    is pre-filled until the project has QC settings of its own."""
-    project = demo["cultivate.faithfulness"]
-    c = client_for("researcher")
-    page = c.get(f"/projects/{project.id}/design/")
-    assert b"Suggested by CULTIVate" in page.content and b"attention checks" in page.content
-    form = page.context["form"]
-    assert form["strata"].initial == ["country", "category", "generator"] and form["total_size"].initial == 398
-    r = c.post(f"/projects/{project.id}/samples/new/", prefilled(form))
-    assert r.status_code == 302, r.content[:2000]
-    plan_form = c.get(r["Location"]).context["form"]
-    assert (
-        plan_form["k"].initial,
-        plan_form["eligibility_attribute"].initial,
-        plan_form["eligibility_item_key"].initial,
-    ) == (2, "nationality", "country")
+        page = c.get(r["Location"])
+        plan_form = page.context["form"]
+        assert plan_form["k"].initial == 4
+        assert plan_form["balance_attribute"].initial == "nationality"
+        assert plan_form["balance_quota"].initial == "China:2, Germany:2"
+        # the quota is offered as rows of a value and a count (issue 14), pre-filled with the paper's
+        assert page.context["quota_rows"][:2] == [("China", "2"), ("Germany", "2")]
+        assert b'name="quota_value" value="China"' in page.content and b'name="k" value="4"' in page.content
+        assert b"Suggested by ValueGround" in page.content and b"k = 4" in page.content
+        assert not AssignmentPlan.objects.filter(project__name__startswith="Demo: ").exists()
+        project.refresh_from_db()
+        assert project.options == options  # the GETs wrote nothing
 
-    dash = c.get(f"/projects/{project.id}/dashboard/")
-    assert b'id="suggested-qc"' in dash.content
-    qc_form = dash.context["qc_form"]
-    assert qc_form["rationale_question"].initial == "rationale"
-    project.refresh_from_db()
-    assert not quality.qc_enabled(project)  # a GET writes nothing
-    assert c.post(f"/projects/{project.id}/qc/", prefilled(qc_form)).status_code == 302
-    project.refresh_from_db()
-    assert quality.qc_settings(project)["rationale_question"] == "rationale"
-    assert b'id="suggested-qc"' not in c.get(f"/projects/{project.id}/dashboard/").content
+        r = c.post(f"/projects/{project.id}/samples/{sample.id}/", prefilled(plan_form))
+        assert r.status_code == 302, r.content[:2000]
+        plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
+        assert plan.k == 4 and plan.balance == {"attribute": "nationality", "quota": {"China": 2, "Germany": 2}}
+        slots: dict[int, Counter] = {}
+        for item_id, requires in PoolSlot.objects.filter(plan=plan).values_list("item_id", "requires"):
+            slots.setdefault(item_id, Counter())[requires] += 1
+        assert len(slots) == 36
+        assert all(v == {"nationality=china": 2, "nationality=germany": 2} for v in slots.values())
+        for username in ("annotator3", "annotator4"):
+            assert (
+                c.post(f"/projects/{project.id}/members/", {"username": username, "role": "annotator"}).status_code
+                == 302
+            )
+        for username in ("annotator1", "annotator2", "annotator3", "annotator4"):
+            assert len(work_through(project, username, VG_ANSWERS)) == 36
+        per_item: dict[int, Counter] = {}
+        for item_id, nat in Annotation.objects.filter(assignment__plan=plan).values_list(
+            "item_id", "rater__attributes__nationality"
+        ):
+            per_item.setdefault(item_id, Counter())[nat] += 1
+        assert len(per_item) == 36 and all(v == {"China": 2, "Germany": 2} for v in per_item.values())
 
+    def test_the_cultivate_pages_suggest_nationality_matching_and_the_papers_qc(self, demo):
+        """Sec. 4.2: two annotators of the image's country per image; a required rationale. The QC form
+        is pre-filled until the project has QC settings of its own."""
+        project = demo["cultivate.faithfulness"]
+        c = client_for("researcher")
+        page = c.get(f"/projects/{project.id}/design/")
+        assert b"Suggested by CULTIVate" in page.content and b"attention checks" in page.content
+        form = page.context["form"]
+        assert form["strata"].initial == ["country", "category", "generator"] and form["total_size"].initial == 398
+        r = c.post(f"/projects/{project.id}/samples/new/", prefilled(form))
+        assert r.status_code == 302, r.content[:2000]
+        plan_form = c.get(r["Location"]).context["form"]
+        assert (
+            plan_form["k"].initial,
+            plan_form["eligibility_attribute"].initial,
+            plan_form["eligibility_item_key"].initial,
+        ) == (2, "nationality", "country")
 
-def test_researcher_builds_the_cultivate_nationality_matched_design(demo):
-    project = demo["cultivate.faithfulness"]
-    c = client_for("researcher")
-    r = c.post(
-        f"/projects/{project.id}/samples/new/",
-        {"strata": ["region"], "allocation": "equal", "per_stratum": "10", "seed": "1", "name": "CULTIVate"},
-    )
-    sample = Sample.objects.get(project__name__startswith="Demo: ")
-    assert (
-        c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code == 302
-    )
-    form = {
-        "mode": "preassigned",
-        "k": "2",
-        "eligibility_attribute": "nationality",
-        "eligibility_item_key": "country",
-        "take_over": "on",
-    }
-    # issue 14: places nobody can fill are refused until confirmed, and nothing changes meanwhile
-    # (this test used to expect the plan at once, with 16 places left empty)
-    default_rows = Assignment.objects.filter(project=project, plan__isnull=True).count()
-    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", form)
-    assert r.status_code == 400 and b"no annotator of the project matches" in r.content
-    assert not AssignmentPlan.objects.filter(project__name__startswith="Demo: ").exists()
-    assert Assignment.objects.filter(project=project, plan__isnull=True).count() == default_rows
-    r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {**form, "confirm_unfilled": "on"})
-    assert r.status_code == 302, r.content[:2000]
-    plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
-    rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__user__username"))
-    assert sorted(rows) == [("Germany", "annotator1"), ("Germany", "annotator4")]
-    assert plan.report["unfilled_slots"] == 16  # 8 other countries x 2: reported on the plan page
-    page = c.get(r["Location"])
-    assert b"could not be filled" in page.content
-    assert not Assignment.objects.filter(
-        project=project, plan__isnull=True, rater__user__username="annotator2", opened_at__isnull=True
-    ).exists()
+        dash = c.get(f"/projects/{project.id}/dashboard/")
+        assert b'id="suggested-qc"' in dash.content
+        qc_form = dash.context["qc_form"]
+        assert qc_form["rationale_question"].initial == "rationale"
+        project.refresh_from_db()
+        assert not quality.qc_enabled(project)  # a GET writes nothing
+        assert c.post(f"/projects/{project.id}/qc/", prefilled(qc_form)).status_code == 302
+        project.refresh_from_db()
+        assert quality.qc_settings(project)["rationale_question"] == "rationale"
+        assert b'id="suggested-qc"' not in c.get(f"/projects/{project.id}/dashboard/").content
+
+    def test_researcher_builds_the_cultivate_nationality_matched_design(self, demo):
+        project = demo["cultivate.faithfulness"]
+        c = client_for("researcher")
+        r = c.post(
+            f"/projects/{project.id}/samples/new/",
+            {"strata": ["region"], "allocation": "equal", "per_stratum": "10", "seed": "1", "name": "CULTIVate"},
+        )
+        sample = Sample.objects.get(project__name__startswith="Demo: ")
+        assert (
+            c.post(f"/projects/{project.id}/members/", {"username": "annotator4", "role": "annotator"}).status_code
+            == 302
+        )
+        form = {
+            "mode": "preassigned",
+            "k": "2",
+            "eligibility_attribute": "nationality",
+            "eligibility_item_key": "country",
+            "take_over": "on",
+        }
+        # issue 14: places nobody can fill are refused until confirmed, and nothing changes meanwhile
+        # (this test used to expect the plan at once, with 16 places left empty)
+        default_rows = Assignment.objects.filter(project=project, plan__isnull=True).count()
+        r = c.post(f"/projects/{project.id}/samples/{sample.id}/", form)
+        assert r.status_code == 400 and b"no annotator of the project matches" in r.content
+        assert not AssignmentPlan.objects.filter(project__name__startswith="Demo: ").exists()
+        assert Assignment.objects.filter(project=project, plan__isnull=True).count() == default_rows
+        r = c.post(f"/projects/{project.id}/samples/{sample.id}/", {**form, "confirm_unfilled": "on"})
+        assert r.status_code == 302, r.content[:2000]
+        plan = AssignmentPlan.objects.get(project__name__startswith="Demo: ")
+        rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__user__username"))
+        assert sorted(rows) == [("Germany", "annotator1"), ("Germany", "annotator4")]
+        assert plan.report["unfilled_slots"] == 16  # 8 other countries x 2: reported on the plan page
+        page = c.get(r["Location"])
+        assert b"could not be filled" in page.content
+        assert not Assignment.objects.filter(
+            project=project, plan__isnull=True, rater__user__username="annotator2", opened_at__isnull=True
+        ).exists()
 
 
 def test_hand_assignment_and_reassignment_from_the_plan_page(researcher):
