@@ -411,3 +411,10 @@ def test_the_strata_check_sees_a_restated_list(tmp_path):
     path = tmp_path / "api.py"
     path.write_text('FIELDS = ["id", "country", "region", "generator", "category", "dimension", "meta"]\n')
     assert strata_restated({"shop.api": path}) == ["shop.api:1"]
+
+
+def test_the_tests_mirror_the_rooms():
+    """Each room's tests live in ``tests/<room>/`` (docs/testing.md), so a change to a room has
+    one folder of checks beside it."""
+    missing = [room for room in APPS if not (ROOT / "tests" / room / "__init__.py").is_file()]
+    assert missing == []
