@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from .ahead_metrics import DIMENSIONS
+from .ahead_paper import DIMENSIONS
 
 # Table 22: System Prompt for descriptor generation (MLLM Descriptor Extractor).
 EXTRACTOR_SYSTEM = (

@@ -18,7 +18,15 @@ from core.jobs import TERMINAL, Job
 
 from .backends.base import KEY_LENGTH
 from .outputs import output_labels, rubric_part
-from .registry import backend_choices, get_backend
+
+
+def backend_choices() -> list[tuple[str, str]]:
+    """The backend registry's choices (``judges.registry.backend_choices``), read when Django asks
+    for them: the registry imports every backend module, and with them numpy, which loading the
+    models (every process does) must not (``tests/benchmarks/test_lazy_tables.py``)."""
+    from .registry import backend_choices as registered
+
+    return registered()
 
 
 class JudgeConfig(models.Model):
@@ -79,6 +87,8 @@ class JudgeConfig(models.Model):
 
     def clean(self) -> None:
         super().clean()
+        from .registry import get_backend  # lazily, as backend_choices
+
         try:
             get_backend(self.backend)
         except KeyError as exc:

@@ -34,7 +34,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from . import endpoints
-from .ahead_metrics import TAU_INTERNVL3
+from .ahead_paper import TAU_INTERNVL3
 
 # parameter types (how a value is checked, and which form field shows it)
 INT = "int"

@@ -2,7 +2,7 @@
 issue 32): a callable, so a backend added there needs no migration. Choices are not a database
 constraint: no column, row or constraint changes."""
 
-import judges.registry
+import judges.models
 from django.db import migrations, models
 
 
@@ -16,6 +16,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='judgeconfig',
             name='backend',
-            field=models.CharField(choices=judges.registry.backend_choices, max_length=20),
+            field=models.CharField(choices=judges.models.backend_choices, max_length=20),
         ),
     ]
