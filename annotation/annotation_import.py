@@ -18,7 +18,10 @@ rater-item pair given twice, an unknown field...) means nothing is written, and 
 every problem by task id or line number. Idempotent: a file already imported into the project
 (same SHA-256) adds nothing, and a rating already stored by an earlier import with the same
 answers is counted as ``already_imported`` instead of written again (different answers for a
-stored pair are a problem). Provenance (SHA-256, format, item key, mapping) is the
+stored pair are a problem). Idempotent at the same time too: the import that writes claims the
+file's hash first in its writing transaction (:func:`claim_file`, a unique constraint per
+project), so of imports of one file running at once one writes and the others end as its
+duplicates. Provenance (SHA-256, format, item key, mapping) is the
 :class:`~annotation.models.AnnotationImport` row, a ``core.jobs`` job like the item import."""
 
 from __future__ import annotations
