@@ -18,7 +18,10 @@ rater-item pair given twice, an unknown field...) means nothing is written, and 
 every problem by task id or line number. Idempotent: a file already imported into the project
 (same SHA-256) adds nothing, and a rating already stored by an earlier import with the same
 answers is counted as ``already_imported`` instead of written again (different answers for a
-stored pair are a problem). Provenance (SHA-256, format, item key, mapping) is the
+stored pair are a problem). Idempotent at the same time too: the import that writes claims the
+file's hash first in its writing transaction (:func:`claim_file`, a unique constraint per
+project), so of imports of one file running at once one writes and the others end as its
+duplicates. Provenance (SHA-256, format, item key, mapping) is the
 :class:`~annotation.models.AnnotationImport` row, a ``core.jobs`` job like the item import."""
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmarks.base import STRATA_KEYS
@@ -47,7 +50,17 @@ from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
 from .sources import labelstudio_flat, registry
 from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
-from .staging import Progress, StagedFile, Ticker, discard_token, run_staged, stage_file, staged_file, start_staged
+from .staging import (
+    Progress,
+    StagedFile,
+    Ticker,
+    discard_token,
+    run_staged,
+    stage_file,
+    staged_file,
+    staging_root,
+    start_staged,
+)
 
 #: item keys that mean the item's external id
 EXTERNAL_ID_KEYS = ("id", "external_id")
@@ -351,9 +364,8 @@ def check_annotations(
         .first()
     )
     if earlier is not None:  # the same file again: nothing to add
-        report.ok, report.duplicate_of = True, earlier.id
         report.mapping = dict((earlier.report or {}).get("mapping") or {})
-        report.already_imported = int((earlier.report or {}).get("annotations_created") or 0)
+        as_duplicate(report, earlier)
         return plan
     ticker = Ticker(progress)
     counts = ReadCounts()
@@ -497,6 +509,35 @@ def check_annotations(
     return plan
 
 
+def as_duplicate(report: AnnotationImportReport, earlier: AnnotationImport) -> AnnotationImportReport:
+    """``report`` turned into "already imported by ``earlier``": nothing written, the earlier
+    import's annotations counted as already there."""
+    report.ok, report.duplicate_of = True, earlier.id
+    report.already_imported = int((earlier.report or {}).get("annotations_created") or 0)
+    report.annotations_created = report.raters_new = 0
+    return report
+
+
+class AlreadyWritten(Exception):
+    """The file was written into the project by another import first (its ``written_sha256``
+    holds the same hash): this one must write nothing. Raised inside the writing transaction,
+    which it rolls back."""
+
+
+def claim_file(job: AnnotationImport, sha256: str) -> None:
+    """Mark ``job`` as the import that writes the file ``sha256`` into its project, inside the
+    writing transaction and before any row: the unique constraint on (project,
+    ``written_sha256``) lets one import hold it. On PostgreSQL a second writer waits here until
+    the holder's transaction ends (then fails if it committed, goes on if it rolled back); on
+    SQLite writers are serialised, so the second finds the first's commit. A check made before
+    the transaction (``check_annotations``) cannot see an import still writing, this can."""
+    try:
+        with transaction.atomic():  # a savepoint: the failed UPDATE must not end the caller's transaction
+            AnnotationImport.objects.filter(pk=job.pk).update(written_sha256=sha256)
+    except IntegrityError as exc:
+        raise AlreadyWritten(sha256) from exc
+
+
 def write_plan(
     plan: Plan,
     *,
@@ -506,12 +547,15 @@ def write_plan(
     progress: Progress | None = None,
 ) -> None:
     """Write a checked plan in one transaction (rows and, through ``before_commit``, the job's
-    "done" commit together)."""
+    "done" commit together). The transaction starts by claiming the file for ``job``
+    (:func:`claim_file`): :class:`AlreadyWritten`, and nothing written, when another import
+    of the project wrote the same file."""
     report = plan.report
     ticker = Ticker(progress)
     rows = plan.rows
     now = timezone.now()
     with transaction.atomic():
+        claim_file(job, report.sha256)
         rater_ids = {sid: rid for sid, rid in plan.raters.items() if rid is not None}
         used = {r.rater for r in rows}
         new = [sid for sid, rid in plan.raters.items() if rid is None and sid in used]
@@ -594,6 +638,8 @@ def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
     upload deleted once the job has ended)."""
 
     def work(job: AnnotationImport, progress: Progress) -> dict[str, Any]:
+        if not Path(job.data_file).is_file():  # e.g. a second confirm of an upload the first job consumed
+            raise DomainError("the uploaded file is gone (imported or dropped already): upload it again")
         plan = check_annotations(
             project=job.project,
             data=Path(job.data_file),
@@ -608,14 +654,20 @@ def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
             raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": report.sha256})
         if report.duplicate_of is not None:
             return {"report": report.as_dict(), "sha256": report.sha256}
-        write_plan(
-            plan,
-            project=job.project,
-            job=job,
-            # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
-            before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
-            progress=progress,
-        )
+        try:
+            write_plan(
+                plan,
+                project=job.project,
+                job=job,
+                # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
+                before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
+                progress=progress,
+            )
+        except AlreadyWritten:
+            # another import of the same file committed between this one's check and its write
+            # (a double click on Confirm, two API posts): it ends done as that import's duplicate
+            earlier = AnnotationImport.objects.get(project=job.project, written_sha256=report.sha256)
+            return {"report": as_duplicate(report, earlier).as_dict(), "sha256": report.sha256}
         return {"report": report.as_dict(), "sha256": report.sha256}
 
     return run_staged(job, work)
@@ -674,6 +726,16 @@ def start_annotation_import(
     """Create the job for a file (staged, or a path given on the command line) and run it: at
     once for small files (or ``inline``), else on a worker (``annotation.tasks``)."""
     registry.get_reader(data_format, rater_kind=HUMAN)
+    # Confirm posted twice with one staged token (a double click): the second gets the first's
+    # job. Two posts at the same instant can both pass this lookup; neither writes twice even
+    # then (``claim_file``), this only spares the second job.
+    staged_already = (
+        AnnotationImport.objects.filter(project=project, data_file=str(path), status__in=jobs.PENDING)
+        .order_by("id")
+        .first()
+    )
+    if staged_already is not None and Path(path).resolve().is_relative_to(staging_root().resolve()):
+        return staged_already
     job = AnnotationImport.objects.create(
         project=project,
         created_by=user,
@@ -693,10 +755,13 @@ def imports_of(project: Project) -> list[AnnotationImport]:
 
 
 __all__ = [
+    "AlreadyWritten",
     "AnnotationImportReport",
     "MatchedItem",
     "Problems",
+    "as_duplicate",
     "check_annotations",
+    "claim_file",
     "coerce",
     "items_by_key",
     "parse_mapping",

@@ -422,6 +422,12 @@ class AnnotationImport(StagedImportJob):
     #: explicit source field -> rubric question ("" = ignore the field), as given
     mapping = models.JSONField(default=dict, blank=True)
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    #: the file's SHA-256 on the one import of the project that wrote it, NULL on every other
+    #: (pending, failed, a duplicate). Set first thing in the writing transaction, so a second
+    #: import of the same file that reaches its write meets the unique constraint below (on
+    #: PostgreSQL it waits for the first writer's commit, then fails) and is turned into "already
+    #: imported by import N" instead of writing the ratings again (issue 37, H1).
+    written_sha256 = models.CharField(max_length=64, null=True, blank=True, editable=False)
 
     written_key = "annotations_created"
 
@@ -429,6 +435,11 @@ class AnnotationImport(StagedImportJob):
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "done", "failed"]), name="annotation_import_status_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["project", "written_sha256"],
+                condition=Q(written_sha256__isnull=False),
+                name="annotation_import_file_written_once",
             ),
         ]
 

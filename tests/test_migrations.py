@@ -237,3 +237,52 @@ def test_the_ui_language_moves_out_of_the_rater_profile_and_back():
     assert profiles["chose"] == {"nationality": "China", "ui_language": "de"}
     assert profiles["never"] == {"nationality": "Germany"} and profiles["imported"] == {"ui_language": "fr"}
     migrate(leaves)
+
+
+#: the leaf migration just before issue 37 made an annotation file written once per project
+BEFORE_WRITTEN_ONCE = [("annotation", "0012_annotation_import_formats_from_registry")]
+
+
+def test_imports_that_wrote_one_file_twice_keep_their_rows_and_the_first_holds_the_file():
+    """Issue 37 (H1): a database where two imports of one file both wrote (the race this
+    migration closes) migrates with every row; the first of them holds the file's hash, the
+    later one and the "already imported" one hold none, and no further import can write it."""
+    from django.db import IntegrityError, transaction
+
+    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    migrate(leaves)  # whatever an earlier test left
+    old = migrate(BEFORE_WRITTEN_ONCE)
+    User = old.get_model("auth", "User")
+    RubricVersion = old.get_model("annotation", "RubricVersion")
+    Project = old.get_model("annotation", "Project")
+    AnnotationImport = old.get_model("annotation", "AnnotationImport")
+    from benchmarks.registry import get_preset
+
+    preset = get_preset("cqbench.turing")
+    owner = User.objects.create(username="importer")
+    rubric = RubricVersion.objects.create(rubric_key=preset.key, version=1, schema=preset.rubric, schema_hash="i" * 64)
+    projects = [
+        Project.objects.create(name=n, preset_key=preset.key, rubric_version=rubric, k_per_item=1, created_by=owner)
+        for n in ("p", "q")
+    ]
+    sha, other = "a" * 64, "b" * 64
+
+    def job(project, status, sha256, report):
+        return AnnotationImport.objects.create(
+            project=project, data_file="/x.json", data_format="labelstudio", status=status, sha256=sha256, report=report
+        ).pk
+
+    first = job(projects[0], "done", sha, {"annotations_created": 4})
+    second = job(projects[0], "done", sha, {"annotations_created": 4})  # the race: both wrote
+    dup = job(projects[0], "done", sha, {"annotations_created": 0, "duplicate_of": first})
+    refused = job(projects[0], "failed", other, {"ok": False})
+    elsewhere = job(projects[1], "done", sha, {"annotations_created": 4})
+
+    migrate(leaves)
+
+    from annotation.models import AnnotationImport as NewImport
+
+    written = dict(NewImport.objects.values_list("pk", "written_sha256"))
+    assert written == {first: sha, second: None, dup: None, refused: None, elsewhere: sha}
+    with pytest.raises(IntegrityError), transaction.atomic():
+        NewImport.objects.filter(pk=second).update(written_sha256=sha)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -329,6 +330,81 @@ def test_the_page_uploads_previews_and_confirms(client, project, researcher, ann
     assert Annotation.objects.filter(item__project=project, source_import=job).count() == 4
     client.force_login(annotator)
     assert client.get(resp["Location"]).status_code == 403
+
+
+# ------------------------------------------------------------------------------- the same file at once
+def queued_import(project, path: Path) -> AnnotationImport:
+    return AnnotationImport.objects.create(
+        project=project, data_file=str(path), data_format="labelstudio", mapping={"quality": "q3"}
+    )
+
+
+def test_an_import_that_checked_before_another_wrote_the_same_file_writes_nothing(project, tmp_path, monkeypatch):
+    """Issue 37 (H1), interleaved by hand: job A checks the file (no import of it is done yet),
+    job B checks and writes it, then A goes on to write. A must write nothing and end done as B's
+    duplicate; the check before the write alone let both write (8 annotations, 4 raters)."""
+    a, b = (queued_import(project, shutil.copy(LS, tmp_path / f"{n}.json")) for n in "ab")
+    real_write = annotation_import.write_plan
+
+    def b_writes_first(plan, **kwargs):
+        if kwargs["job"].pk == a.pk:
+            annotation_import.run_annotation_import_job(job=b)
+        return real_write(plan, **kwargs)
+
+    monkeypatch.setattr(annotation_import, "write_plan", b_writes_first)
+    annotation_import.run_annotation_import_job(job=a)
+    assert Annotation.objects.filter(item__project=project).count() == 4
+    assert set(Annotation.objects.filter(item__project=project).values_list("source_import", flat=True)) == {b.id}
+    assert imported_raters(project).count() == 2 and Assignment.objects.filter(project=project).count() == 4
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert b.status == "done" and b.report["annotations_created"] == 4 and b.written_sha256 == b.sha256
+    assert a.status == "done" and a.report["duplicate_of"] == b.id and a.report["annotations_created"] == 0
+    assert a.report["already_imported"] == 4 and a.report["raters_new"] == 0 and a.written_sha256 is None
+
+
+def test_the_database_refuses_a_second_writer_of_one_file(project, tmp_path):
+    """The constraint itself, whatever the code before it: two imports of a project cannot both
+    hold a file's hash as written; another project, or another file, can."""
+    from django.db import IntegrityError, transaction
+
+    a, b = (queued_import(project, LS) for _ in range(2))
+    AnnotationImport.objects.filter(pk=a.pk).update(written_sha256="f" * 64)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        AnnotationImport.objects.filter(pk=b.pk).update(written_sha256="f" * 64)
+    AnnotationImport.objects.filter(pk=b.pk).update(written_sha256="e" * 64)
+    other = valueground_project(make_user("r-other", researcher=True), [], tmp_path / "img2", n=1, k=1)
+    AnnotationImport.objects.create(
+        project=other, data_file=str(LS), data_format="labelstudio", written_sha256="f" * 64
+    )
+
+
+def test_confirm_posted_twice_gives_one_job(client, project, researcher, settings):
+    """A double click on Confirm while the import waits for the worker: the second post gets the
+    first's job, not a second job reading the same upload."""
+    settings.HV_INLINE_IMPORT_BYTES = 0  # the job waits for a worker, so its upload is still there
+    form = {"format": "labelstudio", "item_key": "id", "mapping": "quality=q3"}
+    client.force_login(researcher)
+    resp = client.post(reverse("annotation_import_preview", args=[project.id]), {**form, "file": ls_upload()})
+    token = resp.context["staged"]["token"]
+    confirm = reverse("annotation_import_confirm", args=[project.id])
+    first, second = (client.post(confirm, {**form, "token": token}) for _ in range(2))
+    job = AnnotationImport.objects.get(project=project)
+    assert first.status_code == second.status_code == 302 and first["Location"] == second["Location"]
+    assert first["Location"] == reverse("annotation_import_detail", args=[job.id])
+    annotation_import.run_annotation_import_job(job=job)
+    job.refresh_from_db()
+    assert job.status == "done" and Annotation.objects.filter(item__project=project).count() == 4
+    # once imported, the upload is gone: a late post is refused, nothing new
+    late = client.post(confirm, {**form, "token": token})
+    assert late.status_code == 400 and AnnotationImport.objects.filter(project=project).count() == 1
+
+
+def test_a_job_whose_upload_was_consumed_fails_with_the_reason(project, tmp_path):
+    job = queued_import(project, tmp_path / "gone.json")
+    annotation_import.run_annotation_import_job(job=job)
+    job.refresh_from_db()
+    assert job.status == "failed" and "upload it again" in job.report["errors"][0] and nothing_written(project)
 
 
 # ------------------------------------------------------------------------------- same study both ways
