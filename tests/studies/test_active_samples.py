@@ -371,3 +371,35 @@ def test_the_estimates_table_says_when_it_cut_an_interval_and_why_savings_are_ne
     assert "cut to the scale 0–1" in html
     assert "uniform sampling would have reached this precision with fewer labels" in html
     assert "s (round 2 of 2)" in html
+
+
+def test_refusals_are_shown_on_the_page_with_a_4xx_never_a_5xx(client, project):
+    """A judge run once has no passes: not offered, and asked for anyway (a stale form, a typed
+    address) it is refused on the page; so are inputs the form or the statistics refuse."""
+    client.force_login(project.owner)
+    page = reverse("active_sample", args=[project.id])
+    draw_url = reverse("active_draw", args=[project.id])
+    offered = [k for k, _ in judge_uncertainty.sources(project, project.judge)]
+    assert "passes" not in offered and offered[0] == "confidence:conf"
+    assert [label for label, _ in judge_uncertainty.missing_sources(project, project.judge)] == [
+        "disagreement across the judge's passes / members"
+    ]
+    r = client.get(page, {"judge": project.judge.id, "source": "passes", "field": "naturalness"})
+    assert r.status_code == 400 and 'class="error" role="alert"' in r.content.decode()
+    assert "several passes or as an ensemble" in r.content.decode()
+    base = {"judge": project.judge.id, "source": "confidence:conf", "field": "naturalness", "tau": 0, "floor": 0.05}
+    shown = client.post(draw_url, {**base, "action": "show"})
+    assert shown.status_code == 200 and "uncertainty-distribution" in shown.content.decode()
+    for bad in (
+        {"source": "passes", "budget": 10, "seed": 0, "rounds": 1},
+        {"judge": "not a number", "budget": 10, "seed": 0, "rounds": 1},
+        {"budget": 10, "seed": 0, "rounds": 1, "field": "no such field"},
+        {"seed": 0, "rounds": 1},  # neither a budget nor a target
+        {"budget": 10_000, "seed": 0, "rounds": 1},  # more than the pool
+        {"budget": 10, "seed": 0, "rounds": 20},  # more rounds than the budget can fill
+    ):
+        r = client.post(draw_url, {**base, **bad, "action": "draw"})
+        assert r.status_code < 500, (bad, r.status_code)
+        if r.status_code != 302:
+            assert r.status_code in (400, 409) and 'class="error" role="alert"' in r.content.decode(), bad
+    assert client.post(draw_url, {**base, "source": "passes", "budget": 10, "seed": 0, "rounds": 1}).status_code == 400
