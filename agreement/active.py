@@ -29,6 +29,7 @@ from hvstats.active import (
     STOP_GUARANTEE,
     active_by_stratum,
     active_sequential,
+    asymptotic_cs_half_width,
     refit_uncertainty,
 )
 from hvstats.active_table import METHOD
@@ -41,6 +42,14 @@ from studies.models import Sample, SampleItem
 from . import selectors
 
 MAX_STRATA_VALUES = 20
+CLIPPED_NOTE = (
+    "intervals that ran past the field's scale are cut to it: the mean lies within the scale, so the cut "
+    "interval covers whenever the uncut one does (the half-widths are the uncut ones)"
+)
+NEGATIVE_SAVING_NOTE = (
+    "a negative number of labels saved is a cost: uniform sampling would have reached the same precision "
+    "with fewer labels"
+)
 FIXED_GUARANTEE = (
     "95% CLT interval of the active estimator (Zrnic and Candes, ICML 2024): valid as the number of items "
     "grows for a sample drawn with the stored probabilities, the rounds fixed in advance; each round's "
@@ -83,6 +92,66 @@ def field_values(frame: pd.DataFrame, field: str, judge: str) -> tuple[dict[int,
     mine = sub["rater"] == judge
     f = values[mine].groupby(sub.loc[mine, "item_pk"]).first()
     return {int(k): float(v) for k, v in y.items()}, {int(k): float(v) for k, v in f.items()}, kind
+
+
+def field_scale(project: Project, field: str, kind: str) -> tuple[float, float] | None:
+    """The values a field can take, its mean's bounds: ``[0, 1]`` for a rate, the lowest and
+    highest option of a rubric question with numeric options; None where the rubric states no
+    bounds (a derived field, a free number)."""
+    if kind == "rate":
+        return (0.0, 1.0)
+    try:
+        question = project.rubric_version.parsed().question(field)
+    except (KeyError, ValueError, LookupError):
+        return None
+    values = [o.value for o in question.options]
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return None
+    return (float(min(values)), float(max(values)))
+
+
+def clip_to_scale(res: dict[str, Any], scale: tuple[float, float] | None) -> dict[str, Any]:
+    """The interval (``ci``) and confidence sequence (``cs``) of an estimate cut to the field's
+    scale, with ``clipped`` saying that it was: the normal-approximation interval can run past
+    a bounded scale, and since the mean lies within it, the cut interval covers it whenever the
+    uncut one does (coverage kept, width honest). The half-widths stay the uncut ones (what the
+    statistics and the comparisons with uniform sampling are about)."""
+    if scale is None:
+        return res
+    lo, hi = scale
+    res["scale"] = [lo, hi]
+    for key in ("ci", "cs"):
+        iv = res.get(key)
+        if iv and iv[0] is not None and iv[1] is not None and (iv[0] < lo or iv[1] > hi):
+            res[key] = [max(float(iv[0]), lo), min(float(iv[1]), hi)]
+            res["clipped"] = True
+    return res
+
+
+def target_status(res: dict[str, Any], d: dict[str, Any], rounds_used: int) -> dict[str, Any] | None:
+    """Whether a series' target half-width is reached and, if not, whether the remaining rounds
+    can reach it: the confidence sequence's half-width projected to every planned item at the
+    spread of the increments so far (:func:`hvstats.active.asymptotic_cs_half_width`; a
+    projection, not a promise)."""
+    target = d.get("target_half_width")
+    hw = res.get("cs_half_width")
+    if not target or hw is None:
+        return None
+    if res.get("stop"):
+        return {"reached": True, "target": target, "half_width": hw}
+    n, se, planned = res.get("n_items") or 0, res.get("se"), d["population_size"]
+    projected = None
+    if rounds_used < d["rounds"] and se is not None and n:
+        sd = float(se) * float(np.sqrt(n))
+        projected = asymptotic_cs_half_width(sd, planned, DEFAULT_ALPHA, planned)
+    return {
+        "reached": False,
+        "target": target,
+        "half_width": hw,
+        "rounds_left": d["rounds"] - rounds_used,
+        "projected": projected,
+        "reachable": projected is not None and projected <= target,
+    }
 
 
 def _labelled_items(project: Project, item_ids: list[int]) -> set[int]:
@@ -161,7 +230,8 @@ def series_estimates(first: Sample, frame: pd.DataFrame, alpha: float = DEFAULT_
     stop = d.get("target_half_width")
     out: dict[str, Any] = {
         "sample": first.id,
-        "name": first.name,
+        # the series by the round it has reached: the first round's own name says "round 1"
+        "name": active_design.series_name(first, len(state["rounds"])),
         "judge": d["judge"].get("name"),
         "field": d["field"],
         "uncertainty": [r["uncertainty"] for r in state["rounds"]],
@@ -210,9 +280,12 @@ def series_estimates(first: Sample, frame: pd.DataFrame, alpha: float = DEFAULT_
         res = active_sequential(
             yy, ff, pi, rnd, xi=xi, alpha=alpha, stop_half_width=stop, planned_items=d["population_size"]
         )
+        scale = field_scale(first.project, fd, kind)
+        res = clip_to_scale(res, scale)
         entry: dict[str, Any] = {
             "kind": kind,
             "overall": res,
+            "target": target_status(res, d, state["used"]),
             "n_items_without_judge": no_judge,
             "n_drawn_without_value": no_value,
             "strata": {},
@@ -220,7 +293,10 @@ def series_estimates(first: Sample, frame: pd.DataFrame, alpha: float = DEFAULT_
         if item_strata is not None:
             for c in strata_cols:
                 groups = item_strata[c].reindex(ids).fillna("").astype(str).to_numpy()
-                entry["strata"][c] = active_by_stratum(yy, ff, pi, groups, xi=xi, alpha=alpha)
+                entry["strata"][c] = {
+                    g: clip_to_scale(r, scale)
+                    for g, r in active_by_stratum(yy, ff, pi, groups, xi=xi, alpha=alpha).items()
+                }
         out["fields"][fd] = entry
     return out
 
@@ -296,11 +372,16 @@ def estimates_tables(est: dict[str, Any] | None) -> list[Table]:
     for s in (est or {}).get("series", []):
         seq = bool(s.get("target_half_width"))
         rows = []
+        clipped = costs = False
         for name, fo in s["fields"].items():
             r = fo.get("overall")
             if r is None:
                 continue
             u = r.get("uniform") or {}
+            clipped = clipped or bool(r.get("clipped"))
+            costs = costs or any(
+                v is not None and v < 0 for v in (u.get("ppi_labels_saved"), u.get("human_only_labels_saved"))
+            )
             ci = r.get("cs") if seq else r.get("ci")
             fmt = "%" if fo["kind"] == "rate" else "num"
             rows.append(
@@ -333,7 +414,10 @@ def estimates_tables(est: dict[str, Any] | None) -> list[Table]:
                 rows=tuple(rows),
                 caption=METHOD,
                 row_header="field",
-                notes=(s["guarantee"],) + ((s["reason"],) if s.get("reason") else ()),
+                notes=(s["guarantee"],)
+                + ((s["reason"],) if s.get("reason") else ())
+                + ((CLIPPED_NOTE,) if clipped else ())
+                + ((NEGATIVE_SAVING_NOTE,) if costs else ()),
             )
         )
     return out

@@ -19,7 +19,7 @@ from studies import active as active_design
 from studies.models import Sample
 
 from . import active, selectors, table_strings
-from .active_forms import ActiveSampleForm
+from .active_forms import ActiveSampleForm, NextRoundForm
 from .presentation import active_context
 
 
@@ -79,32 +79,73 @@ def histogram_svg(summary: dict[str, Any], w: int = 300, h: int = 80) -> SafeStr
     )
 
 
-def page_context(project: Project, data: Any) -> dict[str, Any]:
+def _form_values(c: dict[str, Any], data: Any) -> dict[str, Any]:
+    """The chooser's values for an unbound form: the judge chosen, the source asked for where
+    this judge offers it (else the first it offers: a default that exists), the field asked for
+    where the judge rated it; the other inputs as typed."""
+    keys = [k for k, _ in c["sources"]]
+    values: dict[str, Any] = {k: v for k, v in (data or {}).items() if k in ActiveSampleForm.base_fields}
+    values["judge"] = c["judge"].id if c["judge"] else None
+    if values.get("source") not in keys:
+        values["source"] = keys[0] if keys else None
+    if values.get("field") not in c["fields"]:
+        values["field"] = c["fields"][0] if c["fields"] else None
+    return values
+
+
+def page_context(project: Project, data: Any, *, show: bool = False, bound: bool = False) -> dict[str, Any]:
+    """The page's context. ``show``: compute the chosen uncertainty's distribution; ``bound``:
+    the form is bound to ``data`` (a refused draw shows its errors), else prefilled with it. A
+    refusal met while computing (an uncertainty with nothing to read, estimates the statistics
+    refuse) goes to ``refusal`` instead of being raised: the page that shows an error must not
+    fail on the same error."""
     c = _choices(project, data)
+    sources = [(key, table_strings.translate(label)) for key, label in c["sources"]]
+    values = _form_values(c, data)
     form = ActiveSampleForm(
-        data if data and "source" in data else None,
+        data if bound else None,
         judges=c["judges"],
-        sources=[(key, table_strings.translate(label)) for key, label in c["sources"]],
+        sources=sources,
         fields=c["fields"],
-        initial={"judge": c["judge"].id if c["judge"] else None},
+        initial=values,
     )
+    refusal = ""
     distribution = None
-    if c["judge"] is not None and data and data.get("source"):
-        source = data.get("source")
-        if source in dict(c["sources"]):
-            u = judge_uncertainty.item_uncertainty(project, c["judge"], source, data.get("field") or "")
-            distribution = active_design.describe(list(u.values()))
-            distribution["source"] = table_strings.translate(dict(c["sources"])[source])
-            distribution["svg"] = histogram_svg(distribution)
-    frame = c["frame"]
-    series = []
+    if show and c["judge"] is not None:
+        source = values["source"]
+        if data and data.get("source") and data.get("source") != source:
+            refusal = _("this judge does not offer that uncertainty: choose one of the list")
+        else:
+            try:
+                u = judge_uncertainty.item_uncertainty(project, c["judge"], source, values.get("field") or "")
+            except DomainError as exc:
+                refusal = table_strings.translate(exc.message)
+            else:
+                distribution = active_design.describe(list(u.values()))
+                distribution["source"] = dict(sources)[source]
+                distribution["svg"] = histogram_svg(distribution)
+    missing = (
+        [
+            {"label": table_strings.translate(label), "reason": table_strings.translate(reason)}
+            for label, reason in judge_uncertainty.missing_sources(project, c["judge"])
+        ]
+        if c["judge"] is not None
+        else []
+    )
+    series: list[dict[str, Any]] = []
     if active_design.project_series(project):
-        est = active.estimates(project, frame)
-        for s in est["series"]:
-            series.append(s)
+        try:
+            series = active.estimates(project, c["frame"])["series"]
+        except DomainError as exc:
+            refusal = refusal or table_strings.translate(exc.message)
+    for s in series:
+        # one form per series, each with ids of its own (the page holds them all)
+        s["next_form"] = NextRoundForm(auto_id=f"id_round_{s['sample']}_%s")
     return {
         "form": form,
         "distribution": distribution,
+        "missing_sources": missing,
+        "refusal": refusal,
         "series": series,
         "active": active_context({"series": series}),
         "has_judges": bool(c["judges"]),
@@ -133,23 +174,27 @@ def draw_from_form(project: Project, data: Any, user: AbstractBaseUser | None) -
                         "residual variance"
                     )
                 )
-        ids, _missing = active_design.population_ids(project, u)
-        budget = active_design.budget_for_half_width([u[i] for i in ids], rv, d["target_half_width"])
-    return active_design.draw_active_sample(
-        project=project,
-        uncertainty=u,
-        budget=budget,
-        judge={"rater": judge.id, "name": judge.name},
-        field=d["field"],
-        source=dict(c["sources"])[d["source"]] + (f" ({d['field']})" if d["source"] == "passes" else ""),
-        name=d.get("name") or "",
-        tau=d["tau"],
-        floor=d["floor"],
-        seed=d["seed"],
-        rounds=d["rounds"],
-        target_half_width=d.get("target_half_width") if d["rounds"] > 1 else None,
-        created_by=user,
-    )
+    try:  # the statistics refuse some inputs (e.g. an uncertainty that is zero everywhere)
+        if not budget:
+            ids, _missing = active_design.population_ids(project, u)
+            budget = active_design.budget_for_half_width([u[i] for i in ids], rv, d["target_half_width"])
+        return active_design.draw_active_sample(
+            project=project,
+            uncertainty=u,
+            budget=budget,
+            judge={"rater": judge.id, "name": judge.name},
+            field=d["field"],
+            source=dict(c["sources"])[d["source"]] + (f" ({d['field']})" if d["source"] == "passes" else ""),
+            name=d.get("name") or "",
+            tau=d["tau"],
+            floor=d["floor"],
+            seed=d["seed"],
+            rounds=d["rounds"],
+            target_half_width=d.get("target_half_width") if d["rounds"] > 1 else None,
+            created_by=user,
+        )
+    except ValueError as exc:
+        raise DomainError(str(exc)) from exc
 
 
 def next_round(first: Sample, *, refit: bool, user: AbstractBaseUser | None) -> Sample:

@@ -25,30 +25,43 @@ from . import active_pages
 from .active_forms import NextRoundForm
 
 
-def _render(request: HttpRequest, project: Project, data: Any, error: str = "", status: int = 200) -> HttpResponse:
-    ctx = active_pages.page_context(project, data)
-    ctx.update(project=project, error=error, next_form=NextRoundForm())
+def _render(
+    request: HttpRequest,
+    project: Project,
+    data: Any,
+    *,
+    show: bool = False,
+    bound: bool = False,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    ctx = active_pages.page_context(project, data, show=show, bound=bound)
+    if ctx["refusal"] and not error:
+        error, status = ctx["refusal"], max(status, 400)
+    ctx.update(project=project, error=error)
     return render(request, "agreement/active.html", ctx, status=status)
 
 
 @login_required
 @require_GET
 def active_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The page; with ``source`` in the query, the uncertainty's distribution (a link to it)."""
     project = managed_project_or_403(request.user, project_id)
-    try:
-        return _render(request, project, request.GET or None)
-    except DomainError as exc:
-        return _render(request, project, None, error=exc.message, status=400)
+    return _render(request, project, request.GET or None, show=bool(request.GET.get("source")))
 
 
 @login_required
 @require_POST
 def active_draw(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The page's one form: ``action=show`` shows the chosen uncertainty (the form kept as typed),
+    otherwise the first round is drawn; a refusal is shown on the page with its status."""
     project = managed_project_or_403(request.user, project_id)
+    if request.POST.get("action") == "show":
+        return _render(request, project, request.POST, show=True)
     try:
         sample = active_pages.draw_from_form(project, request.POST, request.user)
     except DomainError as exc:
-        return _render(request, project, request.POST, error=exc.message, status=400)
+        return _render(request, project, request.POST, bound=True, error=exc.message, status=exc.http_status)
     n = sample.report["total_drawn"]
     messages.success(
         request,

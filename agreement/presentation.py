@@ -667,7 +667,43 @@ def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]
         "human_saved": _fmt(u.get("human_only_labels_saved"), 1),
         "reason": table_strings.translate(r.get("reason") or u.get("reason") or ""),
         "stop": r.get("stop"),
+        # the interval cut to the field's scale (agreement.active.clip_to_scale): said beside it
+        "clipped": bool(r.get("clipped")),
+        "scale": [_fmt(v, 0) if float(v).is_integer() else _fmt(v) for v in r["scale"]] if r.get("scale") else None,
+        # a negative saving is a cost: the words say so where the number alone reads as a typo
+        "costs_labels": any(
+            v is not None and v < 0 for v in (u.get("ppi_labels_saved"), u.get("human_only_labels_saved"))
+        ),
     }
+
+
+def _target_words(t: dict[str, Any] | None) -> str:
+    """A series' target half-width: reached, or not and whether the remaining rounds can reach
+    it (``agreement.active.target_status``)."""
+    if not t:
+        return ""
+    args = {"target": _fmt(t["target"]), "hw": _fmt(t["half_width"])}
+    if t["reached"]:
+        return _("target half-width %(target)s reached (%(hw)s)") % args
+    if not t.get("rounds_left"):
+        return _("target half-width %(target)s not reached (%(hw)s), and no round is left to draw") % args
+    args["projected"] = _fmt(t.get("projected"))
+    if t.get("reachable"):
+        return (
+            _(
+                "target half-width %(target)s not reached yet (%(hw)s); the remaining rounds can reach it "
+                "(about %(projected)s once every planned item is in, at the spread so far)"
+            )
+            % args
+        )
+    return (
+        _(
+            "target half-width %(target)s not reached (%(hw)s), and the remaining rounds are unlikely to "
+            "reach it (about %(projected)s once every planned item is in, at the spread so far): a larger "
+            "budget or a wider target is needed"
+        )
+        % args
+    )
 
 
 def active_context(active: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -691,6 +727,7 @@ def active_context(active: dict[str, Any] | None) -> list[dict[str, Any]]:
                     "name": name,
                     "kind": fo["kind"],
                     "overall": _active_row("all items", fo["overall"], sequence),
+                    "target": _target_words(fo.get("target")),
                     "rounds": fo["overall"].get("rounds_summary", []),
                     "strata": strata,
                     "without_judge": fo.get("n_items_without_judge"),

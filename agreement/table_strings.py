@@ -352,6 +352,20 @@ MESSAGES: tuple[str, ...] = (
     # the uncertainties a judge offers (judges.uncertainty.sources), stored with each round
     gettext_noop("disagreement across the judge's passes / members"),
     gettext_noop("none (uniform: every item alike)"),
+    # notes of the active estimates' tables (agreement.active.CLIPPED_NOTE, NEGATIVE_SAVING_NOTE)
+    gettext_noop(
+        "intervals that ran past the field's scale are cut to it: the mean lies within the scale, so the cut "
+        "interval covers whenever the uncut one does (the half-widths are the uncut ones)"
+    ),
+    gettext_noop(
+        "a negative number of labels saved is a cost: uniform sampling would have reached the same precision "
+        "with fewer labels"
+    ),
+    # the uncertainties a judge does not offer, and why (judges.uncertainty.missing_sources)
+    gettext_noop("1 - confidence, or a stored uncertainty"),
+    gettext_noop("the judge stored one answer per item: run it with several passes or as an ensemble"),
+    gettext_noop("the judge stored no confidence or other number with its ratings: import one with its outputs"),
+    gettext_noop("choose the rubric field whose answers' spread is the uncertainty"),
 )
 
 # ------------------------------------------------------------------------- texts with variables
@@ -413,6 +427,9 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("1 - confidence, from the judge's '%(metric)s' value"),
     gettext_noop("the judge's '%(metric)s' value as the uncertainty"),
     gettext_noop("disagreement across the judge's passes / members (%(field)s)"),
+    # refusals of judges.uncertainty.item_uncertainty, shown on the active page
+    gettext_noop("the judge's passes give no numeric answers to '%(field)s' on any item"),
+    gettext_noop("the judge has no '%(metric)s' value on any item"),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
 )

@@ -46,7 +46,7 @@ Setting: ``N`` items, the judge's value ``f_i`` on every item, a sampling probab
 - **Stopping at a target half-width**: the fixed-``N`` CLT interval does *not* cover when the
   number of rounds is chosen from the data.  :func:`active_sequential` with ``stop_half_width``
   uses, for the decision and the reported interval, the asymptotic confidence sequence of
-  Waudby-Smith, Arnold, Wu, Howard and Ramdas ("Time-uniform central limit theory and
+  Waudby-Smith, Arbour, Sinha, Kennedy and Ramdas ("Time-uniform central limit theory and
   asymptotic confidence sequences", Annals of Statistics 2024, arXiv:2103.06476; the
   two-sided normal-mixture boundary, Theorem 2.2):
   ``sd_0(Z) sqrt(2 (t rho^2 + 1) / (t^2 rho^2) log(sqrt(t rho^2 + 1) / alpha))`` with ``t``

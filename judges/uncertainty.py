@@ -6,7 +6,8 @@ constant factor).
 Sources (``source`` keys):
 
 - ``passes``: the spread of the judge's answers to ``field`` over its passes, an ensemble's
-  members, or both orders of a pairwise item: the standard deviation (divisor n) of the numeric
+  members (original order only: a pairwise item's swapped order is not a second opinion
+  on the same question as shown): the standard deviation (divisor n) of the numeric
   answers of its original-order outputs (for a 0/1 answer, ``sqrt(p (1 - p))`` with ``p`` the
   share of passes answering 1: the binary rule of the paper). Items with fewer than two answers
   have none.
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from django.db.models import Count
 
 from annotation.answers import METRICS_KEY
 from annotation.models import Annotation, Assignment, Project, Rater
@@ -81,14 +84,22 @@ def _outputs(project: Project, rater: Rater):
 
 
 def has_passes(project: Project, rater: Rater) -> bool:
-    config = getattr(rater, "judge_config", None)
-    if config is None:
-        return False
-    return config.passes > 1 or config.members.exists() or config.both_orders
+    """Whether some item has answers of at least two original-order passes or members: the
+    spread needs two answers, and a configuration asking for several passes proves nothing
+    about what was stored (a judge run once, or swapped orders only, has one answer per item)."""
+    return (
+        _outputs(project, rater)
+        .order_by()  # an ordering would enter the GROUP BY
+        .values("item_id")
+        .annotate(n=Count("pass_index", distinct=True))
+        .filter(n__gte=2)
+        .exists()
+    )
 
 
 def sources(project: Project, rater: Rater) -> list[tuple[str, str]]:
-    """``(key, label)`` of the uncertainties this judge offers."""
+    """``(key, label)`` of the uncertainties this judge offers: only those with data to read,
+    the most informative first (the form's default is the first); ``uniform`` always."""
     out: list[tuple[str, str]] = []
     if has_passes(project, rater):
         out.append((PASSES, "disagreement across the judge's passes / members"))
@@ -96,6 +107,27 @@ def sources(project: Project, rater: Rater) -> list[tuple[str, str]]:
         out.append((CONFIDENCE + m, f"1 - confidence, from the judge's '{m}' value"))
         out.append((UNCERTAINTY + m, f"the judge's '{m}' value as the uncertainty"))
     out.append((UNIFORM, "none (uniform: every item alike)"))
+    return out
+
+
+def missing_sources(project: Project, rater: Rater) -> list[tuple[str, str]]:
+    """``(label, reason)`` of the uncertainties this judge does not offer, so the page can say
+    why they are not in the list and how to get them."""
+    out: list[tuple[str, str]] = []
+    if not has_passes(project, rater):
+        out.append(
+            (
+                "disagreement across the judge's passes / members",
+                "the judge stored one answer per item: run it with several passes or as an ensemble",
+            )
+        )
+    if not metric_names(project, rater):
+        out.append(
+            (
+                "1 - confidence, or a stored uncertainty",
+                "the judge stored no confidence or other number with its ratings: import one with its outputs",
+            )
+        )
     return out
 
 

@@ -197,6 +197,15 @@ def _draw_round(
     return sample
 
 
+def series_name(first: Sample, rounds_drawn: int) -> str:
+    """A series' name with the round it has reached (its rounds' samples are named by their own
+    round: "<name> (round r of n)")."""
+    rounds = int(first.design.get("rounds") or 1)
+    if rounds <= 1:
+        return first.name
+    return f"{first.name.rsplit(' (round ', 1)[0]} (round {rounds_drawn} of {rounds})"
+
+
 def draw_active_sample(
     *,
     project: Project,

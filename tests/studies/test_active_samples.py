@@ -306,3 +306,100 @@ def test_the_migration_adds_the_design_and_probabilities_to_existing_samples():
     fields = {f.name for f in new.get_model("studies", "SampleItem")._meta.get_fields()}
     assert {"pi", "round"} <= fields
     assert "design" in {f.name for f in new.get_model("studies", "Sample")._meta.get_fields()}
+
+
+# ------------------------------------------------------------------------------ results that read right
+def _cs_half_width_by_hand(sd, t, alpha, t_opt):
+    """Theorem 2.2 of Waudby-Smith, Arbour, Sinha, Kennedy and Ramdas (arXiv:2103.06476), as the
+    docstring of hvstats.active writes it, recomputed here."""
+    rho2 = (-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / t_opt
+    return sd * math.sqrt(2 * (t * rho2 + 1) / (t**2 * rho2) * math.log(math.sqrt(t * rho2 + 1) / alpha))
+
+
+def test_intervals_are_cut_to_the_field_scale_and_say_so(project):
+    assert agreement_active.field_scale(project, "naturalness", "mean") == (1.0, 5.0)
+    assert agreement_active.field_scale(project, "anything", "rate") == (0.0, 1.0)
+    assert agreement_active.field_scale(project, "no-such-field", "mean") is None
+    res = agreement_active.clip_to_scale({"ci": [-0.1, 0.6], "cs": [0.2, 1.3], "half_width": 0.35}, (0.0, 1.0))
+    assert res["ci"] == [0.0, 0.6] and res["cs"] == [0.2, 1.0] and res["clipped"] and res["half_width"] == 0.35
+    inside = agreement_active.clip_to_scale({"ci": [1.5, 4.5]}, (1.0, 5.0))
+    assert inside["ci"] == [1.5, 4.5] and "clipped" not in inside
+    assert agreement_active.clip_to_scale({"ci": [-3.0, 9.0]}, None) == {"ci": [-3.0, 9.0]}
+
+
+def test_target_status_says_reached_or_whether_the_remaining_rounds_can_reach_it():
+    design = {"target_half_width": 0.05, "rounds": 3, "population_size": 400}
+    reached = agreement_active.target_status({"cs_half_width": 0.04, "stop": True}, design, 2)
+    assert reached["reached"]
+    # 100 items of 400 used, se 0.03: increments' sd 0.3, projected to all 400 items
+    res = {"cs_half_width": 0.137, "stop": False, "n_items": 100, "se": 0.03}
+    t = agreement_active.target_status(res, design, 1)
+    expected = _cs_half_width_by_hand(0.3, 400, 0.05, 400)
+    assert not t["reached"] and t["rounds_left"] == 2 and abs(t["projected"] - expected) < 1e-12
+    assert t["reachable"] == (expected <= 0.05)
+    assert agreement_active.target_status(res, {**design, "target_half_width": 1.0}, 1)["reachable"]
+    done = agreement_active.target_status(res, design, 3)
+    assert done["rounds_left"] == 0 and done["projected"] is None and not done["reachable"]
+    assert agreement_active.target_status(res, {**design, "target_half_width": None}, 1) is None
+
+
+def test_the_estimates_table_says_when_it_cut_an_interval_and_why_savings_are_negative(project):
+    from django.template.loader import render_to_string
+
+    from agreement.presentation import active_context
+
+    overall = {
+        "estimate": 0.875,
+        "ci": [0.622, 1.0],
+        "clipped": True,
+        "scale": [0.0, 1.0],
+        "half_width": 0.253,
+        "n_labeled": 8,
+        "n_items": 40,
+        "uniform": {"ppi_labels_saved": -6, "human_only_labels_saved": -3.9},
+    }
+    series = {
+        "sample": 1,
+        "name": "s (round 2 of 2)",
+        "round_status": [],
+        "target_half_width": None,
+        "fields": {"q4": {"kind": "rate", "overall": overall}},
+    }
+    html = render_to_string(
+        "agreement/_active.html", {"active": active_context({"series": [series]}), "project": project}
+    )
+    assert "cut to the scale 0–1" in html
+    assert "uniform sampling would have reached this precision with fewer labels" in html
+    assert "s (round 2 of 2)" in html
+
+
+def test_refusals_are_shown_on_the_page_with_a_4xx_never_a_5xx(client, project):
+    """A judge run once has no passes: not offered, and asked for anyway (a stale form, a typed
+    address) it is refused on the page; so are inputs the form or the statistics refuse."""
+    client.force_login(project.owner)
+    page = reverse("active_sample", args=[project.id])
+    draw_url = reverse("active_draw", args=[project.id])
+    offered = [k for k, _ in judge_uncertainty.sources(project, project.judge)]
+    assert "passes" not in offered and offered[0] == "confidence:conf"
+    assert [label for label, _ in judge_uncertainty.missing_sources(project, project.judge)] == [
+        "disagreement across the judge's passes / members"
+    ]
+    r = client.get(page, {"judge": project.judge.id, "source": "passes", "field": "naturalness"})
+    assert r.status_code == 400 and 'class="error" role="alert"' in r.content.decode()
+    assert "several passes or as an ensemble" in r.content.decode()
+    base = {"judge": project.judge.id, "source": "confidence:conf", "field": "naturalness", "tau": 0, "floor": 0.05}
+    shown = client.post(draw_url, {**base, "action": "show"})
+    assert shown.status_code == 200 and "uncertainty-distribution" in shown.content.decode()
+    for bad in (
+        {"source": "passes", "budget": 10, "seed": 0, "rounds": 1},
+        {"judge": "not a number", "budget": 10, "seed": 0, "rounds": 1},
+        {"budget": 10, "seed": 0, "rounds": 1, "field": "no such field"},
+        {"seed": 0, "rounds": 1},  # neither a budget nor a target
+        {"budget": 10_000, "seed": 0, "rounds": 1},  # more than the pool
+        {"budget": 10, "seed": 0, "rounds": 20},  # more rounds than the budget can fill
+    ):
+        r = client.post(draw_url, {**base, **bad, "action": "draw"})
+        assert r.status_code < 500, (bad, r.status_code)
+        if r.status_code != 302:
+            assert r.status_code in (400, 409) and 'class="error" role="alert"' in r.content.decode(), bad
+    assert client.post(draw_url, {**base, "source": "passes", "budget": 10, "seed": 0, "rounds": 1}).status_code == 400
