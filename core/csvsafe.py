@@ -55,34 +55,38 @@ _OUTER_ENDS = CELL_ENDS.replace("\t", "")
 #: the characters NFKC maps to a formula start (``=``, ``+``, ``-``, ``@``): full-width, small,
 #: superscript and subscript forms (checked against the Unicode database by a test)
 FORMULA_LOOKALIKES = "\u207a\u207c\u208a\u208c\u2a75\u2a76\ufb29\ufe62\ufe63\ufe66\ufe6b\uff0b\uff0d\uff1d\uff20"
-_FORMULA_CHARS = frozenset("=+-@" + FORMULA_LOOKALIKES)
-#: the double quote and its full-width form: a naive reader may take either for a cell's
-#: opening quote, so they are passed over like blanks
-_QUOTES = frozenset('"\uff02')
-_SEGMENT = re.compile(f"[^{re.escape(CELL_ENDS)}]+")
-_TAB_LEAD = re.compile(f"(?:^|(?<=[{re.escape(_OUTER_ENDS)}]))\t")
-#: a value needs the slow path only if it may hold a second cell or starts with a non-letter
-_ANY_END = re.compile(f"[{re.escape(CELL_ENDS)}]")
+#: what a spreadsheet may drop in front of a cell's text: blanks (every Unicode space and line
+#: break: "trim spaces", Excel's own trimming), controls (Cc), invisible format characters (Cf:
+#: zero-width space and joiners, the BOM, bidi marks) and the quote (ASCII and full-width), which
+#: a naive reader may take for a cell's opening quote; as ranges, checked against the Unicode
+#: database by a test
+IGNORABLE = (
+    r"\x00-\x20\x22\x7f-\xa0\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u1680"
+    r"\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000\ufeff\uff02\ufff9-\ufffb"
+    r"\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    r"\U000e0001\U000e0020-\U000e007f"
+)
+_IGNORABLE = re.compile(f"[{IGNORABLE}]")
+_ENDS = re.escape(CELL_ENDS)
+_SIGNS = re.escape("=+-@" + FORMULA_LOOKALIKES)
+#: a piece that starts (past ignorable characters) with a formula sign: the start of the value or
+#: just past a cell end, the ignorable run, then the sign and the rest of the piece. The run stops
+#: at a cell end (a new piece starts there and is matched from there), so a long run of blanks
+#: and breaks is scanned once, not once per break
+_PIECE = re.compile(f"(?:^|(?<=[{_ENDS}]))((?:(?![{_ENDS}])[{IGNORABLE}])*)([{_SIGNS}][^{_ENDS}]*)")
+#: a formula sign anywhere: without one, only a leading tab or CR needs a look
+_ANY_SIGN = re.compile(f"[{_SIGNS}]")
+#: a tab that starts a piece cut by anything but a tab
+_TAB_LEAD = re.compile(f"(?:^|(?<=[{re.escape(_OUTER_ENDS)}]))\\t")
 
 
 def ignorable(ch: str) -> bool:
-    """Whether a spreadsheet may drop ``ch`` in front of a cell's text: blanks (space, NBSP, the
-    ideographic space, every Unicode space and line break: "trim spaces" and Excel's own
-    trimming), controls (category Cc), invisible format characters (category Cf: zero-width
-    space and joiners, the BOM, bidi marks) and quotes."""
-    return ch.isspace() or ch in _QUOTES or unicodedata.category(ch) in ("Cc", "Cf")
-
-
-def _first_significant(segment: str) -> int:
-    """Index of the first character of ``segment`` that is not :func:`ignorable`, or -1."""
-    for i, ch in enumerate(segment):
-        if not ignorable(ch):
-            return i
-    return -1
+    """Whether a spreadsheet may drop ``ch`` in front of a cell's text (see :data:`IGNORABLE`)."""
+    return _IGNORABLE.fullmatch(ch) is not None
 
 
 def _is_number(text: str) -> bool:
-    """A plain number however it may be read: NFKC-mapped, blanks and quotes trimmed."""
+    """A plain number however it may be read: NFKC-mapped, ignorable characters trimmed."""
     text = unicodedata.normalize("NFKC", text)
     start, end = 0, len(text)
     while start < end and ignorable(text[start]):
@@ -92,45 +96,33 @@ def _is_number(text: str) -> bool:
     return PLAIN_NUMBER.fullmatch(text[start:end]) is not None
 
 
-def _apostrophes(value: str) -> list[int]:
-    """Where ``value`` needs a ``'`` (positions in it, ascending): see :func:`defuse`."""
-    at: set[int] = set()
-    if value.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(value):
-        at.add(0)  # the whole value, as since issue 12 (a leading tab or CR included)
-    for m in _TAB_LEAD.finditer(value):
-        at.add(m.start())  # a cell that a comma/semicolon/line split starts with a tab
-    for m in _SEGMENT.finditer(value):
-        segment = m.group()
-        i = _first_significant(segment)
-        if i >= 0 and segment[i] in _FORMULA_CHARS and not _is_number(segment[i:]):
-            at.add(m.start() + i)  # right before the sign: every reading of this cell starts with '
-    return sorted(at)
+def _piece(match: re.Match[str]) -> str:
+    blanks, rest = match.group(1), match.group(2)
+    return match.group(0) if _is_number(rest) else blanks + "'" + rest
 
 
 def defuse(value: Any) -> Any:
     """``value`` as a CSV cell may hold it; anything but text (numbers, None) unchanged.
 
-    A ``'`` goes in front of the value if it starts with ``=``, ``+``, ``-``, ``@``, a tab or a CR
-    (unless it is a plain number such as ``-1``), and in front of the first significant
-    character of every cell a spreadsheet could cut out of it (split on ``,``, ``;``, tab or a
-    line break, blanks, invisible characters and quotes passed over, full-width and other NFKC
-    forms mapped) when that character is a formula sign and the cell is not a plain number; a
-    tab that starts such a cell gets one too. ``x;=1+1`` is written ``x;'=1+1``, ``a, -b``
-    ``a, '-b``, ``\u200b＝1`` ``\u200b'＝1``. Text with none of these (``a=b``, ``x-1``,
-    ``1;-2``) is left as it is; :func:`defuse` of its own result changes nothing."""
+    A ``'`` goes in front of the first significant character of every piece a spreadsheet could
+    cut out of the value (split on ``,``, ``;``, tab or a line break, blanks, invisible
+    characters and quotes passed over, full-width and other NFKC forms mapped) when that
+    character is a formula sign and the piece is not a plain number; in front of a tab that
+    starts a piece; and in front of a value that starts with ``=``, ``+``, ``-``, ``@``, a tab or
+    a CR (unless it is a plain number such as ``-1``). ``x;=1+1`` is written ``x;'=1+1``,
+    ``a, -b`` ``a, '-b``, ``\\u200b＝1`` ``\\u200b'＝1``. Text with none of these (``a=b``,
+    ``x-1``, ``1;-2``) is left as it is; :func:`defuse` of its own result changes nothing."""
     if not isinstance(value, str) or not value:
         return value
-    if value[0].isalnum() and _ANY_END.search(value) is None:
-        return value  # one cell that starts with a letter or digit: nothing can run (fast path)
-    at = _apostrophes(value)
-    if not at:
-        return value
-    parts, prev = [], 0
-    for p in at:
-        parts += [value[prev:p], "'"]
-        prev = p
-    parts.append(value[prev:])
-    return "".join(parts)
+    if _ANY_SIGN.search(value) is None and not value.startswith(("\t", "\r")):
+        return value  # nothing that could start a formula (most cells: one scan, in C)
+    out = value
+    if "\t" in out:
+        out = _TAB_LEAD.sub("'\t", out)
+    out = _PIECE.sub(_piece, out)
+    if out.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(out):
+        out = "'" + out  # a leading CR (the pieces are past it), or a number-like start: "-1,-2"
+    return out
 
 
 def csv_cell(value: Any) -> Any:

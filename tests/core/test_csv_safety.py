@@ -193,12 +193,18 @@ def spreadsheet_rows(text: str) -> list[list[str]]:
     return rows
 
 
+def _blank(ch: str) -> bool:
+    """A character a reader may drop in front of a cell, from the Unicode database itself (not
+    from the module under test): a blank, a control, an invisible format character, a quote."""
+    return ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") or unicodedata.normalize("NFKC", ch) == '"'
+
+
 def _trimmed(cell: str) -> str:
     """``cell`` as a spreadsheet that trims and maps may read it: blanks (every Unicode space and
     line break), controls, invisible format characters (ZWSP, BOM, bidi marks) and quotes dropped
     in front, then NFKC (full-width ``＝`` is ``=``)."""
     i = 0
-    while i < len(cell) and csvsafe.ignorable(cell[i]):
+    while i < len(cell) and _blank(cell[i]):
         i += 1
     return unicodedata.normalize("NFKC", cell[i:]).strip()
 
@@ -446,16 +452,24 @@ def test_text_that_runs_nowhere_is_written_unchanged(value):
 
 
 def test_the_lookalike_and_separator_lists_match_the_unicode_database():
-    """Every character NFKC maps to a formula sign is one, and every one NFKC maps to a comma or
-    a semicolon ends a cell: the constants are the Unicode database's, not a guess."""
-    signs, ends = set(), set()
+    """Every character NFKC maps to a formula sign is one, every one NFKC maps to a comma or a
+    semicolon ends a cell, and the ignorable characters are exactly the blanks, controls,
+    invisibles and quotes: the constants are the Unicode database's, not a guess."""
+    signs, ends, blank, listed = set(), set(), set(), set()
+    ignorable = re.compile(f"[{csvsafe.IGNORABLE}]")
     for code in range(0x110000):
-        mapped = unicodedata.normalize("NFKC", chr(code))
+        ch = chr(code)
+        mapped = unicodedata.normalize("NFKC", ch)
         if mapped[:1] in ("=", "+", "-", "@"):
-            signs.add(chr(code))
+            signs.add(ch)
         if mapped in (",", ";"):
-            ends.add(chr(code))
+            ends.add(ch)
+        if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") or mapped == '"':
+            blank.add(ch)
+        if ignorable.fullmatch(ch):
+            listed.add(ch)
     assert signs == set("=+-@" + csvsafe.FORMULA_LOOKALIKES)
+    assert blank == listed  # every blank, control, invisible and quote, nothing else
     assert ends <= set(csvsafe.CELL_ENDS)
     assert {"\t", "\r", "\n", "\v", "\f", "\x85", "\u2028", "\u2029"} <= set(csvsafe.CELL_ENDS)
 
