@@ -511,3 +511,75 @@ def test_the_agreement_api_csv_error_body_reflects_no_formula(settings, tmp_path
     assert_spreadsheet_safe(text)
     [row] = list(csv.DictReader(io.StringIO(text, newline="")))
     assert "x,'=HYPERLINK(" in row["detail"] and ";'=1+1" in row["detail"] and row["code"]
+
+
+#: LibreOffice's CSV import settings (filter options: separators as character codes, the quote,
+#: UTF-8, from line 1, no column formats, en-US, then token 11 "remove spaces" and token 13
+#: "evaluate formulas"): comma, semicolon and tab, each with and without trimming
+LIBREOFFICE_IMPORTS = [
+    f"{sep},34,76,1,,1033,false,false,false,false,{trim},-1,true" for sep in (44, 59, 9) for trim in ("false", "true")
+]
+#: every payload evaluates to 12345 if a spreadsheet runs it, so the marker in the converted
+#: values means a formula ran
+MARKER = "12345"
+LIBREOFFICE_PAYLOADS = [
+    prefix + formula
+    for formula in ("=12300+45", "+12300+45", "＝12300+45")
+    for prefix in (
+        "",
+        "x;",
+        "x,",
+        "x\t",
+        " ",
+        "  ",
+        "\u00a0",
+        "\u200b",
+        "\ufeff",
+        "x; ",
+        "x\n",
+        "x\r",
+        'x;"',
+        "x\u2028",
+    )
+]
+
+
+@pytest.mark.slow
+def test_libreoffice_runs_no_payload_with_any_separator_or_trimming(tmp_path):
+    """The cross-check on a real spreadsheet (LibreOffice Calc, headless; ``scripts/test`` and
+    ``.ci/run`` install ``libreoffice-calc-nogui``): each file is imported with each setting of
+    :data:`LIBREOFFICE_IMPORTS`, formulas evaluated, and written back as values. The payloads as
+    plain ``csv`` writes them run in every setting; through the one writer none runs."""
+    import shutil
+    import subprocess
+
+    soffice = shutil.which("soffice")
+    assert soffice, "LibreOffice is missing: install libreoffice-calc-nogui (scripts/test does as root)"
+    raw = io.StringIO(newline="")
+    csv.writer(raw, lineterminator="\r\n").writerows(
+        [["id", "value"], *([i, v] for i, v in enumerate(LIBREOFFICE_PAYLOADS))]
+    )
+    (tmp_path / "raw.csv").write_text(raw.getvalue(), encoding="utf-8", newline="")
+    (tmp_path / "safe.csv").write_text(written(LIBREOFFICE_PAYLOADS), encoding="utf-8", newline="")
+    for n, options in enumerate(LIBREOFFICE_IMPORTS):
+        out = tmp_path / f"out{n}"
+        subprocess.run(
+            [
+                soffice,
+                f"-env:UserInstallation=file://{tmp_path}/profile",  # its own profile: no lock shared with a desktop
+                "--headless",
+                f"--infilter=CSV:{options}",
+                "--convert-to",
+                "csv:Text - txt - csv (StarCalc):44,34,76,1",
+                "--outdir",
+                str(out),
+                str(tmp_path / "raw.csv"),
+                str(tmp_path / "safe.csv"),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
+        assert MARKER in (out / "raw.csv").read_text(encoding="utf-8"), f"no payload ran unprotected: {options}"
+        values = (out / "safe.csv").read_text(encoding="utf-8")
+        assert MARKER not in values, (options, [line for line in values.splitlines() if MARKER in line])
