@@ -2,7 +2,10 @@
 used by every CSV the platform writes: curation exports (``curation.exports.common.csv_cell``,
 tested end to end in ``tests/curation/test_export_formulas.py``), the agreement report
 (``agreement.services.report_csv``) and the study dashboard (``studies.exports.dashboard_table``).
-Formula-like text gets a leading ``'``; numbers, and numbers written as text, stay as they are."""
+Formula-like text gets a leading ``'``; numbers, and numbers written as text, stay as they are.
+Issue 37, M2: every CSV is read here as a spreadsheet may read it (``,``, ``;`` or tab as
+separator, quotes honoured or not, trimmed, full-width mapped: :func:`assert_spreadsheet_safe`),
+the agreement API's error body included, and cross-checked on LibreOffice Calc (slow)."""
 
 from __future__ import annotations
 
