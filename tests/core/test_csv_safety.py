@@ -493,6 +493,32 @@ def test_error_and_status_bodies_go_through_the_one_writer():
         assert_spreadsheet_safe(text)
 
 
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
+
+
+def test_every_csv_renderer_writes_error_bodies_through_the_one_writer():
+    """Every DRF renderer of ``text/csv`` that the URLs reach (found, not listed: a new one is
+    checked too) writes an error body and a status body that no spreadsheet runs."""
+    import importlib
+
+    from django.conf import settings
+    from rest_framework.renderers import BaseRenderer
+
+    importlib.import_module(settings.ROOT_URLCONF)  # every view, so every renderer class
+    renderers = [c for c in _subclasses(BaseRenderer) if str(getattr(c, "media_type", "")).startswith("text/csv")]
+    assert len(renderers) >= 2, renderers  # the agreement report and the validation tables at least
+    bodies = [
+        {"detail": "unknown field 'x,=HYPERLINK(\"http://evil.example\")'; x;=1+1", "code": "invalid"},
+        {"field": ["x;=1+1", " @SUM(A1)"], "non_field_errors": ["＝1+1"]},
+        {"status": "running", "progress": 0.5, "report_id": 1, "message": "a\t=1+1"},
+        "x;=1+1",
+    ]
+    for renderer in renderers:
+        for body in bodies:
+            assert_spreadsheet_safe(renderer().render(body).decode())
+
+
 @pytest.mark.django_db
 def test_the_agreement_api_csv_error_body_reflects_no_formula(settings, tmp_path):
     """The attack as it was: ``?format=csv&field=x,=HYPERLINK(...)`` answered a 400 whose CSV body
