@@ -24,6 +24,9 @@ from . import active, services
 from .models import AgreementReport
 from .services import ReportParams
 
+#: the columns a status or error body leads with in CSV (others follow in their order)
+STATUS_KEYS = ("status", "progress", "report_id", "message", "detail", "code")
+
 
 class CSVRenderer(BaseRenderer):
     """One row per coefficient (see ``services.report_rows``); status rows while pending."""
@@ -35,10 +38,10 @@ class CSVRenderer(BaseRenderer):
     def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
         if isinstance(data, dict) and data.get("result"):
             return services.report_csv(data["result"]).encode()
-        keys = [
-            k for k in ("status", "progress", "report_id", "message", "detail") if isinstance(data, dict) and k in data
-        ]
-        return ("\n".join([",".join(keys), ",".join(str(data[k]) for k in keys)]) + "\n").encode()
+        # a status while pending, or an error body (its text may echo the query: issue 37, M2)
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != "result"}  # pending or failed: none yet
+        return csvsafe.record_text(data, STATUS_KEYS).encode()
 
 
 def _body(answer: dict[str, Any] | AgreementReport) -> tuple[dict[str, Any], int]:
@@ -125,6 +128,13 @@ class LatexTablesRenderer(_TablesRenderer):
 class CSVTablesRenderer(_TablesRenderer):
     media_type = "text/csv"
     format = "csv"
+
+    def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
+        if isinstance(data, dict) and data.get("tables") is not None and data.get("status") == "done":
+            return super().render(data, accepted_media_type, renderer_context)
+        # the status line, or an error body, as CSV through the one writer: its text may echo
+        # what the client sent (issue 37, M2)
+        return csvsafe.record_text(data, STATUS_KEYS).encode()
 
 
 EXTENSIONS = {"markdown": "md", "latex": "tex", "csv": "csv"}

@@ -88,7 +88,7 @@ def test_the_cell_rule():
     assert csv_cell("=1+1") == "'=1+1"
     assert csv_cell("+1+1") == "'+1+1"
     assert csv_cell("@x") == "'@x"
-    assert csv_cell("\t=1") == "'\t=1"
+    assert csv_cell("\t=1") == "'\t'=1"  # and the cell a tab-separated import cuts after it (issue 37)
     assert csv_cell("\r=1") == "'\r'=1"  # the line after the break is defused too (issue 23)
     assert csv_cell("-1") == "-1" and csv_cell("-0.5") == "-0.5" and csv_cell("+2e3") == "+2e3"
     assert csv_cell(-1) == -1 and csv_cell(None) == "" and csv_cell("a=1") == "a=1"
@@ -131,3 +131,66 @@ def test_a_line_break_in_a_value_starts_no_formula_row(broken_project, researche
     else:
         [row] = [r for r in rows if r["id"] == "vg0"]
         assert row["question"] == "Q?\r'=1+1" and row["option_a"] == "a\nb,'@SUM(A1)"
+
+
+# ------------------------------------------------------------------ issue 37, M2: beyond the comma
+#: the attack's payloads as an annotator and an import leave them: a profile attribute with a
+#: semicolon cell (135 formula cells of 164 with ";" as separator), leading spaces kept in an
+#: imported rater attribute, full-width signs and invisible prefixes in answers and item text
+REGION = "x;=1+1"
+COUNTRY = "  =1+1"
+LOCALE_FEEDBACK = "fine; ＝1+1\u2028\u200b@SUM(A1)\tok, -2+3"
+
+
+@pytest.fixture
+def locale_project(researcher, annotators, tmp_path):
+    from annotation.models import Rater
+
+    folder = tmp_path / "img"
+    folder.mkdir()
+    records = valueground_records(folder, n=2)
+    records[0].update(question="Which; =1+1", option_a="\ufeff＋1+1", option_b="\u00a0-2+3")
+    project = make_project("valueground.pair_quality", owner=researcher, annotators=annotators[:2], k=2)
+    report = importing.import_items(project=project, data=jsonl(records), data_format="jsonl", images=folder)
+    assert report.ok, report.errors
+    submit_all(project, lambda item, rater: {"q1": 2, "q2": 2, "q3": 2, "q4": 0, "feedback": LOCALE_FEEDBACK})
+    for rater in Rater.objects.filter(user__in=annotators[:2]):
+        rater.attributes = {**(rater.attributes or {}), "region": REGION, "country": COUNTRY}
+        rater.save(update_fields=["attributes"])
+    services.apply_policy(project=project, user=researcher)
+    return project
+
+
+@pytest.mark.parametrize("content", ["items", "annotations"])
+def test_no_locale_reads_a_formula_from_an_export(locale_project, researcher, content):
+    """Read with ",", ";" or tab as separator, trimmed or not, full-width mapped or not, no cell of
+    a CSV export runs; the values stay recognisable (pandas reads each with its ``'`` before the
+    sign) and JSONL keeps them raw."""
+    import pandas as pd
+
+    from tests.core.test_csv_safety import assert_line_breaks_quoted, assert_spreadsheet_safe
+
+    e = export(locale_project, researcher, content, "csv")
+    paths = list(export_root(e).rglob("*.csv"))
+    assert paths
+    for path in paths:
+        text = path.read_bytes().decode("utf-8")
+        assert_spreadsheet_safe(text)
+        assert_line_breaks_quoted(text)
+    frame = pd.read_csv(export_root(e) / f"{content}.csv", dtype=str, keep_default_na=False)
+    if content == "annotations":
+        humans = frame[frame["rater.region"] != ""]
+        assert len(humans) and set(humans["rater.region"]) == {"x;'=1+1"}
+        assert set(humans["rater.country"]) == {"  '=1+1"}
+        assert set(frame.loc[frame["field"] == "feedback", "value"]) == {"fine; '＝1+1\u2028\u200b'@SUM(A1)\tok, '-2+3"}
+        raw = export_root(export(locale_project, researcher, content, "jsonl")) / "annotations.jsonl"
+        lines = raw.read_text(encoding="utf-8").split("\n")  # not splitlines(): U+2028 is inside a value
+        values = {json.loads(x)["value"] for x in lines if x and json.loads(x)["field"] == "feedback"}
+        assert values == {LOCALE_FEEDBACK}
+    else:
+        [row] = frame[frame["id"] == "vg0"].to_dict("records")
+        assert (row["question"], row["option_a"], row["option_b"]) == (
+            "Which; '=1+1",
+            "\ufeff'＋1+1",
+            "\u00a0'-2+3",
+        )
