@@ -154,6 +154,28 @@ def test_every_api_body_is_refused_when_it_holds_one(researcher, client):
     assert resp.status_code == 400 and SURROGATE_MESSAGE in resp.content.decode()
 
 
+@pytest.mark.parametrize("lean", [True, False])
+def test_the_web_form_cannot_carry_one(project, annotator, settings, lean):
+    """A form's bytes are decoded by Django with U+FFFD for what is not UTF-8: the bytes a
+    surrogate would have in UTF-8 (ED B0 80) arrive as replacement characters, never as one."""
+    settings.HV_LEAN_API = lean
+    c = Client()
+    c.force_login(annotator)
+    first = queue(project, annotator)[0]
+    form = "q1=2&q2=1&q3=0&q4=1&mode=submit&feedback=bad%ED%B0%80text"
+    resp = c.post(f"/a/{first}/", form, content_type="application/x-www-form-urlencoded")
+    assert resp.status_code in (200, 302), resp.status_code
+    stored = Annotation.objects.get(assignment_id=first)
+    assert value_problem(stored.answers) is None and stored.answers["feedback"].startswith("bad\ufffd")
+
+
+def test_an_expression_cannot_write_one_into_derived_fields():
+    from annotation.expressions import Expression, ExpressionError
+
+    with pytest.raises(ExpressionError, match=SURROGATE_MESSAGE):
+        Expression('feedback + "\\udc00"')
+
+
 # ------------------------------------------------------------------------------------- imports
 def test_an_item_import_is_refused_with_the_line(project, tmp_path):
     records = valueground_records(tmp_path, n=2)
