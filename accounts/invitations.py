@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 from annotation.models import Membership, Project, Rater
 from annotation.projects import add_member, rater_for_user
 from core.errors import DomainError
+from core.values import text_problem
 
 from .models import Invitation
 from .services import digest
@@ -63,6 +64,9 @@ def _value(raw: str, key: str) -> str:
         raise DomainError(_("give a value for %(key)s") % {"key": key})
     if len(value) > MAX_VALUE:
         raise DomainError(_("the value of %(key)s is longer than %(n)d characters") % {"key": key, "n": MAX_VALUE})
+    problem = text_problem(value)  # what no stored value may hold (issue 37: lone surrogates)
+    if problem:
+        raise DomainError(f"{key}: {problem}")
     return value
 
 

@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.parsers import FormParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +19,7 @@ from annotation import projects, selectors
 from annotation.access import annotator_project_or_404, as_id
 from annotation.models import Assignment
 from annotation.presentation import annotator_item_payload, item_render_context
+from core.parsers import JSONParser
 from studies.next_item import next_after_submit, next_assignment
 
 from . import annotating

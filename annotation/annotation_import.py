@@ -263,7 +263,17 @@ def read_ratings(
         except UnicodeDecodeError as exc:
             problem("line 1", f"the file is not UTF-8 text (byte {exc.start})")
             return []
-    return reader.read(raw, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected())
+    read = reader.read(raw, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected())
+    # every text a rating brings is checked once here, for every format: an id or a rater name
+    # holding a lone surrogate (JSON's "\udc00") would otherwise reach a query or a row (issue 37)
+    kept = []
+    for rating in read:
+        bad = value_problem([rating.key, rating.rater, rating.answers, rating.attributes])
+        if bad:
+            problem(rating.where, bad)
+        else:
+            kept.append(rating)
+    return kept
 
 
 def resolve_mapping(

@@ -23,6 +23,8 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
 
+from core.values import text_problem
+
 
 class ExpressionError(ValueError):
     """An expression is not in the allowed language or names something unknown."""
@@ -103,6 +105,11 @@ class Expression:
                 raise ExpressionError(f"constant of type {type(v).__name__} not allowed")
             if isinstance(v, str) and len(v) > MAX_TEXT:
                 raise ExpressionError(f"a text constant may hold at most {MAX_TEXT} characters")
+            # a derived field's text is stored with the answer: "\udc00" in the source would put
+            # a lone surrogate there (issue 37), a NUL one that PostgreSQL refuses
+            problem = text_problem(v, what="a text constant") if isinstance(v, str) else None
+            if problem:
+                raise ExpressionError(problem)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) > MAX_NUMBER:
                 raise ExpressionError(f"a number constant may be at most {MAX_NUMBER:.0e} in size")
         elif isinstance(node, ast.Name):

@@ -229,6 +229,13 @@ REST_FRAMEWORK = {
         "user": api_rate("HV_API_RATE_USER", "10000/min"),
     },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's JSON parser refusing lone UTF-16 surrogates (issue 37, H2); forms decode invalid
+    # bytes as U+FFFD, so they cannot carry one
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",

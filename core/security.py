@@ -4,15 +4,23 @@ Content-Security-Policy header.
 
 Failed log-ins are counted in the Django cache (``CACHES["default"]``; set ``HV_CACHE_URL`` to
 share the counts between processes), per client address and per user name, in fixed windows of
-``HV_LOGIN_WINDOW_SECONDS`` (issue 23, finding 5: keyed so that a valid credential still works):
+``HV_LOGIN_WINDOW_SECONDS`` that start at the first failure. The rule (issue 37, M1: nobody can
+keep another person out of their account; docs/security.md says the same):
 
-- once a **user name** has used up its failures, attempts for it are refused before the password
-  is checked (no guessing one account's password), until the window ends;
-- once an **address** has used up its failures, its further *failed* attempts are answered 429,
-  but a correct password or a valid token from it is accepted: a lab behind one NAT address is
-  not locked out of its accounts and its API because someone there mistyped, or guessed;
+- once an **address** has used up its failures (``HV_LOGIN_FAILURES_PER_IP``), every password
+  attempt from it is refused (429) before the password is checked, until its window ends. A
+  refused attempt is not counted anywhere: it neither extends the block nor adds to any user
+  name's count. (Checking passwords from a blocked address, as issue 23 did for labs behind one
+  NAT address, would let it go on guessing with nothing counted.)
+- once a **user name** has used up its failures (``HV_LOGIN_FAILURES_PER_USER``, from any
+  addresses), its attempts are refused before the password is checked only from addresses that
+  have failed log-ins of their own in their window: a correct password from a clean address
+  always logs in. That is a delay for whoever shares an address with failures, never a lockout,
+  and each fresh address an attacker brings gets one more guess at most.
 - only a wrong password is a failure: a correct password refused for another reason (a
   non-staff user at ``/admin/login/``, which only staff may use) is not counted.
+- a valid API token is accepted from any address (it cannot be guessed); a wrong one counts as a
+  failure of its address, and from a blocked address is answered 429 without being counted.
 
 A successful log-in clears the user name's count."""
 
@@ -77,21 +85,21 @@ def _keys(request, username: str) -> list[tuple[str, int]]:
 
 
 def login_blocked(request, username: str) -> bool:
-    """Whether this user name has used up its failed attempts: its attempts are refused before
-    the password is checked (one cache read, which also reads the address's count for
-    :func:`address_blocked` and remembers whether the user name has failures to clear after a
-    success). An address's failures never refuse a correct password."""
-    keys = _keys(request, username)
-    counts = cache.get_many([key for key, _ in keys])
-    request._hv_login_user_failures = counts.get(keys[1][0], 0)
-    request._hv_login_ip_failures = counts.get(keys[0][0], 0)
-    limit = keys[1][1]
-    return bool(limit and counts.get(keys[1][0], 0) >= limit)
+    """Whether this attempt is refused before the password is checked (the rule in the module's
+    docstring): its address used up its failures, or the user name did and the address has
+    failures of its own. One cache read, which also remembers the counts for
+    :func:`address_blocked` and for :func:`login_succeeded`."""
+    (ip_key, ip_limit), (user_key, user_limit) = _keys(request, username)
+    counts = cache.get_many([ip_key, user_key])
+    ip_failures = request._hv_login_ip_failures = counts.get(ip_key, 0)
+    user_failures = request._hv_login_user_failures = counts.get(user_key, 0)
+    if ip_limit and ip_failures >= ip_limit:
+        return True
+    return bool(user_limit and user_failures >= user_limit and ip_failures > 0)
 
 
 def address_blocked(request) -> bool:
-    """Whether this address has used up its failed attempts: a *failed* attempt from it is then
-    answered 429 (a correct credential is still accepted)."""
+    """Whether this address has used up its failed attempts."""
     key, limit = _keys(request, "")[0]
     seen = getattr(request, "_hv_login_ip_failures", None)
     count = cache.get(key, 0) if seen is None else seen
@@ -99,6 +107,8 @@ def address_blocked(request) -> bool:
 
 
 def _count_failure(key: str) -> None:
+    # the window starts at the first failure and is never extended (add sets the expiry; incr
+    # keeps it), so a block always ends HV_LOGIN_WINDOW_SECONDS after it began
     if not cache.add(key, 1, settings.HV_LOGIN_WINDOW_SECONDS):
         try:
             cache.incr(key)
@@ -107,6 +117,8 @@ def _count_failure(key: str) -> None:
 
 
 def login_failed(request, username: str) -> None:
+    """Count a wrong password, for its address and its user name (only attempts that were
+    checked get here: :func:`login_blocked` refused the others uncounted)."""
     for key, _ in _keys(request, username):
         _count_failure(key)
 
@@ -130,8 +142,9 @@ def token_blocked(request) -> bool:
 
 def token_failed(request) -> None:
     """Count a wrong token like a failed log-in from its address, so tokens cannot be guessed at
-    speed."""
-    _count_failure(_keys(request, "")[0][0])
+    speed; not once the address is blocked (its refused attempts are not counted)."""
+    if not address_blocked(request):
+        _count_failure(_keys(request, "")[0][0])
 
 
 class _Throttled:
@@ -150,11 +163,7 @@ class _Throttled:
             # a correct password refused for another reason (a non-staff user at the admin's
             # login) is no failed log-in: only a wrong one (no user authenticated) counts
             if self.request is not None and getattr(self, "user_cache", None) is None:
-                blocked = address_blocked(self.request)
                 login_failed(self.request, username)
-                if blocked:
-                    self.throttled = True
-                    raise ValidationError(self.error_messages["throttled"], code="throttled") from None
             raise
         if self.request is not None:
             login_succeeded(self.request, username)
@@ -199,8 +208,8 @@ class LoginView(auth_views.LoginView):
 
 # ------------------------------------------------------------------------ API authentication
 class BasicAuthentication(authentication.BasicAuthentication):
-    """HTTP Basic with failed-login throttling: wrong credentials are counted like the login
-    form's; while refused, the answer is 429 without checking the password."""
+    """HTTP Basic with the login form's throttling: wrong credentials are counted alike; an
+    attempt the rule refuses is answered 429 without checking the password."""
 
     www_authenticate_realm = REALM
 
@@ -211,12 +220,7 @@ class BasicAuthentication(authentication.BasicAuthentication):
             result = super().authenticate_credentials(userid, password, request)
         except exceptions.AuthenticationFailed:
             if request is not None:
-                blocked = address_blocked(request)
                 login_failed(request, userid)
-                if blocked:  # a failed attempt from an address that used up its failures
-                    raise exceptions.Throttled(
-                        wait=settings.HV_LOGIN_WINDOW_SECONDS, detail=THROTTLED_MESSAGE
-                    ) from None
             raise
         if request is not None:
             login_succeeded(request, userid)

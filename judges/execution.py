@@ -26,6 +26,7 @@ from annotation.presentation import item_render_context
 from annotation.rubric import AnswerError, Rubric
 from core import jobs
 from core.heartbeat import Heartbeat
+from core.values import without_surrogates
 
 from . import orders, prompts
 from .backends import BackendUnavailable, JudgeItem, JudgeSpec, Verdict
@@ -198,9 +199,11 @@ def _store_outputs(
                 pass_index=offset + v.pass_index,
                 order=order,
                 member=member,
-                raw_output=v.raw or "",
-                parsed=parsed,
-                error=error[:5000],
+                # a model's text is kept, not refused: a lone surrogate (a JSON "\udc00" in an
+                # endpoint's answer) becomes U+FFFD, which every column and export can hold
+                raw_output=without_surrogates(v.raw or ""),
+                parsed=without_surrogates(parsed),
+                error=without_surrogates(error)[:5000],
                 latency_ms=v.latency_ms,
                 prompt_tokens=v.usage.prompt_tokens if v.usage is not None else None,
                 completion_tokens=v.usage.completion_tokens if v.usage is not None else None,

@@ -47,6 +47,7 @@ from annotation.sources import registry
 from annotation.sources.common import Expected, ReadCounts
 from annotation.staging import format_of, stage_file
 from core.errors import DomainError
+from core.values import value_problem
 
 from .models import JudgeConfig
 from .ratings import judge_derived, judged_rubric, write_judge_annotation
@@ -190,6 +191,11 @@ def import_judge_outputs(
             else:
                 problem(where, f"unknown question {key!r} (not in the rubric and not a declared metric)")
                 bad = True
+        # a CSV cell read as JSON (a list answer) can hold what the file's text did not (issue 37)
+        stored_problem = None if bad else value_problem(answers)
+        if stored_problem:
+            problem(where, stored_problem)
+            bad = True
         if not bad:
             parsed.append((where, item, answers, scores))
     if not report.lines_read and not problem.any:

@@ -13,7 +13,9 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.password_validation import validate_password
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import OperationalError
 from django.test import Client, override_settings
@@ -94,29 +96,80 @@ def test_staff_cannot_rewrite_answers_in_the_admin(django_user_model):
     assert c.get("/admin/annotation/annotation/").status_code == 200  # still viewable
 
 
+ATTACKER = "203.0.113.66"
+
+
+def ip_failures(address: str) -> int:
+    return cache.get(f"hv:loginfail:ip:{address}", 0)
+
+
+def form_login(address: str, username: str, password: str) -> int:
+    return Client(REMOTE_ADDR=address).post("/login/", {"username": username, "password": password}).status_code
+
+
+def basic_login(address: str, username: str, password: str) -> int:
+    return Client(REMOTE_ADDR=address).get("/api/projects/", **basic(username, password)).status_code
+
+
 @pytest.mark.django_db
-@override_settings(HV_LOGIN_FAILURES_PER_USER=100, HV_LOGIN_FAILURES_PER_IP=4)
-def test_login_throttle_per_address_refuses_failures_not_correct_passwords(user):
-    """Issue 23, finding 5: an address that used up its failures gets 429 for further *failed*
-    attempts, but a correct password from it (a lab behind one NAT address) still logs in."""
-    c = Client()
-    for name in ("u1", "u2", "u3", "u4"):
-        assert c.post("/login/", {"username": name, "password": "wrong"}).status_code == 200
-    r = c.post("/login/", {"username": "u5", "password": "wrong"})
-    assert r.status_code == 429 and b"Too many failed log-ins" in r.content
-    assert c.post("/login/", {"username": "alice", "password": "wrong"}).status_code == 429
-    assert c.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
-    other = Client(REMOTE_ADDR="10.1.1.1")
-    assert other.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 302
+@pytest.mark.parametrize("login, wrong, ok", [(form_login, 200, 302), (basic_login, 401, 200)])
+def test_one_address_cannot_lock_a_user_out(user, django_user_model, login, wrong, ok):
+    """Issue 37, M1, the attack with the default limits (10 per user name, 30 per address, 300 s):
+    one address sends wrong passwords for alice and the admin far past both limits. A correct
+    password from any other address logs in at every step; the attacking address is refused once
+    it used up its failures, its correct passwords too, and its refused attempts are not counted."""
+    django_user_model.objects.create_user("root", password=PASSWORD, is_staff=True, is_superuser=True)
+    assert (settings.HV_LOGIN_FAILURES_PER_USER, settings.HV_LOGIN_FAILURES_PER_IP) == (10, 30)
+    victims = iter(f"198.51.100.{n}" for n in range(1, 200))
+    for attempt in range(1, 61):
+        name = "alice" if attempt % 2 else "root"
+        expected = wrong if attempt <= 30 else 429
+        assert login(ATTACKER, name, f"guess-{attempt}") == expected, attempt
+        if attempt in (10, 20, 21, 30, 31, 45, 60):  # past the user limit, then the address's
+            assert login(next(victims), "alice", PASSWORD) == ok, attempt
+            assert login(next(victims), "root", PASSWORD) == ok, attempt
+    assert ip_failures(ATTACKER) == 30  # the 30 refused attempts were not counted
+    with (
+        mock.patch("django.contrib.auth.forms.authenticate") as form_auth,
+        mock.patch("django.contrib.auth.authenticate") as basic_auth,
+    ):
+        assert login(ATTACKER, "alice", PASSWORD) == 429  # the attacking address stays blocked
+        assert login(ATTACKER, "nobody-yet", "x") == 429
+    assert not form_auth.called and not basic_auth.called  # refused before any password check
+    assert ip_failures(ATTACKER) == 30
+
+
+@pytest.mark.django_db
+@override_settings(HV_LOGIN_FAILURES_PER_USER=3, HV_LOGIN_FAILURES_PER_IP=100)
+def test_a_user_name_past_its_limit_is_delayed_only_where_an_address_failed(user):
+    """The per-user limit is a delay for addresses with failures of their own, never a lockout:
+    a clean address logs in; one that mistyped waits for its window."""
+    for _ in range(3):
+        assert form_login(ATTACKER, "alice", "wrong") == 200
+    assert form_login("198.51.100.20", "bob", "typo") == 200  # this address now has a failure
+    with mock.patch("django.contrib.auth.forms.authenticate") as auth:
+        assert form_login("198.51.100.20", "alice", PASSWORD) == 429
+        assert basic_login(ATTACKER, "alice", PASSWORD) == 429
+    assert not auth.called
+    assert basic_login("198.51.100.21", "alice", PASSWORD) == 200  # clean addresses log in
+    assert form_login("198.51.100.22", "alice", PASSWORD) == 302
 
 
 @pytest.mark.django_db
 @override_settings(HV_LOGIN_FAILURES_PER_USER=100, HV_LOGIN_FAILURES_PER_IP=3)
-def test_basic_credentials_from_a_blocked_address_still_work(user):
+def test_a_blocked_address_is_refused_for_every_user_name_and_others_are_not(user):
+    """An address that used up its failures gets 429 for every password attempt, right or wrong
+    (a blocked address whose passwords were still checked could go on guessing uncounted)."""
     for name in ("u1", "u2", "u3"):
-        assert Client().get("/api/projects/", **basic(name, "wrong")).status_code == 401
-    assert Client().get("/api/projects/", **basic("u4", "wrong")).status_code == 429
-    assert Client().get("/api/projects/", **basic("alice", PASSWORD)).status_code == 200
+        assert basic_login(ATTACKER, name, "wrong") == 401
+    assert basic_login(ATTACKER, "u4", "wrong") == 429
+    assert form_login(ATTACKER, "alice", PASSWORD) == 429
+    assert basic_login(ATTACKER, "alice", PASSWORD) == 429
+    wrong_token = Client(REMOTE_ADDR=ATTACKER).get("/api/projects/", HTTP_AUTHORIZATION="Token hv_guess")
+    assert wrong_token.status_code == 429
+    assert ip_failures(ATTACKER) == 3  # none of the refused attempts counted
+    assert basic_login("10.1.1.1", "alice", PASSWORD) == 200
+    assert form_login("10.1.1.1", "alice", PASSWORD) == 302
 
 
 @pytest.mark.django_db
