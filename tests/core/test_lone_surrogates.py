@@ -274,7 +274,7 @@ def test_a_judge_output_keeps_the_replacement_character(
 
 # ----------------------------------------------------------------- rows stored before: repaired
 def repair() -> None:
-    migration = importlib.import_module("annotation.migrations.0013_repair_lone_surrogates")
+    migration = importlib.import_module("annotation.migrations.0014_repair_lone_surrogates")
 
     class Editor:
         pass

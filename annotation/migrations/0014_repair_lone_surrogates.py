@@ -68,7 +68,7 @@ def repair(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0012_annotation_import_formats_from_registry"),
+        ("annotation", "0013_annotation_import_written_once"),
     ]
 
     operations = [migrations.RunPython(repair, migrations.RunPython.noop, elidable=True)]
