@@ -3,7 +3,7 @@ to a lone UTF-16 surrogate; an annotator stored one through the API (the answer 
 on SQLite) and every annotation export of the project then failed with UnicodeEncodeError. Each
 writer now refuses it with a clear 400 or a problem by line (``core.values.value_problem``, the
 API's JSON parser ``core.parsers``), a judge's output keeps U+FFFD instead, and the migration
-``annotation/0013`` repairs rows stored before."""
+``annotation/0014`` repairs rows stored before."""
 
 from __future__ import annotations
 
