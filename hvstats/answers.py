@@ -197,7 +197,7 @@ def judge_answer(
     ]
     borderline_why = []
     if flipped:
-        borderline_why.append(f"the answer changes when {', '.join(flipped)} is left out")
+        borderline_why.append(f"the answer changes when {_one_of(flipped)} is left out")
     if at_threshold:
         borderline_why.append(f"winning rate exactly {PASS_RATE:g} on {', '.join(at_threshold)}")
     tested = sorted({h for res, _, _ in full.values() for h in res.get("per_human", {})})
@@ -264,3 +264,7 @@ def answer_sentence(a: Mapping[str, Any]) -> str:
         sure += "; BORDERLINE: " + "; ".join(a["borderline_reasons"])
     rests = f"{a['n_humans']} humans tested, up to {a['n_items']} items per field, epsilon {a['epsilon']:g}"
     return f"{a['judge']}: {words}. {a['reason']}. {rests}; {sure}."
+
+
+def _one_of(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else "any one of " + ", ".join(names)
