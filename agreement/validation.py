@@ -17,10 +17,10 @@ import pandas as pd
 from annotation.models import Project
 from core.errors import DomainError
 from hvstats.alt_test import DEFAULT_EPSILON
-from hvstats.report import judge_verdicts
+from hvstats.report import judge_verdicts, verdict_answers
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
-from hvstats.verdicts import verdicts_table
+from hvstats.verdicts import answers_table, verdicts_table
 
 from . import active, selectors
 
@@ -68,8 +68,9 @@ def compute_tables(
     min_rater_items: int = MIN_RATER_ITEMS,
 ) -> list[Table]:
     """The preset's validation tables of the project's submitted ratings ([] without a report),
-    then, when the project has judges, their verdicts table (alt-test at ``epsilon`` and the
-    PPI mean per field, :mod:`hvstats.verdicts`); then, for a project with an active sample, one
+    then, when the project has judges, one answer per judge (:func:`hvstats.verdicts.answers_table`)
+    and their verdicts table (alt-test at ``epsilon`` and the PPI mean per field,
+    :mod:`hvstats.verdicts`); then, for a project with an active sample, one
     table of active estimates per series (:func:`agreement.active.estimates_tables`).
     ``min_rater_items``: the least number of rated items for a rater to enter the human
     agreement ceilings and slots."""
@@ -81,7 +82,9 @@ def compute_tables(
     try:
         out = list(fn(inp))
         verdicts = judge_verdicts(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else {}
+        answers = verdict_answers(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else []
     except ValueError as exc:  # a pure library refused the data
         raise DomainError(f"the validation tables could not be computed: {exc}") from exc
-    table = verdicts_table(verdicts, inp.judge_label, epsilon)
-    return out + ([table] if table is not None else []) + extra
+    # one answer per judge (hvstats.answers) first, then the per-field verdicts
+    judged = (answers_table(answers, inp.judge_label), verdicts_table(verdicts, inp.judge_label, epsilon))
+    return out + [t for t in judged if t is not None] + extra

@@ -111,7 +111,7 @@ def field_status(
         return "undecided", why
     n = int(result.get("n_humans") or 0)
     if n < min_humans:
-        return "undecided", f"too few humans: {n} tested with 30+ items (the alt-test asks for at least {min_humans})"
+        return "undecided", f"too few humans: {n} tested (the alt-test asks for at least {min_humans})"
     for w in warnings:
         if w.startswith("no variation"):
             return "undecided", w

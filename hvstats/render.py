@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .tables import Cell, Row, Table
+from .verdicts import answers_table
 
 
 def _fmt(d: Any) -> str:
@@ -148,7 +149,7 @@ def report_tables(rep: dict) -> list[Table]:
     one for the joint alt-test. Values keep their 95% intervals; the formats are
     :mod:`.tables`'s, so they print as the platform's paper tables do."""
     out: list[Table] = []
-    answers = answers_table(rep.get("answers") or [])
+    answers = answers_table(rep.get("answers") or [])  # .verdicts, shared with the platform
     if answers is not None:
         out.append(answers)
     for f, fo in rep["fields"].items():
@@ -200,47 +201,6 @@ def report_tables(rep: dict) -> list[Table]:
             )
         )
     return out
-
-
-def answers_table(answers: list[dict], label: Any = str) -> Table | None:
-    """One row per judge: its answer (:mod:`.answers`), the fields it passes and fails, how
-    sure (leave-one-human-out stability, borderline), the humans and items it rests on. None
-    without answers. ``label`` names a judge in the reader's words."""
-    if not answers:
-        return None
-    from .answers import MULTIPLICITY, STABILITY_RULE, VERDICT_WORDS
-
-    rows = []
-    for a in answers:
-        rows.append(
-            Row(
-                label(a["judge"]),
-                (
-                    Cell(VERDICT_WORDS[a["verdict"]], fmt="text", note=a["reason"]),
-                    Cell(", ".join(a["fields_passed"]) or "none", fmt="text"),
-                    Cell(", ".join(a["fields_failed"]) or "none", fmt="text"),
-                    Cell(a["stability"], fmt="num"),
-                    Cell("yes" if a["borderline"] else "no", fmt="text", note="; ".join(a["borderline_reasons"])),
-                    Cell(a["n_humans"], fmt="count"),
-                    Cell(a["n_items"], fmt="count"),
-                ),
-            )
-        )
-    eps = answers[0]["epsilon"]
-    return Table(
-        key="judge-answers",
-        title="One answer per judge: can it replace the annotators",
-        columns=("Answer", "Fields passed", "Fields failed", "Stability", "Borderline", "Humans tested", "Items"),
-        rows=tuple(rows),
-        caption=(
-            f"Alternative annotator test (Calderon, Reichart and Dror 2025) on all items of each field at "
-            f"epsilon {eps:g}. Across humans: {MULTIPLICITY['across_humans']}; across fields: "
-            f"{MULTIPLICITY['across_fields']}. Stability: {STABILITY_RULE}. Items: the most items any "
-            "field's test used."
-        ),
-        row_header="Judge",
-        notes=tuple(f"{label(a['judge'])}: {a['reason']}." for a in answers),
-    )
 
 
 def _positive_notes(fo: dict) -> tuple[str, ...]:
