@@ -25,7 +25,7 @@ from core.errors import DomainError
 from hvstats import agreement_report
 from hvstats.alt_test import DEFAULT_EPSILON, EPSILON_GUIDANCE, EPSILON_RANGE, MIN_ITEMS_PER_HUMAN, valid_epsilon
 from hvstats.data import infer_level
-from hvstats.report import joint_alt_tests, verdict_answers
+from hvstats.report import joint_alt_tests
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, judge_label
 
@@ -218,15 +218,12 @@ def compute_report(
 
 
 def _answers(frame: pd.DataFrame, fields: list[str], levels: dict[str, str], epsilon: float) -> list[dict[str, Any]]:
-    """One answer per judge over the report's fields (``hvstats.answers``: can it replace the
-    annotators, on which fields, how sure), the same as ``manage.py agreement``'s ``"answers"``.
-    Per-element fields (``q[1]``) are left out: their pooled ``q[*]`` stands for them, as on the
-    verdict panel, so that no question is counted twice."""
-    main = [f for f in fields if not ("[" in f and not f.endswith("[*]"))]
-    if not len(frame) or not main:
+    """One answer per judge over the report's main fields (``validation.answers_of``: can it
+    replace the annotators, on which fields, how sure), the same as ``manage.py agreement``'s
+    ``"answers"`` and the validation report's."""
+    if not len(frame):
         return []
-    sub = frame[frame["field"].isin(main)]
-    return verdict_answers(sub, {f: levels[f] for f in main if f in levels}, epsilon)
+    return validation.answers_of(frame[frame["field"].isin(fields)], levels, epsilon)
 
 
 def _raters(frame: pd.DataFrame) -> list[dict[str, str]]:

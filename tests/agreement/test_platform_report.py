@@ -631,3 +631,18 @@ def test_one_answer_per_judge_in_the_json_and_at_the_top_of_the_verdict_panel(cl
     assert (
         html.index('data-testid="verdict-panel"') < top < html.index("good-judge can replace annotators on naturalness")
     )
+
+
+def test_the_validation_report_json_has_the_same_answers(client, verdict_project):
+    """``/validation-report/?format=json`` carries the top-level ``answers`` of the agreement
+    report (one function, ``agreement.validation.answers_of``), over the main fields."""
+    client.force_login(verdict_project.owner)
+    full = client.get(reverse("api_agreement_report", args=[verdict_project.id]), {"bootstrap": 0}).json()["result"]
+    r = client.get(reverse("api_validation_report", args=[verdict_project.id]), {"bootstrap": 0, "format": "json"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["answers"] == full["answers"] and {a["judge"] for a in body["answers"]} == {"good-judge", "bad-judge"}
+    fields = set(full["answers"][0]["per_field"])
+    assert "naturalness" in fields and not any("[" in f and not f.endswith("[*]") for f in fields)
+    keys = [t["key"] for t in body["tables"]]  # the story preset has tables: the answers come first
+    assert keys.index("judge-answers") == keys.index("judge-verdicts") - 1
