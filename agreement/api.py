@@ -20,7 +20,7 @@ from annotation.access import managed_project_or_403
 from core import csvsafe
 from hvstats import tables
 
-from . import active, services
+from . import active, services, validation
 from .models import AgreementReport
 from .services import ReportParams
 
@@ -200,6 +200,9 @@ class ValidationReportView(APIView):
             "epsilon": params.epsilon,
             "min_rater_items": params.min_rater_items,
         }
+        if code == 200:
+            # one answer per judge (hvstats.answers), as the judge-answers table says it
+            body["answers"] = validation.project_answers(project, params.epsilon)
         if code == 200 and active.has_active(project):
             body["active"] = active.estimates(project)  # the active sample's estimates (issue 27)
         headers = {}

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext, pgettext
 
 from hvstats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
+from hvstats.answers import MIN_HUMANS_TESTED
 from studies.forms import QCForm
 from studies.models import AssignmentPlan, Sample
 
@@ -87,6 +88,7 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         "validation": _validation(result.get("validation") or []),
         "judge_lines": _judge_lines(result),
         "verdicts": _verdict_panel(result),
+        "answers": _answer_panel(result),
         "joint_verdicts": _joint_panel(result),
         "epsilon_guidance": EPSILON_GUIDANCE,
         "export_formats": EXPORT_FORMATS,
@@ -190,6 +192,81 @@ def _verdict_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
                     "element_entries": [e for e in entries if not e["main"]],
                 }
             )
+    return out
+
+
+def _answer_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One answer per judge (``result["answers"]``, :mod:`hvstats.answers`), in words: the
+    verdict, the fields it rests on, why a field cannot tell, the humans and items, and how sure
+    (the leave-one-human-out stability, borderline)."""
+    labels = result.get("judge_labels", {})
+    out = []
+    for a in result.get("answers") or []:
+        name = labels.get(a["judge"], a["judge"])
+        fields = ", ".join(a["fields_passed"])
+        verdict = {
+            "replace": _("can replace the annotators"),
+            "some_fields": _("can replace the annotators on these fields only: %(fields)s") % {"fields": fields},
+            "cannot": _("cannot replace the annotators"),
+            "cannot_tell": _("cannot tell"),
+        }[a["verdict"]]
+        details = []
+        if a["fields_passed"]:
+            details.append(_("passes on %(fields)s") % {"fields": fields})
+        if a["fields_failed"]:
+            details.append(_("fails on %(fields)s") % {"fields": ", ".join(a["fields_failed"])})
+        for f in a.get("fields_undecided") or []:
+            pf = a["per_field"][f]
+            why = pf["reason"]
+            if why.startswith("too few humans"):
+                why = _("too few humans: %(n)d tested (the alt-test asks for at least %(min)d)") % {
+                    "n": pf["n_humans"],
+                    "min": MIN_HUMANS_TESTED,
+                }
+            else:
+                why = table_strings.translate(why)
+            details.append(_("cannot tell on %(field)s: %(reason)s") % {"field": f, "reason": why})
+        sure = _(
+            "Stability %(stability)s: the same answer in %(same)s of %(n)s leave-one-human-out replicates "
+            "(each person removed in turn, the test rerun on the others)."
+        ) % {
+            "stability": _fmt(a["stability"], 2),
+            "same": a["replicates"] - len(a["flipped_by"]),
+            "n": a["replicates"],
+        }
+        borderline = []
+        if a["flipped_by"]:
+            borderline.append(
+                _("Borderline: the answer changes when one of these people is left out: %(names)s.")
+                % {"names": ", ".join(a["flipped_by"])}
+            )
+        at = [f for f, pf in a["per_field"].items() if pf["status"] != "undecided" and pf["winning_rate"] == 0.5]
+        if at:
+            borderline.append(
+                _("Borderline: the winning rate is exactly the threshold 0.5 on %(fields)s.")
+                % {"fields": ", ".join(at)}
+            )
+        out.append(
+            {
+                "name": name,
+                "verdict": a["verdict"],
+                "headline": verdict,
+                "details": "; ".join(details),
+                "rests_on": _(
+                    "Rests on %(humans)s humans tested (%(names)s) and up to %(items)s items per field, at "
+                    "epsilon %(epsilon)s."
+                )
+                % {
+                    "humans": a["n_humans"],
+                    "names": ", ".join(a["humans"]) or "–",
+                    "items": a["n_items"],
+                    "epsilon": f"{a['epsilon']:g}",
+                },
+                "sure": sure,
+                "stability": a["stability"],
+                "borderline": borderline,
+            }
+        )
     return out
 
 

@@ -144,7 +144,8 @@ def compute_report(
     bootstrap, seed, verdicts=VERDICTS, epsilon, half_width)["fields"][f]``, so each judge's
     entry ``judges_vs_humans[judge]`` carries the alt-test (``alt_test``) and, for numeric and
     binary fields, the PPI++ mean (``ppi``, with the budget advice when ``half_width`` is set)
-    under the keys the ``agreement`` command writes; ``drilldown[f][judge]`` holds the judge-vs-mean-human
+    under the keys the ``agreement`` command writes; ``answers`` is one answer per judge over the
+    fields (``hvstats.answers``, as the command's ``"answers"``); ``drilldown[f][judge]`` holds the judge-vs-mean-human
     scatter (numeric fields) or confusion table (nominal fields) and the items where the judge
     and the humans disagree most."""
     frame = selectors.ratings_frame(project) if frame is None else frame
@@ -212,7 +213,17 @@ def compute_report(
         out["drilldown"][f] = judge_drilldown(sub, level)
         if progress is not None:
             progress((k + 1) / len(fields))
+    out["answers"] = _answers(frame, fields, out["levels"], params.epsilon)
     return out
+
+
+def _answers(frame: pd.DataFrame, fields: list[str], levels: dict[str, str], epsilon: float) -> list[dict[str, Any]]:
+    """One answer per judge over the report's main fields (``validation.answers_of``: can it
+    replace the annotators, on which fields, how sure), the same as ``manage.py agreement``'s
+    ``"answers"`` and the validation report's."""
+    if not len(frame):
+        return []
+    return validation.answers_of(frame[frame["field"].isin(fields)], levels, epsilon)
 
 
 def _raters(frame: pd.DataFrame) -> list[dict[str, str]]:

@@ -292,6 +292,19 @@ MESSAGES: tuple[str, ...] = (
         "A share of 0% or 100% gets the exact binomial (Clopper-Pearson) 95% interval, since the "
         "bootstrap's has zero width there."
     ),
+    # the answers table (hvstats.verdicts.answers_table)
+    gettext_noop("One answer per judge: can it replace the annotators"),
+    gettext_noop("Answer"),
+    gettext_noop("Stability"),
+    gettext_noop("Borderline"),
+    gettext_noop("Items"),
+    gettext_noop("Judge"),
+    gettext_noop("yes"),
+    gettext_noop("no"),
+    gettext_noop("can replace the annotators"),
+    gettext_noop("on some fields only"),
+    gettext_noop("cannot replace the annotators"),
+    gettext_noop("cannot tell"),
     gettext_noop("the judge rated no item a human rated: the test cannot tell"),
     gettext_noop("no variation: the test cannot tell (every rating is the same value)"),
     gettext_noop("one category only: every human rating is the same value, the humans never disagree"),
@@ -430,6 +443,18 @@ TEMPLATES: tuple[str, ...] = (
     # refusals of judges.uncertainty.item_uncertainty, shown on the active page
     gettext_noop("the judge's passes give no numeric answers to '%(field)s' on any item"),
     gettext_noop("the judge has no '%(metric)s' value on any item"),
+    # the answers table (hvstats.verdicts.answers_table)
+    gettext_noop(
+        "Alternative annotator test (Calderon, Reichart and Dror 2025) at epsilon %(epsilon)s on all items of "
+        "each field: passes, fails, or cannot tell (the note says why). Within a field, Benjamini-Yekutieli "
+        "over the tested humans at q = 0.05; across fields no further correction: each field's verdict stands "
+        "at its own level and the answer claims no family-wise guarantee. Stability: the share of "
+        "leave-one-human-out replicates (each human removed in turn, the test rerun on the others; n = "
+        "replicates) with the same answer; borderline when it is below 1 or a winning rate is exactly 0.5 "
+        "(HV's own check, not part of the paper). Items: the most items any field's test used."
+    ),
+    gettext_noop("%(name)s: the answer changes without one of %(names)s."),
+    gettext_noop("%(name)s: winning rate exactly 0.5 on %(fields)s."),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
 )

@@ -12,15 +12,17 @@ shows). The page, the API, the ``validation_report`` command and the dataset car
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from annotation.models import Project
 from core.errors import DomainError
 from hvstats.alt_test import DEFAULT_EPSILON
-from hvstats.report import judge_verdicts
+from hvstats.report import judge_verdicts, verdict_answers
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
-from hvstats.verdicts import verdicts_table
+from hvstats.verdicts import answers_table, verdicts_table
 
 from . import active, selectors
 
@@ -58,6 +60,32 @@ def validation_input(
     )
 
 
+def main_fields(fields: list[str]) -> list[str]:
+    """The fields a judge's one answer is over: a per-element field (``q[1]``) counts through its
+    pooled ``q[*]``, as on the verdict panel, so that no question is counted twice."""
+    return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]
+
+
+def answers_of(frame: pd.DataFrame, levels: dict[str, str], epsilon: float) -> list[dict[str, Any]]:
+    """One answer per judge (``hvstats.answers``) over the main fields of a ratings frame: what the
+    agreement report's ``answers``, the validation report's ``answers`` and its ``judge-answers``
+    table say."""
+    fields = main_fields(list(dict.fromkeys(frame["field"].tolist()))) if len(frame) else []
+    if not fields:
+        return []
+    sub = frame[frame["field"].isin(fields)]
+    return verdict_answers(sub, {f: levels[f] for f in fields if f in levels}, epsilon)
+
+
+def project_answers(project: Project, epsilon: float = DEFAULT_EPSILON) -> list[dict[str, Any]]:
+    """:func:`answers_of` the project's submitted ratings, with the rubric's levels."""
+    inp = validation_input(project, bootstrap=0)
+    try:
+        return answers_of(inp.frame, dict(inp.levels), epsilon)
+    except ValueError as exc:  # a pure library refused the data
+        raise DomainError(f"the answers could not be computed: {exc}") from exc
+
+
 def compute_tables(
     project: Project,
     *,
@@ -68,8 +96,9 @@ def compute_tables(
     min_rater_items: int = MIN_RATER_ITEMS,
 ) -> list[Table]:
     """The preset's validation tables of the project's submitted ratings ([] without a report),
-    then, when the project has judges, their verdicts table (alt-test at ``epsilon`` and the
-    PPI mean per field, :mod:`hvstats.verdicts`); then, for a project with an active sample, one
+    then, when the project has judges, one answer per judge (:func:`hvstats.verdicts.answers_table`)
+    and their verdicts table (alt-test at ``epsilon`` and the PPI mean per field,
+    :mod:`hvstats.verdicts`); then, for a project with an active sample, one
     table of active estimates per series (:func:`agreement.active.estimates_tables`).
     ``min_rater_items``: the least number of rated items for a rater to enter the human
     agreement ceilings and slots."""
@@ -81,7 +110,9 @@ def compute_tables(
     try:
         out = list(fn(inp))
         verdicts = judge_verdicts(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else {}
+        answers = answers_of(inp.frame, dict(inp.levels), epsilon)
     except ValueError as exc:  # a pure library refused the data
         raise DomainError(f"the validation tables could not be computed: {exc}") from exc
-    table = verdicts_table(verdicts, inp.judge_label, epsilon)
-    return out + ([table] if table is not None else []) + extra
+    # one answer per judge (hvstats.answers) first, then the per-field verdicts
+    judged = (answers_table(answers, inp.judge_label), verdicts_table(verdicts, inp.judge_label, epsilon))
+    return out + [t for t in judged if t is not None] + extra

@@ -12,7 +12,11 @@ Procedure, for an items x humans matrix ``H`` (NaN = no rating) and the judge's 
    items with a human rating that fail this are dropped and counted.
 2. Leave one human ``h`` out.  On each kept item ``i`` that ``h`` rated, score ``h`` and the
    judge against the remaining humans ``R_i = {h' != h rated i}`` with the alignment scoring
-   function ``S`` (reference ``accuracy`` / ``neg_rmse``):
+   function ``S`` (reference ``accuracy`` / ``neg_rmse``).  ``R_i`` holds every other human who
+   rated ``i``, tested or not: the paper scores against ``H[i]`` minus the held-out annotator,
+   and its minimum of ``min_items_per_human`` items (step 4) only decides whether a human's own
+   t-test is run; the reference implementation does the same (issue 34's decision,
+   ``tests/hvstats/test_answers.py``):
 
    - accuracy (categorical fields): ``S(x, R_i) = |{h' in R_i : x = x_h'}| / |R_i|``;
    - negative RMSE (numeric fields): ``S(x, R_i) = -sqrt(mean_{h' in R_i} (x - x_h')^2)``.

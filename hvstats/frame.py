@@ -9,7 +9,8 @@ A wide table (one column per field) is turned long by :func:`long_form`.
   prints): agreement coefficients with bootstrap intervals, human ceilings, each judge vs the
   humans, the alt-test verdict and the PPI++ mean per judge, field and stratum;
 - :func:`coefficients`, :func:`alt_tests`, :func:`ppi`: that dict as DataFrames, one row per
-  (field, block, comparison, metric), per (field, block, judge);
+  (field, block, comparison, metric), per (field, block, judge); :func:`answers`: one row per
+  judge, its one answer over the fields;
 - :func:`active`: active estimates (Zrnic and Candès, ICML 2024) as a DataFrame;
 - :func:`latent_truth`: Dawid-Skene or MACE labels per item and accuracy per rater (needs the
   ``latent`` extra, crowd-kit);
@@ -177,6 +178,34 @@ def alt_tests(report: Mapping[str, Any]) -> pd.DataFrame:
             )
     cols = ["field", "block", "judge", "winning_rate", "advantage_probability", "passed", "epsilon", "scoring"]
     return pd.DataFrame(rows, columns=[*cols, "n_items", "n_humans", "reason"])
+
+
+def answers(report: Mapping[str, Any]) -> pd.DataFrame:
+    """One answer per judge (the report's ``"answers"``, :mod:`.answers`): ``verdict``
+    (replace / some_fields / cannot / cannot_tell), the fields passed, failed and undecided
+    (comma-joined), ``stability`` (leave-one-human-out), ``borderline``, ``n_humans``,
+    ``n_items``, ``epsilon`` and ``reason``."""
+    cols = [
+        "judge",
+        "verdict",
+        "fields_passed",
+        "fields_failed",
+        "fields_undecided",
+        "stability",
+        "borderline",
+        "n_humans",
+        "n_items",
+        "epsilon",
+        "reason",
+    ]
+    rows = [
+        {
+            **{k: a.get(k) for k in cols},
+            **{k: ", ".join(a.get(k) or ()) for k in ("fields_passed", "fields_failed", "fields_undecided")},
+        }
+        for a in report.get("answers") or ()
+    ]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def ppi(report: Mapping[str, Any]) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .tables import Cell, Row, Table
+from .verdicts import answers_table
 
 
 def _fmt(d: Any) -> str:
@@ -23,8 +24,23 @@ def _fmt(d: Any) -> str:
     return s + f" n={d.get('n_items')}"
 
 
+def answer_lines(rep: dict) -> list[str]:
+    """The short block at the top of the text outputs: one answer per judge
+    (:mod:`.answers`), then a blank line; nothing when the report has no answers."""
+    answers = rep.get("answers") or []
+    if not answers:
+        return []
+    from .answers import answer_sentence
+
+    return (
+        ["== one answer per judge (alt-test on all items of each field) =="]
+        + [answer_sentence(a) for a in answers]
+        + [""]
+    )
+
+
 def format_table(rep: dict) -> str:
-    lines = []
+    lines = answer_lines(rep)
     for f, fo in rep["fields"].items():
         lines.append(f"== field {f} (level {fo['level']}, {fo['n_items']} items) ==")
         blocks = [("all", fo)] + [(f"{c}={g}", go) for c, gs in fo.get("strata", {}).items() for g, go in gs.items()]
@@ -133,6 +149,9 @@ def report_tables(rep: dict) -> list[Table]:
     one for the joint alt-test. Values keep their 95% intervals; the formats are
     :mod:`.tables`'s, so they print as the platform's paper tables do."""
     out: list[Table] = []
+    answers = answers_table(rep.get("answers") or [])  # .verdicts, shared with the platform
+    if answers is not None:
+        out.append(answers)
     for f, fo in rep["fields"].items():
         blocks = [("all", fo)] + [(f"{c}={g}", go) for c, gs in fo.get("strata", {}).items() for g, go in gs.items()]
         shown = [(name, _block_rows(b)) for name, b in blocks if "humans_vs_humans" in b]

@@ -11,6 +11,8 @@ import pandas as pd
 
 from .alt_test import DEFAULT_EPSILON, DEFAULT_Q, alt_test, alt_test_joint
 from .analysis import analyse_matrix
+from .answers import MIN_HUMANS_TESTED as MIN_HUMANS_TESTED
+from .answers import degenerate_warnings, judge_answers
 from .data import RatingTableError, infer_level, numeric_values, to_frame
 from .options import VERDICTS
 from .ppi import DEFAULT_ALPHA, ppi_mean
@@ -121,13 +123,17 @@ def _report(
             joint_alt_test=vopts.joint,
         )
     envs: dict[str, dict[str, tuple]] = {}
+    whole: dict[str, dict[str, tuple]] = {}
     for fi, f in enumerate(fields):
         sub = df[df["field"] == f].reset_index(drop=True)
         out["fields"][f] = _field_report(
-            sub, f, fi, level, by, judges, metrics, bootstrap, seed, n_splits, positive, vopts, envs
+            sub, f, fi, level, by, judges, metrics, bootstrap, seed, n_splits, positive, vopts, envs, whole
         )
     if vopts.joint and "alt_test" in vopts.verdicts:
         out["alt_test_joint"] = {j: alt_test_joint(e, epsilon=vopts.epsilon) for j, e in envs.items()}
+    if "alt_test" in vopts.verdicts:
+        # one answer per judge over the fields' whole-field alt-tests (hvstats/answers.py)
+        out["answers"] = judge_answers(whole, vopts.epsilon)
     return to_jsonable(out)
 
 
@@ -145,6 +151,7 @@ def _field_report(
     positive: float | None,
     vopts: _VerdictOptions,
     envs: dict[str, dict[str, tuple]],
+    whole: dict[str, dict[str, tuple]],
 ) -> dict[str, Any]:
     """Report of field ``f`` (the ``fi``-th; its rows ``sub``): the whole field and every
     stratum of every ``by`` column.  Seeds: ``[seed, fi]`` for the field, ``[seed, fi, column
@@ -173,10 +180,13 @@ def _field_report(
         )
         if vopts.verdicts:
             _add_verdicts(res, X, hl, jl, lv, labels, vopts)
+            scoring = "accuracy" if lv == "nominal" else "neg_rmse"
             if env is not None and vopts.joint:
-                scoring = "accuracy" if lv == "nominal" else "neg_rmse"
                 for k, j in enumerate(jl):
                     envs.setdefault(j, {})[env] = (X[:, : len(hl)], X[:, len(hl) + k], hl, scoring)
+            if rows is None and hl and "alt_test" in vopts.verdicts:
+                for k, j in enumerate(jl):
+                    whole.setdefault(j, {})[f] = (X[:, : len(hl)], X[:, len(hl) + k], hl, scoring)
         return res
 
     fo = run(None, np.random.SeedSequence([seed, fi]), None if by else f)
@@ -265,35 +275,28 @@ def judge_verdicts(
     return out
 
 
-#: the alt-test paper's least number of human annotators (Calderon, Reichart and Dror, ACL
-#: 2025, Sec. 3: "at least three annotators"); with two, each is held out against one other
-MIN_HUMANS_TESTED = 3
-
-
-def degenerate_warnings(H: np.ndarray, y: np.ndarray, n_humans_tested: int) -> list[str]:
-    """What makes an alt-test verdict uninformative, in the reader's words (the verdict itself
-    stays the reference's): no variation at all on the tested items (every human and the judge
-    give one value: the reference passes with omega = rho = 1 and p = 0), one category only among
-    the humans (they never disagree), too few humans tested, and a judge that rated no item a
-    human rated. ``H``: items x humans, ``y``: the judge (NaN = none)."""
-    H = np.asarray(H, dtype=float)
-    y = np.asarray(y, dtype=float)
-    obs = ~np.isnan(H)
-    has_y = ~np.isnan(y)
-    out: list[str] = []
-    if not (obs.any(1) & has_y).any():
-        return ["the judge rated no item a human rated: the test cannot tell"]
-    kept = (obs.sum(1) >= 2) & has_y  # the alt-test's items
-    hv = H[kept][obs[kept]]
-    if len(hv):
-        human_values = np.unique(hv)
-        if len(human_values) == 1 and (y[kept] == human_values[0]).all():
-            out.append("no variation: the test cannot tell (every rating is the same value)")
-        elif len(human_values) == 1:
-            out.append("one category only: every human rating is the same value, the humans never disagree")
-    if 0 < n_humans_tested < MIN_HUMANS_TESTED:
-        out.append(f"too few humans: {n_humans_tested} tested (the alt-test asks for at least {MIN_HUMANS_TESTED})")
-    return out
+def verdict_answers(
+    table: Any,
+    levels: dict[str, str] | None = None,
+    epsilon: float = DEFAULT_EPSILON,
+) -> list[dict[str, Any]]:
+    """One answer per judge (:func:`.answers.judge_answers`) of a long table with humans and
+    judges: the ``"answers"`` :func:`agreement_report` adds with ``verdicts`` including
+    "alt_test" (same whole-field matrices), without the rest of the report."""
+    if not 0 <= epsilon < 1:
+        raise ValueError("epsilon must be in [0, 1)")
+    df = to_frame(table)
+    whole: dict[str, dict[str, tuple]] = {}
+    for f, rows in df.groupby("field", sort=False).indices.items():
+        fc = field_codes(df.iloc[rows].reset_index(drop=True), (levels or {}).get(f), None)
+        if not fc.humans or not fc.judges:
+            continue
+        cols = fc.humans + fc.judges
+        X = _matrix(fc.item_codes, len(fc.item_ids), fc.rater_col, fc.values, cols, fc.item_ids, f)
+        scoring = "accuracy" if fc.level == "nominal" else "neg_rmse"
+        for k, j in enumerate(fc.judges):
+            whole.setdefault(j, {})[f] = (X[:, : len(fc.humans)], X[:, len(fc.humans) + k], fc.humans, scoring)
+    return to_jsonable(judge_answers(whole, epsilon))
 
 
 def joint_alt_tests(

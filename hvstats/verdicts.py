@@ -11,7 +11,7 @@ format, the ``validation_report`` command and the dataset card.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .tables import Cell, Row, Table
@@ -105,4 +105,71 @@ def verdicts_table(
         ),
         row_header="Judge: field",
         notes=warnings,
+    )
+
+
+#: the verdict of :mod:`.answers` in the tables' words
+ANSWER_WORDS = {
+    "replace": "can replace the annotators",
+    "some_fields": "on some fields only",
+    "cannot": "cannot replace the annotators",
+    "cannot_tell": "cannot tell",
+}
+FIELD_WORDS = {"passed": "passes", "failed": "fails", "undecided": "cannot tell"}
+
+
+def answers_table(answers: Sequence[Mapping[str, Any]], label: Callable[[str], str] = str) -> Table | None:
+    """One answer per judge (:mod:`.answers`) as a table: a row per judge with its answer, the
+    word of each field (passes, fails, cannot tell, with the reason as a note), the
+    leave-one-human-out stability (n = replicates), borderline, the humans tested and the most
+    items a field's test used. Who flips it and a winning rate at the threshold are notes under
+    the table. None without answers."""
+    if not answers:
+        return None
+    fields = list(dict.fromkeys(f for a in answers for f in a["per_field"]))
+    rows = []
+    notes = []
+    for a in answers:
+        name = label(a["judge"])
+        per = [
+            Cell(FIELD_WORDS[pf["status"]], fmt="text", note=pf.get("reason") or "")
+            if (pf := a["per_field"].get(f)) is not None
+            else Cell(None, fmt="text")
+            for f in fields
+        ]
+        rows.append(
+            Row(
+                name,
+                (
+                    Cell(ANSWER_WORDS[a["verdict"]], fmt="text"),
+                    *per,
+                    Cell(a["stability"], n=a["replicates"], fmt="num"),
+                    Cell("yes" if a["borderline"] else "no", fmt="text"),
+                    Cell(a["n_humans"], fmt="count"),
+                    Cell(a["n_items"], fmt="count"),
+                ),
+            )
+        )
+        if a["flipped_by"]:
+            notes.append(f"{name}: the answer changes without one of {', '.join(a['flipped_by'])}.")
+        at = [f for f, pf in a["per_field"].items() if pf["status"] != "undecided" and pf["winning_rate"] == 0.5]
+        if at:
+            notes.append(f"{name}: winning rate exactly 0.5 on {', '.join(at)}.")
+    return Table(
+        key="judge-answers",
+        title="One answer per judge: can it replace the annotators",
+        columns=("Answer", *fields, "Stability", "Borderline", "Humans tested", "Items"),
+        rows=tuple(rows),
+        caption=(
+            f"Alternative annotator test (Calderon, Reichart and Dror 2025) at epsilon {answers[0]['epsilon']:g} "
+            "on all items of each field: passes, fails, or cannot tell (the note says why). Within a field, "
+            "Benjamini-Yekutieli over the tested humans at q = 0.05; across fields no further correction: "
+            "each field's verdict stands at its own level and the answer claims no family-wise guarantee. "
+            "Stability: the share of leave-one-human-out replicates (each human removed in turn, the test "
+            "rerun on the others; n = replicates) with the same answer; borderline when it is below 1 or a "
+            "winning rate is exactly 0.5 (HV's own check, not part of the paper). Items: the most items any "
+            "field's test used."
+        ),
+        row_header="Judge",
+        notes=tuple(notes),
     )

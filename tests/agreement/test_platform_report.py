@@ -600,3 +600,49 @@ def test_verdict_params_stay_researchers_only(client, story_project):
         client.force_login(user)
         assert client.get(reverse("api_agreement_report", args=[story_project.id]), q).status_code == code
         assert client.get(reverse("agreement_report", args=[story_project.id]), q).status_code == code
+
+
+def test_one_answer_per_judge_in_the_json_and_at_the_top_of_the_verdict_panel(client, verdict_project):
+    """The report's ``answers`` (hvstats/answers.py) are the command's on the same ratings: the
+    good judge can replace the annotators, the reversed one cannot; the page says so above the
+    per-field sentences, with how sure and what it rests on."""
+    from hvstats.report import verdict_answers
+
+    client.force_login(verdict_project.owner)
+    r = client.get(reverse("api_agreement_report", args=[verdict_project.id]), {"field": "naturalness", "bootstrap": 0})
+    answers = {a["judge"]: a for a in r.json()["result"]["answers"]}
+    df = selectors.ratings_frame(verdict_project)
+    core = verdict_answers(df[df["field"] == "naturalness"], {"naturalness": "ordinal"})
+    assert r.json()["result"]["answers"] == json.loads(json.dumps(core))
+    good, bad = answers["good-judge"], answers["bad-judge"]
+    assert (good["verdict"], good["fields_passed"]) == ("replace", ["naturalness"])
+    assert (bad["verdict"], bad["fields_failed"]) == ("cannot", ["naturalness"])
+    assert good["n_humans"] == 3 and good["replicates"] == 3 and 0 <= good["stability"] <= 1
+    assert "no family-wise guarantee" in good["multiplicity"]["across_fields"]
+    html = client.get(
+        reverse("agreement_report", args=[verdict_project.id]), {"field": "naturalness", "bootstrap": 0}
+    ).content.decode()
+    assert 'data-testid="judge-answers"' in html and "One answer per judge" in html
+    assert "can replace the annotators</span>" in html and "cannot replace the annotators</span>" in html
+    assert "leave-one-human-out replicates" in html and "Rests on 3 humans tested" in html
+    assert "no family-wise guarantee" in html
+    # at the top of the verdict panel, before the per-field sentences
+    top = html.index('data-testid="judge-answers"')
+    assert (
+        html.index('data-testid="verdict-panel"') < top < html.index("good-judge can replace annotators on naturalness")
+    )
+
+
+def test_the_validation_report_json_has_the_same_answers(client, verdict_project):
+    """``/validation-report/?format=json`` carries the top-level ``answers`` of the agreement
+    report (one function, ``agreement.validation.answers_of``), over the main fields."""
+    client.force_login(verdict_project.owner)
+    full = client.get(reverse("api_agreement_report", args=[verdict_project.id]), {"bootstrap": 0}).json()["result"]
+    r = client.get(reverse("api_validation_report", args=[verdict_project.id]), {"bootstrap": 0, "format": "json"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["answers"] == full["answers"] and {a["judge"] for a in body["answers"]} == {"good-judge", "bad-judge"}
+    fields = set(full["answers"][0]["per_field"])
+    assert "naturalness" in fields and not any("[" in f and not f.endswith("[*]") for f in fields)
+    keys = [t["key"] for t in body["tables"]]  # the story preset has tables: the answers come first
+    assert keys.index("judge-answers") == keys.index("judge-verdicts") - 1

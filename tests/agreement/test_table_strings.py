@@ -31,7 +31,9 @@ def test_every_valueground_and_verdicts_text_is_in_the_catalogue(valueground):
     project, ids, _humans, judges, pos = valueground
     paper._store_ensemble(project, ids, pos, judges)
     tables = validation.compute_tables(project, bootstrap=20, seed=0)
-    assert {t.key for t in tables} >= {"valueground-table4", "judge-verdicts"}
+    assert {t.key for t in tables} >= {"valueground-table4", "judge-answers", "judge-verdicts"}
+    keys = [t.key for t in tables]
+    assert keys.index("judge-answers") == keys.index("judge-verdicts") - 1  # the answer first
     data = {"LLM ensemble (ensemble)", "ensemble", "China", "Germany", "gpt", "gemini"}
     data |= set(paper.human_assignments(project).values_list("rater__name", flat=True))
     left = _unknown(tables, data)
@@ -85,3 +87,41 @@ def test_the_page_translates_and_the_download_keeps_english():
 )
 def test_templates_cover_labels_with_data(text):
     assert table_strings.is_known(text, {"China", "Germany", "judge-a", "gpt"})
+
+
+def test_the_answers_table_reads_in_every_language():
+    """One answer per judge (hvstats.verdicts.answers_table): every text known, and shown in
+    German and Chinese (a cannot-tell reason, a flip and a threshold note included)."""
+    from hvstats.verdicts import answers_table
+
+    per = {
+        "q1": {"status": "passed", "winning_rate": 0.5, "reason": ""},
+        "q2": {
+            "status": "undecided",
+            "winning_rate": None,
+            "reason": "too few humans: 2 tested (the alt-test asks for at least 3)",
+        },
+    }
+    a = {
+        "judge": "gpt",
+        "verdict": "some_fields",
+        "per_field": per,
+        "stability": 0.75,
+        "replicates": 4,
+        "flipped_by": ["ann1"],
+        "borderline": True,
+        "n_humans": 3,
+        "n_items": 40,
+        "epsilon": 0.2,
+    }
+    t = answers_table([a])
+    assert _unknown([t], {"gpt", "ann1"}) == []
+    with translation.override("de"):
+        de = table_strings.translate_table(t.to_dict())
+    assert de["title"].startswith("Eine Antwort je Judge") and "Epsilon 0.2" in de["caption"]
+    assert de["rows"][0]["cells"][0]["display"] == "nur bei einigen Feldern"
+    assert de["rows"][0]["cells"][2]["note"].startswith("zu wenige Menschen: 2 getestet")
+    assert de["notes"] == [
+        "gpt: Die Antwort ändert sich ohne eine dieser Personen: ann1.",
+        "gpt: Gewinnrate bei q1 genau 0,5.",
+    ]

@@ -90,8 +90,18 @@ def test_markdown_and_latex_tables(tmp_path, capsys):
     assert "### Active estimate of the mean of score" in md and "gpt: active mean" in md
     assert "PPI++ and human-only means: share of 'yes'." in md  # the yes/no field's means, said
     tex = _out(capsys, long, "--bootstrap", "0", "--format", "latex", "--joint-alt-test")
-    assert tex.count(r"\begin{table}") == 3  # two fields, the joint alt-test
+    assert tex.count(r"\begin{table}") == 4  # the answers, two fields, the joint alt-test
     assert r"humans: krippendorff\_alpha" in tex and "no intervals" in tex
+    # one answer per judge first: in the JSON, at the top of the text and of the tables
+    (answer,) = rep["answers"]
+    assert answer["judge"] == "gpt" and answer["verdict"] in ("replace", "some_fields", "cannot", "cannot_tell")
+    assert 0 <= answer["stability"] <= 1 and isinstance(answer["borderline"], bool)
+    assert set(answer) >= {"fields_passed", "fields_failed", "reason", "humans", "n_items", "epsilon", "multiplicity"}
+    assert md.index("### One answer per judge") < md.index("### Agreement on score")
+    assert tex.index("One answer per judge") < tex.index(r"humans: krippendorff\_alpha")
+    text = _out(capsys, long, "--bootstrap", "0", "--format", "table")
+    assert text.startswith("== one answer per judge")
+    assert f"stability {answer['stability']:.2f} over {answer['replicates']} leave-one-human-out" in text
 
 
 def test_errors_and_help(tmp_path, capsys):

@@ -63,6 +63,14 @@ def test_alt_tests_and_ppi_are_the_reports(report):
     assert got["n_unlabeled"] == 14 and got["ppi_human_ratings"] == p["budget"]["ppi_human_ratings"]
 
 
+def test_answers_are_the_reports(report):
+    (a,) = report["answers"]
+    row = frame.answers(report).set_index("judge").loc["gpt"]
+    assert row["verdict"] == a["verdict"] and row["stability"] == a["stability"]
+    assert row["fields_passed"] == ", ".join(a["fields_passed"]) and row["borderline"] == a["borderline"]
+    assert row["n_humans"] == a["n_humans"] == 3 and row["n_items"] == 36
+
+
 def test_active_is_active_table(ratings):
     act = frame.active(ratings, by=["region"]).set_index(["field", "block", "judge"])
     want = active_table(ratings, by=["region"])["fields"]
