@@ -143,6 +143,7 @@ def test_cultivate_faithfulness_tables_every_cell(cv):
         "cultivate-agreement-by-country",
         "cultivate-agreement-by-region",
         "cultivate-table13",
+        "judge-answers",  # one answer per judge, just before the per-field verdicts (issue 34)
         "judge-verdicts",
     ]
 
