@@ -44,6 +44,7 @@ from .. import params as judge_params
 from .base import (
     DIRECT,
     FILTER_FLAGS,
+    MODEL_EXTRA,
     BackendEntry,
     BackendUnavailable,
     JudgeBackend,
@@ -71,7 +72,7 @@ def _torch():
     try:
         import torch
     except ImportError as exc:
-        raise BackendUnavailable(f"the CLIP judge needs torch ({exc})") from None
+        raise BackendUnavailable(f"the CLIP judge needs torch ({exc}); {MODEL_EXTRA}") from None
     return torch
 
 
@@ -101,7 +102,7 @@ def load_clip(model_id: str, device: str, dtype: str) -> tuple[Any, Any]:
         try:
             import transformers
         except ImportError as exc:
-            raise BackendUnavailable(f"the CLIP judge needs transformers ({exc})") from None
+            raise BackendUnavailable(f"the CLIP judge needs transformers ({exc}); {MODEL_EXTRA}") from None
         try:
             config = transformers.AutoConfig.from_pretrained(model_id)
             if not isinstance(config, transformers.CLIPConfig):
