@@ -532,9 +532,22 @@ def rank_report(
             "compared by the judge only, never by people (no human-only or prediction-powered "
             f"win-rate; rank-set [1, {k}]): {', '.join(judge_seen)}"
         )
-    no_u = [s for s in systems if labelled and s not in judge_seen and not any(s in u[1:] for u in unlabelled)]
-    if labelled and no_u and unlabelled:
-        notes.append(f"no judge-only comparisons (prediction-powered = human-only there): {', '.join(no_u)}")
+    pp_missing = [
+        s for s in systems if s not in judge_seen and report["methods"]["prediction_powered"]["win_rate"][s] is None
+    ]
+    if labelled and pp_missing:
+        notes.append(
+            "never compared by both people and the judge on one item (no prediction-powered "
+            f"win-rate; rank-set [1, {k}]): {', '.join(pp_missing)}"
+        )
+    by_judge = {x for u in judge for x in u[1:]}
+    people_seen = [s for s in systems if s not in by_judge]
+    if judge and people_seen:
+        notes.append(f"compared by people only, never by the judge (no judge-only win-rate): {', '.join(people_seen)}")
+    in_u = {x for u in unlabelled for x in u[1:]}
+    no_u = [s for s in systems if s not in judge_seen and s not in pp_missing and s not in in_u]
+    if labelled and unlabelled and no_u:
+        notes.append(f"no comparisons by the judge alone (prediction-powered = human-only there): {', '.join(no_u)}")
     if human_units and judge and labelled:
         pp_sets = report["methods"]["prediction_powered"]["rank_sets"]
         judge_ranks = _point_ranks(report["methods"]["judge_only"]["win_rate"])

@@ -279,14 +279,21 @@ def test_a_system_only_the_judge_saw_has_no_human_estimate_and_is_said():
         w = ["a", "b", "tie"][int(rng.integers(0, 3))]
         rows += _rows([(f"q{i}", a, b, "p1", w), (f"q{i}", a, b, "gpt", w)])
     rows += _rows([(f"j{i}", "x", "newbie", "gpt", "a") for i in range(20)])
+    rows += _rows([(f"p{i}", "y", "solo", "p2", "b") for i in range(10)])  # people only
     rep, notes = rank_report(rows, judges=["gpt"])
-    assert rep["systems"] == ["newbie", "x", "y", "z"]
+    assert rep["systems"] == ["newbie", "solo", "x", "y", "z"]
     for method in ("human_only", "prediction_powered"):
         assert rep["methods"][method]["win_rate"]["newbie"] is None
-        assert rep["methods"][method]["rank_sets"]["newbie"] == [1, 4]
-        assert rep["methods"][method]["covariance"][0] == [None] * 4
+        assert rep["methods"][method]["rank_sets"]["newbie"] == [1, 5]
+        assert rep["methods"][method]["covariance"][0] == [None] * 5
     assert rep["methods"]["judge_only"]["win_rate"]["newbie"] == 0.0
+    assert rep["methods"]["human_only"]["win_rate"]["solo"] == 1.0
+    assert rep["methods"]["judge_only"]["win_rate"]["solo"] is None
+    assert rep["methods"]["prediction_powered"]["win_rate"]["solo"] is None
+    assert rep["methods"]["prediction_powered"]["rank_sets"]["solo"] == [1, 5]
     assert any("never by people" in n and "newbie" in n for n in notes)
+    assert any("never by the judge" in n and "solo" in n for n in notes)
+    assert any("never compared by both" in n and "solo" in n for n in notes)
 
 
 def test_two_systems_one_clearly_better():
