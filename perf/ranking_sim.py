@@ -14,7 +14,8 @@ ranking its order. ``--humans`` comparisons by people (each also judged: the lab
 Reported per judge and method (human-only on the labelled set, judge-only on all judged
 comparisons, prediction-powered), at alpha 0.05 and 0.1, over ``--studies`` seeded studies:
 coverage of the rank-sets (every system's true rank in its rank-set at once), of the
-simultaneous intervals (every true win-rate in its interval at once), the average rank-set
+simultaneous intervals (every true win-rate in its interval at once), of the confidence
+ellipsoid they are both read from (the one that should be near 1 - alpha), the average rank-set
 size, and the SD of the standardised errors ``(theta_hat - theta) / sqrt(Sigma_ss)`` (over
 studies, per system; min-max over systems) with the covariance of :mod:`hvstats.ranking` and, for
 human-only, with the published code's scale (sums over ``n^2``).
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import chi2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -97,10 +99,13 @@ def simulate(args, biased: bool, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     cover = {(m, a): 0 for m in METHODS for a in ALPHAS}
     sim_cover = dict(cover)
+    ellipsoid = dict(cover)
     size = dict.fromkeys(cover, 0.0)
     z = {m: np.empty((args.studies, k)) for m in METHODS}
     z_published = np.empty((args.studies, k))
     lambdas = np.empty(args.studies)
+    published_cover = dict.fromkeys(ALPHAS, 0)
+    published_size = dict.fromkeys(ALPHAS, 0.0)
     for s in range(args.studies):
         a, b, h, f = draw(rng, k, args.humans, strength, biased)
         au, bu, _, fu = draw(rng, k, args.judged, strength, biased)
@@ -116,22 +121,33 @@ def simulate(args, biased: bool, seed: int) -> dict:
         for m, e in est.items():
             se = np.sqrt(np.diag(e.covariance))
             z[m][s] = (e.win_rate - theta) / se
+            err = e.win_rate - theta
+            distance = float(err @ np.linalg.pinv(e.covariance) @ err)  # the paper's ellipsoid
             for alpha in ALPHAS:
                 rs = rank_sets(e.win_rate, e.covariance, alpha)
                 cover[m, alpha] += bool(np.all((rs[:, 0] <= ranks) & (ranks <= rs[:, 1])))
                 size[m, alpha] += float((rs[:, 1] - rs[:, 0] + 1).mean())
                 iv = simultaneous_intervals(e.win_rate, e.covariance, alpha)
                 sim_cover[m, alpha] += bool(np.all((iv[:, 0] <= theta) & (theta <= iv[:, 1])))
+                ellipsoid[m, alpha] += distance <= chi2.ppf(1 - alpha, k)
         counts = m_l.sum(axis=1)
-        published_var = np.diag(est["human_only"].covariance) * counts**2 / args.humans**2
-        z_published[s] = (est["human_only"].win_rate - theta) / np.sqrt(published_var)
+        published = est["human_only"].covariance * np.outer(counts, counts) / args.humans**2
+        z_published[s] = (est["human_only"].win_rate - theta) / np.sqrt(np.diag(published))
+        for alpha in ALPHAS:  # the published scale's rank-sets, for the record
+            rs = rank_sets(est["human_only"].win_rate, published, alpha)
+            published_cover[alpha] += bool(np.all((rs[:, 0] <= ranks) & (ranks <= rs[:, 1])))
+            published_size[alpha] += float((rs[:, 1] - rs[:, 0] + 1).mean())
     n = args.studies
     return {
         "coverage": {f"{m} alpha={a}": cover[m, a] / n for m, a in cover},
         "simultaneous": {f"{m} alpha={a}": sim_cover[m, a] / n for m, a in sim_cover},
+        "ellipsoid": {f"{m} alpha={a}": ellipsoid[m, a] / n for m, a in ellipsoid},
         "size": {f"{m} alpha={a}": size[m, a] / n for m, a in size},
         "sd_z": {m: [float(z[m].std(axis=0).min()), float(z[m].std(axis=0).max())] for m in METHODS},
         "sd_z_published_scale_human_only": [float(z_published.std(axis=0).min()), float(z_published.std(axis=0).max())],
+        "human_only_published_scale": {
+            f"alpha={a}": {"coverage": published_cover[a] / n, "size": published_size[a] / n} for a in ALPHAS
+        },
         "lambda_mean": float(lambdas.mean()),
         "true_win_rates": [round(float(t), 4) for t in theta],
     }
