@@ -2,7 +2,7 @@
 
 Chatzi, Straitouri, Thejaswi and Gomez-Rodriguez, "Prediction-Powered Ranking of Large Language
 Models", NeurIPS 2024 (arXiv:2402.17826; code: github.com/Networks-Learning/prediction-powered-ranking):
-the win-rate estimator and its covariance (Sec. 3, Algorithm 1), the prediction-powered
+the win-rate estimator and its covariance (Sec. 3, the estimation step), the prediction-powered
 combination of a few comparisons by people with many by a judge, and the rank-sets read off the
 confidence ellipsoid (Sec. 3, Algorithm 2). The tuning of lambda is PPI++'s (Angelopoulos, Duchi
 and Zrnic, "PPI++: Efficient Prediction-Powered Inference", 2023, Sec. 2: the lambda that
@@ -21,7 +21,7 @@ the probability that people prefer ``s`` in a comparison ``s`` takes part in. ``
 compared by people and the judge (the labelled set L; ``n_s`` of them involve ``s``), ``N`` by the
 judge only (the unlabelled set U; ``N_s``).
 
-Estimator (Algorithm 1):
+Estimator (Sec. 3; the published code's estimate.py):
 
     theta_hat_s = lambda * fbar_U[s] + (hbar_L[s] - lambda * fbar_L[s]),
     xbar_X[s]   = sum_{j in X} M[s, j] x[s, j] / X_s       (the wins over the comparisons s took part in).
@@ -208,7 +208,7 @@ def prediction_powered_win_rates(
     unlabelled_judge_wins: np.ndarray,
     lam: float | None = None,
 ) -> WinRates:
-    """The prediction-powered win-rates (Algorithm 1) with lambda tuned (``lam=None``) or given.
+    """The prediction-powered win-rates (Sec. 3) with lambda tuned (``lam=None``) or given.
     All arrays are ``k x units``: L's participation, people's and the judge's wins on L; U's
     participation and the judge's wins on U."""
     if lam is None:

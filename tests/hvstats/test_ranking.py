@@ -1,7 +1,7 @@
 """Prediction-powered ranking (:mod:`hvstats.ranking`; Chatzi, Straitouri, Thejaswi and
 Gomez-Rodriguez, NeurIPS 2024) against an independent recomputation.
 
-``_reference`` below is written from the paper's formulas (Sec. 3, Algorithm 1 and 2) with the
+``_reference`` below is written from the paper's formulas (Sec. 3 and Algorithm 2) with the
 covariance derived in the module docstring, in plain Python loops over comparisons and dicts
 keyed by system name, not with the module's matrices; the rank-sets come from the ellipsoid's
 support function through a Cholesky factor. ``_published_covariance`` transcribes the scale of
