@@ -323,9 +323,21 @@ class Comparison:
 
 
 def _records(path: Path) -> Iterable[tuple[int, Mapping[str, Any]]]:
-    """(line number, row) of a CSV (line 1 is the header) or JSONL file."""
+    """(line number, row) of a CSV (line 1 is the header), JSONL, or JSON array file (its records
+    numbered from 1). JSON is told by the suffix or by a first character ``{`` or ``[``."""
     text = path.read_text(encoding="utf-8-sig")
-    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+    first = text.lstrip()[:1]
+    if first == "[":  # one JSON array of records
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RankingInputError(f"line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+        for no, obj in enumerate(records, start=1):
+            if not isinstance(obj, dict):
+                raise RankingInputError(f"record {no}: a JSON object expected")
+            yield no, obj
+        return
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson") or first == "{":
         for no, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue

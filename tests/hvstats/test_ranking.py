@@ -425,6 +425,19 @@ def test_winner_spellings_give_the_same_ranking(tmp_path, capsys):
     assert outs[0]["win_rate"] == {"m1": 0.5, "m2": 0.25}
 
 
+def test_a_json_array_and_an_unnamed_jsonl_read_as_the_jsonl(tmp_path):
+    records = [
+        {"question_id": i, "model_a": "m1", "model_b": "m2", "judge": "h", "winner": "model_a" if i % 3 else "tie"}
+        for i in range(9)
+    ]
+    as_jsonl = read_comparisons(_write(tmp_path, "c.jsonl", "\n".join(json.dumps(r) for r in records) + "\n"))
+    assert read_comparisons(_write(tmp_path, "c.json", json.dumps(records, indent=1))) == as_jsonl
+    assert read_comparisons(_write(tmp_path, "c.txt", "\n".join(json.dumps(r) for r in records))) == as_jsonl
+    records[4]["winner"] = "???"
+    with pytest.raises(RankingInputError, match=r"line 5: unknown winner '\?\?\?'"):
+        read_comparisons(_write(tmp_path, "bad.json", json.dumps(records)))
+
+
 def test_bad_rows_are_refused_with_their_line_numbers(tmp_path, capsys):
     text = "item,system_a,system_b,rater,winner\nq1,x,y,p,a\nq2,x,y,p,maybe\nq3,x,y,p,b\nq4,x,x,p,a\nq5,x,y,,a\n"
     path = _write(tmp_path, "bad.csv", text)
