@@ -4,7 +4,7 @@ and LaTeX; the platform's agreement page, printable report, API and validation r
 
 A note is a dict: ``code`` (one of :data:`CODES`), where it applies (``field``, ``stratum``
 as ``"column=value"`` or None for all items, ``judge`` or None for the humans, ``statistic``
-or None), the numbers it rests on (``n_items``, ``n_humans``, ``threshold``) and ``text`` in
+or None), the numbers it rests on (``value``, ``n_items``, ``n_humans``, ``threshold``) and ``text`` in
 English. A page translates by ``code`` and the numbers, never by parsing ``text``.
 
 The codes:
@@ -78,10 +78,11 @@ def exact_share_interval(mean: float | None, n: int, alpha: float = 0.05) -> tup
 
 
 def note(code: str, text: str, **where: Any) -> dict[str, Any]:
-    """One note; ``where``: field, stratum, judge, statistic, n_items, n_humans, threshold."""
+    """One note; ``where``: field, stratum, judge, statistic, value (an exact interval's share),
+    n_items, n_humans, threshold."""
     if code not in CODES:
         raise ValueError(f"unknown note code {code!r}; one of {CODES}")
-    keys = ("field", "stratum", "judge", "statistic", "n_items", "n_humans", "threshold")
+    keys = ("field", "stratum", "judge", "statistic", "value", "n_items", "n_humans", "threshold")
     return {"code": code, **{k: where.get(k) for k in keys}, "text": text}
 
 
@@ -163,15 +164,16 @@ def _small_notes(small: list[tuple[str, int]], field: str, stratum: str | None, 
 
 
 def _exact_note(field: str, stratum: str | None, judge: str | None, label: str, value: float, n: Any) -> dict:
-    who = f"{judge} {label}" if judge else label
+    who = judge or "humans"
     return note(
         "exact_interval",
-        f"{_where(field, stratum)}: {who} is {100 * value:.0f}% of {n} items: exact binomial "
+        f"{_where(field, stratum)}: {who}: {label} is {100 * value:.0f}% of {n} items: exact binomial "
         "(Clopper-Pearson) 95% interval, since the normal and bootstrap intervals have zero width there.",
         field=field,
         stratum=stratum,
         judge=judge,
         statistic=label,
+        value=value,
         n_items=n,
     )
 
