@@ -38,7 +38,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .answers import MIN_HUMANS_TESTED
-from .validation import clopper_pearson
 
 #: a coefficient on fewer items than this carries a ``small_sample`` note (module docstring)
 SMALL_SAMPLE_ITEMS = 30
@@ -71,9 +70,11 @@ SMALL_SAMPLE_RULE = (
 def exact_share_interval(mean: float | None, n: int, alpha: float = 0.05) -> tuple[float, float] | None:
     """The Clopper-Pearson interval of a 0/1 mean at exactly 0 or 1 over ``n`` units, else None
     (the mean's own interval stands)."""
-    # Clopper and Pearson 1934 (Biometrika 26(4)); hvstats.validation.clopper_pearson
+    # Clopper and Pearson 1934 (Biometrika 26(4)); one implementation, hvstats.validation's
     if mean is None or n <= 0 or mean not in (0.0, 1.0):
         return None
+    from .validation import clopper_pearson
+
     return clopper_pearson(n if mean == 1.0 else 0, n, alpha)
 
 
@@ -237,3 +238,34 @@ def report_notes(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def field_notes(notes: list[Mapping[str, Any]], field: str) -> list[Mapping[str, Any]]:
     return [n for n in notes if n.get("field") == field]
+
+
+#: the paper tables' notes (English; the page translates them through agreement/table_strings.py)
+SMALL_TABLE_NOTE = "Small samples, fewer than %(n)d items (the interval is rough): %(cells)s."
+EXACT_TABLE_NOTE = (
+    "%(row)s: a mean at %(percent)s of %(n)d items, with the exact binomial (Clopper-Pearson) 95%% interval."
+)
+
+
+def small_sample_table_note(table: Any) -> str:
+    """The note under a paper table (:class:`.tables.Table`) naming its coefficient cells (format
+    ``"r"``: correlations, kappas, alphas) that stand on fewer than :data:`SMALL_SAMPLE_ITEMS`
+    items, with their n; "" when there is none."""
+    small = [
+        f"{row.label} / {col} (n = {cell.n})"
+        for row in table.rows
+        for col, cell in zip(table.columns, row.cells, strict=True)
+        if cell.fmt == "r" and cell.value is not None and cell.n is not None and cell.n < SMALL_SAMPLE_ITEMS
+    ]
+    if not small:
+        return ""
+    return SMALL_TABLE_NOTE % {"n": SMALL_SAMPLE_ITEMS, "cells": "; ".join(small)}
+
+
+def with_small_sample_note(table: Any) -> Any:
+    """``table`` with :func:`small_sample_table_note` added to its notes (the same table when
+    nothing is small)."""
+    from dataclasses import replace
+
+    extra = small_sample_table_note(table)
+    return replace(table, notes=(*table.notes, extra)) if extra else table
