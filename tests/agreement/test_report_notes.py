@@ -10,8 +10,10 @@ import io
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from agreement import selectors
+from agreement.presentation import note_sentences
 from hvstats.notes import SMALL_SAMPLE_ITEMS
 from tests.agreement import test_paper_tables as paper
 from tests.agreement import test_platform_report as platform
@@ -48,16 +50,26 @@ def test_the_api_json_and_csv_carry_the_small_sample_note(client, story_project)
 
 def test_the_page_and_the_printable_report_show_the_notes_translated(client, story_project):
     client.force_login(story_project.owner)
-    page = reverse("agreement_report", args=[story_project.id])
-    html = client.get(page, {"field": "naturalness", "bootstrap": 0}).content.decode()
+    query = {"field": "naturalness", "bootstrap": 0}
+    html = client.get(reverse("agreement_report", args=[story_project.id]), query).content.decode()
     assert 'data-testid="report-notes"' in html and 'data-note="small_sample"' in html
     assert "on 12 items, fewer than 30: a small sample" in html
-    de = client.get(page, {"field": "naturalness", "bootstrap": 0}, HTTP_ACCEPT_LANGUAGE="de").content.decode()
-    assert "Diese Zahlen mit Vorsicht lesen" in de and "auf 12 Items, weniger als 30: eine kleine Stichprobe" in de
-    zh = client.get(page, {"field": "naturalness", "bootstrap": 0}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
-    assert "请谨慎解读这些数字" in zh
-    printable = client.get(f"/projects/{story_project.id}/report/", {"bootstrap": 0}).content.decode()
-    assert 'data-testid="report-notes"' in printable and "a small sample" in printable
+    printable = client.get(f"/projects/{story_project.id}/report/", query, HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert 'data-testid="report-notes"' in printable and "Diese Zahlen mit Vorsicht lesen" in printable
+    assert "auf 12 Items, weniger als 30: eine kleine Stichprobe" in printable
+    note = {
+        "code": "exact_interval",
+        "field": "flag",
+        "stratum": "country=JP",
+        "judge": "j",
+        "statistic": "human-only mean",
+    }
+    with translation.override("zh-hans"):
+        (zh,) = note_sentences([{**note, "value": 0.0, "n_items": 25}])
+    assert (
+        zh["text"].startswith("flag (country=JP)：j：human-only mean 为 25 个条目中的 0%")
+        and "Clopper-Pearson" in zh["text"]
+    )
 
 
 def test_the_notes_stay_with_the_projects_researchers(client, story_project):
