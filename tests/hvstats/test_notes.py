@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
+from hvstats import frame as hvframe
 from hvstats.cli import main
 from hvstats.notes import SMALL_SAMPLE_ITEMS, with_small_sample_note
 from hvstats.report import agreement_report, judge_verdicts
@@ -58,6 +59,7 @@ def test_all_identical_ratings_are_said_and_no_unqualified_pass(tmp_path, capsys
         "no variation: the test cannot tell (every rating is the same value)"
     ]
     assert rep["answers"][0]["verdict"] == "cannot_tell"
+    assert hvframe.alt_tests(rep).loc[0, "warnings"].startswith("no variation")
 
     md = run(capsys, f, "--format", "markdown", "--bootstrap", "0")
     assert "| j: alt-test passed | cannot tell |" in md
@@ -145,6 +147,7 @@ def test_an_alpha_from_three_items_carries_a_small_sample_note_everywhere(tmp_pa
     small = [n for n in rep["notes"] if n["code"] == "small_sample"]
     assert len(small) == 1 and small[0]["n_items"] == 3 and small[0]["threshold"] == SMALL_SAMPLE_ITEMS == 30
     assert "krippendorff_alpha" in small[0]["statistic"] and small[0]["judge"] is None
+    assert hvframe.notes(rep).loc[0, ["code", "n_items", "threshold"]].tolist() == ["small_sample", 3, 30]
     text = run(capsys, f, "--format", "table", "--bootstrap", "50")
     assert "krippendorff_alpha" in text.split("== field")[0] and "stand on 3 items, fewer than 30" in text
     latex = run(capsys, f, "--format", "latex", "--bootstrap", "50")
