@@ -269,3 +269,19 @@ def with_small_sample_note(table: Any) -> Any:
 
     extra = small_sample_table_note(table)
     return replace(table, notes=(*table.notes, extra)) if extra else table
+
+
+def active_notes(active: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``exact_interval`` notes of the active estimates (:func:`.active_table.active_table`):
+    a 0/1 field's active or human-only mean at 0% or 100% with its exact interval."""
+    out: list[dict[str, Any]] = []
+    for f, af in (active.get("fields") or {}).items():
+        blocks = [(None, af.get("judges") or {})] + [
+            (f"{c}={g}", js) for c, gs in (af.get("strata") or {}).items() for g, js in gs.items()
+        ]
+        for stratum, js in blocks:
+            for j, a in js.items():
+                for d, label in ((a, "active mean"), (a.get("human_only") or {}, "active human-only mean")):
+                    if d.get("ci_method") == "clopper_pearson":
+                        out.append(_exact_note(f, stratum, j, label, float(d["estimate"]), a.get("n_labeled")))
+    return out

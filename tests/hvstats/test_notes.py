@@ -108,6 +108,23 @@ def test_a_zero_one_mean_at_zero_gets_the_clopper_pearson_interval(tmp_path, cap
     assert f"human-only 0.000 [0.000, {hi:.3f}]" in text and "[0.000, 0.000]" not in text
 
 
+def test_an_active_mean_at_zero_gets_the_exact_interval(tmp_path, capsys):
+    """Active sampling (``--active``): 12 of 30 items labelled (pi 0.4), every human says "no":
+    the active and the human-only means are 0 with scipy's exact interval over the 12 labels."""
+    rows = [(f"i{i}", h, "no", "human", 0.4) for i in range(12) for h in ("h1", "h2")]
+    rows += [(f"i{i}", "j", "yes" if i % 2 else "no", "model", 0.4) for i in range(30)]
+    f = tmp_path / "active.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "value", "rater_kind", "pi"]).to_csv(f, index=False)
+    rep = json.loads(run(capsys, str(f), "--bootstrap", "0", "--active", "--metric", "ppi"))
+    a = rep["active"]["fields"]["value"]["judges"]["j"]
+    assert (
+        a["estimate"] == 0 and a["ci"] == pytest.approx(exact(0, 12), abs=1e-12) and a["ci_method"] == "clopper_pearson"
+    )
+    assert a["human_only"]["ci"] == pytest.approx(exact(0, 12), abs=1e-12)
+    got = {n["statistic"] for n in rep["notes"] if n["code"] == "exact_interval" and n["judge"] == "j"}
+    assert {"active mean", "active human-only mean"} <= got
+
+
 def test_percent_agreement_at_100_percent_gets_the_exact_interval(tmp_path, capsys):
     rep = json.loads(run(capsys, write(tmp_path / "same.csv", all_identical(40)), "--bootstrap", "20"))
     pa = rep["fields"]["value"]["humans_vs_humans"]["percent_agreement"]
