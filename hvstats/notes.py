@@ -241,25 +241,36 @@ def field_notes(notes: list[Mapping[str, Any]], field: str) -> list[Mapping[str,
 
 
 #: the paper tables' notes (English; the page translates them through agreement/table_strings.py)
-SMALL_TABLE_NOTE = "Small samples, fewer than %(n)d items (the interval is rough): %(cells)s."
+SMALL_TABLE_NOTE = (
+    "Small samples, fewer than %(n)d items (the interval is rough): %(count)d coefficients on %(least)d to "
+    "%(most)d items, in the rows %(rows)s; columns %(columns)s."
+)
 EXACT_TABLE_NOTE = (
     "%(row)s: a mean at %(percent)s of %(n)d items, with the exact binomial (Clopper-Pearson) 95%% interval."
 )
 
 
 def small_sample_table_note(table: Any) -> str:
-    """The note under a paper table (:class:`.tables.Table`) naming its coefficient cells (format
+    """The note under a paper table (:class:`.tables.Table`) on its coefficient cells (format
     ``"r"``: correlations, kappas, alphas) that stand on fewer than :data:`SMALL_SAMPLE_ITEMS`
-    items, with their n; "" when there is none."""
+    items: how many, their least and most items, and the rows and columns they are in (a list
+    of every cell made a LaTeX caption too long for TeX); "" when there is none."""
     small = [
-        f"{row.label} / {col} (n = {cell.n})"
+        (row.label, col, int(cell.n))
         for row in table.rows
         for col, cell in zip(table.columns, row.cells, strict=True)
         if cell.fmt == "r" and cell.value is not None and cell.n is not None and cell.n < SMALL_SAMPLE_ITEMS
     ]
     if not small:
         return ""
-    return SMALL_TABLE_NOTE % {"n": SMALL_SAMPLE_ITEMS, "cells": "; ".join(small)}
+    return SMALL_TABLE_NOTE % {
+        "n": SMALL_SAMPLE_ITEMS,
+        "count": len(small),
+        "least": min(n for *_, n in small),
+        "most": max(n for *_, n in small),
+        "rows": ", ".join(dict.fromkeys(r for r, _, _ in small)),
+        "columns": ", ".join(dict.fromkeys(c for _, c, _ in small)),
+    }
 
 
 def with_small_sample_note(table: Any) -> Any:

@@ -91,7 +91,7 @@ def test_the_validation_reports_latex_names_the_small_coefficients(client, value
     # independently: every coefficient cell (format "r") on fewer than 30 items, table by table
     small = {
         t["key"]: [
-            f"{r['label']} / {col} (n = {c['n']})"
+            (r["label"], col, c["n"])
             for r in t["rows"]
             for col, c in zip(t["columns"], r["cells"], strict=True)
             if c["format"] == "r" and c["value"] is not None and c["n"] is not None and c["n"] < 30
@@ -101,10 +101,16 @@ def test_the_validation_reports_latex_names_the_small_coefficients(client, value
     assert any(small.values()), "the fixture has strata of 18 items"
     for t in tables:
         noted = [x for x in t["notes"] if x.startswith("Small samples, fewer than 30 items")]
-        assert noted == (
-            [f"Small samples, fewer than 30 items (the interval is rough): {'; '.join(small[t['key']])}."]
-            if small[t["key"]]
-            else []
-        )
+        cells = small[t["key"]]
+        if not cells:
+            assert noted == []
+            continue
+        rows = ", ".join(dict.fromkeys(r for r, _, _ in cells))
+        columns = ", ".join(dict.fromkeys(c for _, c, _ in cells))
+        least, most = min(n for *_, n in cells), max(n for *_, n in cells)
+        assert noted == [
+            f"Small samples, fewer than 30 items (the interval is rough): {len(cells)} coefficients on {least} to "
+            f"{most} items, in the rows {rows}; columns {columns}."
+        ]
     latex = client.get(url, {"format": "latex", "bootstrap": 0}).content.decode()
     assert "Small samples, fewer than 30 items (the interval is rough)" in latex

@@ -201,8 +201,11 @@ def test_a_paper_table_names_its_small_coefficients():
         ),
     )
     noted = with_small_sample_note(t)
-    assert noted.notes == ("Small samples, fewer than 30 items (the interval is rough): small / r (n = 3).",)
-    assert "small / r (n = 3)" in to_latex([noted])
+    assert noted.notes == (
+        "Small samples, fewer than 30 items (the interval is rough): 1 coefficients on 3 to 3 items, in the rows "
+        "small; columns r.",
+    )
+    assert "in the rows small; columns r." in to_latex([noted])
     assert (
         with_small_sample_note(Table(key="u", title="U", columns=("r",), rows=(Row("x", (Cell(1.0, n=30),)),))).notes
         == ()
