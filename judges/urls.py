@@ -23,6 +23,11 @@ urlpatterns = [
     ),
     path("api/projects/<int:project_id>/judges/", api.JudgeConfigList.as_view(), name="api_judges"),
     path("api/projects/<int:project_id>/judges/import/", api.JudgeImport.as_view(), name="api_judge_import"),
+    path(
+        "api/projects/<int:project_id>/judges/import/<int:job_id>/",
+        api.JudgeImportDetail.as_view(),
+        name="api_judge_import_detail",
+    ),
     path("api/projects/<int:project_id>/judges/<int:config_id>/", api.JudgeConfigDetail.as_view(), name="api_judge"),
     path(
         "api/projects/<int:project_id>/judges/<int:config_id>/runs/", api.JudgeRunStart.as_view(), name="api_judge_runs"
