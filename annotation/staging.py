@@ -20,8 +20,8 @@
     discard    :func:`discard_job_upload`: the job's staging folder, never anything outside the root
     reap       a job whose worker died is re-queued from its staged file while that is there, else
                failed and its upload discarded (``StagedImportJob.resume_blocker``, read by
-               ``core.reaper``, and the cleanup ``annotation.tasks`` registers with the job's
-               sender); uploads no unfinished job reads
+               ``core.reaper``, and the cleanup the job's ``tasks`` module registers with its
+               sender: ``annotation.tasks``, ``judges.tasks``); uploads no unfinished job reads
                are swept once stale (:func:`sweep_staged_uploads`, beat)"""
 
 from __future__ import annotations
