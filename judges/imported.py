@@ -73,6 +73,8 @@ from .ratings import judge_derived, judged_rubric, write_judge_annotation
 BACKEND = "imported"
 ID_KEY = "id"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: the longest name of an imported judge (``JudgeOutputImport.name``, the page's and the API's limit)
+NAME_LENGTH = 150
 #: the staged file's name before its format's ending (``outputs.jsonl``)
 STAGED_STEM = "outputs"
 #: share of the bar taken by reading and checking (the rest: writing)
@@ -159,6 +161,8 @@ def start_judge_import(
     name = (name or "").strip()
     if not name:
         raise DomainError("an imported judge needs a name")
+    if len(name) > NAME_LENGTH:  # the job's column: a longer name would be cut, and differ from the one checked
+        raise DomainError(f"an imported judge's name is at most {NAME_LENGTH} characters")
     reader = _reader(data_format)
     metrics = _clean_metrics(project, metrics)
     _check_name_free(project, name)
@@ -168,7 +172,7 @@ def start_judge_import(
         data_file=str(path),
         data_format=reader.key,
         original_name=(original_name or Path(path).name)[:255],
-        name=name[:150],
+        name=name,
         model_id=(model_id or "")[:200],
         method=method or "",
         metrics=metrics,
@@ -234,7 +238,7 @@ def import_judge_outputs(
     a missing or taken name, a bad metric name or format; a bad file gives ``ok=False`` and the
     problems by line, with nothing written. Content is staged first (the job reads a file)."""
     if isinstance(data, Path):
-        path, staged = data, None
+        path, staged = data.resolve(), None
     else:
         staged = stage_file(
             name=source_file or f"outputs{_reader(data_format).suffix}",

@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from annotation import staging
 from annotation.models import Annotation, Item, Rater
+from core.errors import DomainError
 from judges import imported
 from judges.models import JudgeOutputImport
 from tests.annotation.factories import make_project, make_user
@@ -195,3 +196,6 @@ def test_a_refused_file_fails_its_job_with_the_lines_and_leaves_nothing(client, 
     )
     assert resp.status_code == 400 and resp.json()["job"] is None and "metric name 'q1'" in resp.json()["errors"][0]
     assert JudgeOutputImport.objects.count() == 1 and staged(media_root) == []
+    with pytest.raises(DomainError, match="at most 150 characters"):  # the command takes any length
+        imported.import_judge_outputs(project=project, data=outputs(project), data_format="jsonl", name="n" * 151)
+    assert JudgeOutputImport.objects.count() == 1 and staged(media_root) == [] and model_rows() == (0, 0)
