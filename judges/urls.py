@@ -9,6 +9,7 @@ from . import api, views
 urlpatterns = [
     path("projects/<int:project_id>/judges/", views.judges_page, name="judges"),
     path("projects/<int:project_id>/judges/import/", views.import_outputs, name="judge_import"),
+    path("projects/<int:project_id>/judges/imports/", views.judge_imports, name="judge_imports"),
     path("projects/<int:project_id>/judges/<int:config_id>/run/", views.start_run, name="judge_start_run"),
     path("projects/<int:project_id>/judges/<int:config_id>/", views.judge_detail, name="judge_detail"),
     path("projects/<int:project_id>/judges/<int:config_id>/hide/", views.judge_hide, name="judge_hide"),

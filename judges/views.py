@@ -292,14 +292,30 @@ def _page(
             "hidden_configs": [c for c in configs if c.hidden],
             "samples": list(Sample.objects.filter(project=project).order_by("-created_at").values_list("id", "name")),
             "imported": imported.imported_raters(project),
-            # the latest imports of judge outputs: how far a large file's is, why one failed
-            # (one whose worker died shown re-queued or failed, never running for ever)
-            "judge_imports": [reaper.check(j) if j.is_pending else j for j in imported.judge_imports(project)],
+            **_imports_context(project),
             # a hidden judge's runs are on its own page, not here
             "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project, include_hidden=False)[:50]],
         },
         status=status,
     )
+
+
+def _imports_context(project: Project) -> dict[str, object]:
+    """The latest imports of judge outputs: how far a large file's is, why one failed (one whose
+    worker died shown re-queued or failed, never running for ever)."""
+    latest = [reaper.check(j) if j.is_pending else j for j in imported.judge_imports(project)]
+    return {"judge_imports": latest, "imports_pending": any(j.is_pending for j in latest)}
+
+
+@login_required
+def judge_imports(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The judges page's table of imports of judge outputs, which polls it while one runs."""
+    project = _project_or_403(request, project_id)
+    context = _imports_context(project)
+    response = render(request, "judges/_imports.html", {"project": project, **context})
+    if request.headers.get("HX-Request") and not context["imports_pending"]:
+        response["HX-Refresh"] = "true"  # the imported judge's row and reports appear without a manual reload
+    return response
 
 
 @login_required

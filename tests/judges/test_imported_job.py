@@ -141,7 +141,13 @@ def test_the_judges_page_shows_a_queued_import_and_its_outcome(
     page = resp.content.decode()
     assert f"Import {job.id} of judge &#x27;big&#x27; is queued" in page
     assert f'data-testid="judge-import-{job.id}"' in page and 'role="progressbar"' in page
+    part_url = reverse("judge_imports", args=[project.id])
+    assert f'hx-get="{part_url}"' in page  # the table polls itself while an import runs
+    part = client.get(part_url, HTTP_HX_REQUEST="true")
+    assert part.status_code == 200 and 'role="progressbar"' in part.content.decode() and "HX-Refresh" not in part
     imported.run_judge_import_job(job=job)
+    part = client.get(part_url, HTTP_HX_REQUEST="true")
+    assert part["HX-Refresh"] == "true" and "hx-get" not in part.content.decode()  # ended: the page reloads whole
     page = client.get(reverse("judges", args=[project.id])).content.decode()
     row = page[page.index(f'data-testid="judge-import-{job.id}"') :]
     assert "3 outputs" in row[: row.index("</tr>")], row[:2000] and 'role="progressbar"' not in page
@@ -199,3 +205,14 @@ def test_a_refused_file_fails_its_job_with_the_lines_and_leaves_nothing(client, 
     with pytest.raises(DomainError, match="at most 150 characters"):  # the command takes any length
         imported.import_judge_outputs(project=project, data=outputs(project), data_format="jsonl", name="n" * 151)
     assert JudgeOutputImport.objects.count() == 1 and staged(media_root) == [] and model_rows() == (0, 0)
+
+
+def test_the_imports_table_is_for_the_projects_managers_only(client, project, researcher, annotator):
+    url = reverse("judge_imports", args=[project.id])
+    assert client.get(url).status_code == 302  # to the login page
+    client.force_login(annotator)
+    assert client.get(url).status_code == 403
+    client.force_login(make_user("other-researcher", researcher=True))
+    assert client.get(url).status_code == 404  # an outsider learns nothing
+    client.force_login(researcher)
+    assert client.get(url).status_code == 200
