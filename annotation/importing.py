@@ -31,7 +31,7 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS, Preset
 from core import jobs
 from core.errors import DomainError
-from core.values import MAX_DEPTH, value_problem
+from core.values import MAX_DEPTH, loads, value_problem
 
 from .assets import (
     CheckedImage,
@@ -83,7 +83,7 @@ def read_jsonl(stream: io.TextIOBase) -> Iterator[tuple[int, Any, str | None]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as exc:
             yield line_no, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
             continue
@@ -121,7 +121,7 @@ def read_csv(stream: io.TextIOBase, preset: Preset) -> Iterator[tuple[int, Any, 
                 record.setdefault("meta", {})[key[5:]] = cell
             elif structured.get(key) in ("list", "object"):
                 try:
-                    record[key] = json.loads(cell)
+                    record[key] = loads(cell)
                 except json.JSONDecodeError:
                     problem = f"column '{key}' must hold JSON (a list or an object)"
                 except RecursionError:
