@@ -12,7 +12,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,6 +20,7 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from annotation.models import Project
 from annotation.sources import registry
+from core.api import Pagination
 from core.errors import DomainError
 
 from . import bias, endpoints, imported, outputs, selectors
@@ -411,7 +411,7 @@ class JudgeRunOutputs(ListAPIView):
     """The run's outputs, paginated (``failures=1``: only the failed ones)."""
 
     serializer_class = JudgeOutputSerializer
-    pagination_class = LimitOffsetPagination
+    pagination_class = Pagination
 
     @extend_schema(parameters=[OpenApiParameter("failures", str, enum=["0", "1"], description="1: failures only")])
     def get(self, request: Request, *args, **kwargs) -> Response:
@@ -443,7 +443,7 @@ class JudgeRunFailures(ListAPIView):
     """The run's failed items with the raw outputs they failed on (parse failures included)."""
 
     serializer_class = JudgeFailureSerializer
-    pagination_class = LimitOffsetPagination
+    pagination_class = Pagination
 
     def get_queryset(self):
         return selectors.run_failures(_run(self.request, self.kwargs["run_id"]))
