@@ -198,6 +198,9 @@ HV_MAX_UPLOAD_BYTES = int(os.environ.get("HV_MAX_UPLOAD_BYTES", 512 * 1024 * 102
 # (core/bodylimit.py). Default: the upload limit plus 16 MiB for the multipart envelope and the
 # form's other fields; set the reverse proxy's limit (nginx client_max_body_size) to match.
 HV_MAX_BODY_BYTES = int(os.environ.get("HV_MAX_BODY_BYTES", HV_MAX_UPLOAD_BYTES + 16 * 1024 * 1024))
+# A body sent without a length (Transfer-Encoding: chunked) is held in memory, so it has its own,
+# smaller limit (issue 37, M8); uploads from browsers and the usual clients come with a length.
+HV_MAX_CHUNKED_BODY_BYTES = int(os.environ.get("HV_MAX_CHUNKED_BODY_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE))
 # Imports whose files total at most this many bytes run inside the request; larger ones on a worker.
 HV_INLINE_IMPORT_BYTES = int(os.environ.get("HV_INLINE_IMPORT_BYTES", 4 * 1024 * 1024))
 # Agreement reports over more annotations than this run on a worker with progress.
