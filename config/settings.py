@@ -80,6 +80,11 @@ SECURE_SSL_REDIRECT = env_bool("HV_SECURE_SSL_REDIRECT", False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("HV_SECURE_COOKIES", False)
 SESSION_COOKIE_HTTPONLY = True
+# The language cookie (the switcher's and the one set at log-in) as the session's: over HTTPS only
+# where those are, not sent on cross-site posts, and out of scripts' reach (none reads it) (issue 37)
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
 # Proxies (IPs or networks, comma-separated) whose X-Forwarded-For / X-Forwarded-Proto are
 # believed: the client address for login throttling, and https for SECURE_SSL_REDIRECT.
 HV_TRUSTED_PROXIES = [p.strip() for p in os.environ.get("HV_TRUSTED_PROXIES", "").split(",") if p.strip()]
