@@ -41,8 +41,18 @@ def _run(request: Request, run_id: int) -> JudgeRun:
     return run
 
 
+class ProjectJudgeField(serializers.PrimaryKeyRelatedField):
+    """An ensemble member: the id of a judge of the project in the serializer's context. Any
+    other id, another project's or none, gets DRF's one "does not exist" answer, so the answer
+    does not tell whether a judge id exists elsewhere (issue 37)."""
+
+    def get_queryset(self):
+        project = self.context.get("project")
+        return JudgeConfig.objects.filter(project=project) if project is not None else JudgeConfig.objects.none()
+
+
 class JudgeConfigSerializer(serializers.ModelSerializer):
-    members = serializers.PrimaryKeyRelatedField(many=True, required=False, queryset=JudgeConfig.objects.all())
+    members = ProjectJudgeField(many=True, required=False, queryset=JudgeConfig.objects.all())
     rater = serializers.IntegerField(source="rater_id", read_only=True)
     prompt_template = serializers.JSONField(required=False)
     parser = serializers.CharField(required=False)
@@ -300,7 +310,7 @@ class JudgeConfigList(APIView):
     @extend_schema(request=JudgeConfigSerializer, responses={201: JudgeConfigSerializer})
     def post(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
-        ser = JudgeConfigSerializer(data=request.data)
+        ser = JudgeConfigSerializer(data=request.data, context={"project": project})
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         config = create_judge_config(
