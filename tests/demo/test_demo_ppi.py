@@ -58,7 +58,7 @@ def ppi_by_hand(frame: pd.DataFrame, field: str, judge: str) -> dict[str, float]
 class TestPPIOnTheDemo:
     def test_every_study_has_ppi_numbers_and_labels_saved_as_recomputed(self, demo):
         assert len(demo) == 9
-        checked = 0
+        checked = with_ppi = 0
         for project in demo:
             frame = selectors.ratings_frame(project)
             tables = {t.key: t for t in compute_tables(project, bootstrap=0)}
@@ -89,13 +89,16 @@ class TestPPIOnTheDemo:
                 assert row.cells[col["Human-rated items"]].value == mine["n"]
                 assert row.cells[col["Judge-only items"]].value == mine["N"]
                 assert row.cells[col["Human labels saved (PPI++)"]].value == mine["saved"], (project.name, row.label)
-            assert applies, project.name
+            with_ppi += bool(applies)
             # the headline per judge: the fewest saved over its fields, in the answer and its table
             answers = {a["judge"]: a for a in project_answers(project)}
             assert set(answers) == set(judges), project.name
             answer_rows = {r.label: r for r in tables["judge-answers"].rows}
             for judge, a in answers.items():
                 saved = a["labels_saved"]
+                if not applies:  # no field PPI applies to (CQ-Bench Turing: left / right / tie)
+                    assert saved is None and answer_rows[judge].cells[-1].value is None
+                    continue
                 assert saved is not None and saved["items"] is not None, (project.name, judge)
                 assert saved["items"] == min(saved["per_field"].values())
                 field = saved["field"]
@@ -103,4 +106,24 @@ class TestPPIOnTheDemo:
                     assert saved["items"] == mine["saved"], (project.name, judge, field)
                 cells = answer_rows[judge].cells
                 assert cells[-1].value == saved["items"], (project.name, judge)
-        assert checked >= 9, checked
+        # PPI applies to every preset but the Turing pairs (a three-way choice)
+        assert with_ppi == 8 and checked >= 8, (with_ppi, checked)
+
+    def test_the_headline_shows_on_the_printable_report_and_in_the_api(self, demo):
+        from django.contrib.auth import get_user_model
+        from django.test import Client
+        from django.urls import reverse
+
+        project = next(p for p in demo if p.preset_key == "valueground.pair_quality")
+        c = Client()
+        c.force_login(get_user_model().objects.get(username="researcher"))
+        html = c.get(reverse("printable_report", args=[project.id]), {"bootstrap": "0"}).content.decode()
+        assert html.count('data-testid="labels-saved"') == 2, "one headline per judge"
+        assert "Human labels saved with PPI++ on this pool" in html
+        body = c.get(reverse("api_validation_report", args=[project.id]), {"format": "json", "bootstrap": "0"}).json()
+        assert all(a["labels_saved"]["items"] is not None for a in body["answers"])
+        assert any(t["key"] == "judge-answers" and "Human labels saved (PPI++)" in t["columns"] for t in body["tables"])
+        # an annotator of the study sees neither (researchers only)
+        c.force_login(get_user_model().objects.get(username="annotator1"))
+        assert c.get(reverse("printable_report", args=[project.id])).status_code == 403
+        assert c.get(reverse("api_validation_report", args=[project.id])).status_code == 403
