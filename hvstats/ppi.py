@@ -32,7 +32,7 @@ ratings per labelled item.
 Human labels saved (HV's headline, from PPI++'s variance ratio): at the half-width the PPI++
 interval has on the pool at hand, ``w = z se``, humans alone need ``ceil(sigma_Y^2 / se^2) =
 ceil(n r)`` labelled items, ``r = (sigma_Y^2 / n) / se^2`` the ratio of the classical variance to
-the PPI++ variance (PPI++ eq. for the mean: ``se^2 = sigma_D^2 / n + lambda^2 var(Yu) / N``);
+the PPI++ variance (PPI++, the power-tuned mean above: ``se^2 = sigma_D^2 / n + lambda^2 var(Yu) / N``);
 with the judge the ``n`` items at hand suffice, so ``saved = ceil(n r) - n`` items (human
 ratings: x the ratings per item). It is the budget advice above at ``w = z se``; zero when the
 judge does not narrow the interval (lambda = 0), negative when it widens it (an estimated

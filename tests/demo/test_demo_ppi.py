@@ -2,11 +2,12 @@
 pool and people a sample of it, so the validation report's PPI mean, lambda and judge-only items
 have values on every field where PPI applies, and each judge's one answer carries a headline of
 human labels saved. Each figure is checked against a recomputation written out here with numpy
-from Angelopoulos, Duchi and Zrnic, "PPI++: Efficient Prediction-Powered Inference" (2023),
-the mean: lambda* = Cov(Y, f) / ((1 + n/N) Var(f)) (Example 6.1 / Eq. (9), clipped to [0, 1] as
-the power-tuned estimator is), theta = lambda mean(f(X~)) + mean(Y - lambda f(X)), and its
-variance lambda^2 Var(f(X~)) / N + Var(Y - lambda f(X)) / n; labels saved = the human-rated
-items a human-only mean needs for that variance, Var(Y) / se^2 rounded up, minus n."""
+from Angelopoulos, Duchi and Zrnic, "PPI++: Efficient Prediction-Powered Inference"
+(arXiv:2311.01453, 2023), the power-tuned estimator and its optimal lambda specialised to the
+mean: lambda* = Cov(Y, f) / ((1 + n/N) Var(f)) (clipped to [0, 1]), theta = lambda mean(f(X~)) +
+mean(Y - lambda f(X)), and its variance lambda^2 Var(f(X~)) / N + Var(Y - lambda f(X)) / n;
+labels saved = the human-rated items a human-only mean needs for that variance, Var(Y) / se^2
+rounded up, minus n."""
 
 from __future__ import annotations
 
