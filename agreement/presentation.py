@@ -268,6 +268,8 @@ def _answer_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "sure": sure,
                 "stability": a["stability"],
                 "borderline": borderline,
+                "saved": _saved_words(a.get("labels_saved")),
+                "saved_items": (a.get("labels_saved") or {}).get("items"),
             }
         )
     return out
@@ -325,6 +327,27 @@ def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = 
             )
         out.append({"code": code, "field": field, "judge": n.get("judge"), "text": text % words})
     return out
+
+
+def _saved_words(s: dict[str, Any] | None) -> str:
+    """A judge's headline of human labels saved (:func:`hvstats.ppi.judge_labels_saved`) in words;
+    zero and a cost said as such."""
+    if not s or s.get("items") is None:
+        return ""
+    n = s["items"]
+    if n == 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none (the judge does not narrow the interval on %(field)s)."
+        ) % {"field": s["field"]}
+    if n < 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none; the judge costs %(items)s human-rated items "
+            "(%(ratings)s ratings) on %(field)s, where it widens the interval."
+        ) % {"items": -n, "ratings": -s["human_ratings"], "field": s["field"]}
+    return _(
+        "Human labels saved with PPI++ on this pool: %(items)s human-rated items (%(ratings)s ratings), the "
+        "fewest over its fields (%(field)s): people alone would need that many more for the same half-width."
+    ) % {"items": n, "ratings": s["human_ratings"], "field": s["field"]}
 
 
 def _joint_panel(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -268,6 +268,14 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Human-only mean"),
     gettext_noop("Human-rated items"),
     gettext_noop("Judge-only items"),
+    gettext_noop("Human labels saved (PPI++)"),
+    gettext_noop(
+        "Human labels saved (PPI++): the human-rated items people alone would need for the half-width of the "
+        "PPI++ interval on this pool (the ratio of the human-only to the PPI++ variance), minus those at hand."
+    ),
+    gettext_noop("A judge's human labels saved is the fewest over its fields with a PPI++ mean."),
+    gettext_noop("none: the judge does not narrow the interval"),
+    gettext_noop("a cost: with the judge the interval is wider"),
     gettext_noop("Judge: field"),
     gettext_noop("not tested"),
     gettext_noop("no verdict"),
