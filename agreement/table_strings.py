@@ -434,6 +434,8 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("fewer than %(n)d strata with a value"),
     gettext_noop("leave-one-out undefined for rater(s) %(raters)s"),
     gettext_noop("%(metric)s not applicable"),
+    # hvstats.ppi / hvstats.active: the small-sample rule for lambda (issue 34)
+    gettext_noop("lambda = 1: fewer than %(n)d labels"),
     gettext_noop("no item where %(given)s is %(side)s"),
     # active samples
     gettext_noop("Active estimates: %(name)s (judge %(judge)s)"),

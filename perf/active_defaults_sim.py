@@ -45,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hvstats.active import DEFAULT_FLOOR_FRACTION, active_mean, sampling_probabilities
+from hvstats.active import DEFAULT_FLOOR_FRACTION, SMALL_SAMPLE_LABELS, active_mean, sampling_probabilities
 from hvstats.ppi import ppi_mean
 
 TRUE_MEAN = 0.3
@@ -100,7 +100,8 @@ def probabilities(u: np.ndarray, nb: float, tau: float) -> np.ndarray:
 def active(y, g, pi, xi, mode: str):
     """The batch active estimator (``hvstats.active.active_mean``): increments
     ``A - lambda B``, ``A = Y xi / pi``, ``B = f (xi / pi - 1)``; lambda ``tuned`` (cov_0(A, B) /
-    var_0(B)), ``clipped`` (that, clipped to [0, 1]) or ``one``."""
+    var_0(B)), ``clipped`` (that, clipped to [0, 1]), ``one``, or ``default`` (the platform's:
+    1 with fewer than ``SMALL_SAMPLE_LABELS`` labels, else tuned and unclipped)."""
     A = np.where(xi, y, 0.0) / pi
     B = g * (xi / pi - 1.0)
     if mode == "one":
@@ -112,6 +113,8 @@ def active(y, g, pi, xi, mode: str):
         lam = np.where(vb > 1e-300, (Ac * Bc).sum(axis=1, keepdims=True) / np.where(vb > 0, vb, 1.0), 0.0)
         if mode == "clipped":
             lam = np.clip(lam, 0.0, 1.0)
+        if mode == "default":
+            lam = np.where(xi.sum(axis=1, keepdims=True) < SMALL_SAMPLE_LABELS, 1.0, lam)
     Zi = A - lam * B
     return Zi.mean(axis=1), Zi.std(axis=1) / np.sqrt(y.shape[1]), lam[:, 0]
 
@@ -156,8 +159,10 @@ def check_first(y, g, u, nb, tau, pi, xi, modes=("clipped",)) -> None:
     assert np.max(np.abs(ref - pi[0])) < 1e-9, np.max(np.abs(ref - pi[0]))
     yy = np.where(xi[0], y[0], np.nan)
     for mode in modes:
-        est, se, lam = active(y[:1], g[:1], pi[:1], xi[:1], mode)
-        kw = {"lam": 1.0} if mode == "one" else {"clip_lambda": mode == "clipped"}
+        est, se, _ = active(y[:1], g[:1], pi[:1], xi[:1], mode)
+        kw: dict = {"lam": 1.0} if mode == "one" else {}
+        if mode in ("tuned", "clipped"):
+            kw = {"clip_lambda": mode == "clipped", "small_sample_labels": 0}
         r = active_mean(yy, g[0], pi[0], compare=False, **kw)
         if r["estimate"] is not None:
             assert abs(r["estimate"] - est[0]) < 1e-9 and abs(r["se"] - se[0]) < 1e-9, (mode, r, est, se)
@@ -185,17 +190,21 @@ def run_active(S, N, nb, judge, unc, tau, seed, modes):
 
 
 def section_tau(a) -> None:
-    taus = (0.0, 0.1, 0.2, 0.3, 0.5)
-    for N, nb in ((2000, 200), (200, 60)):
+    taus = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7)
+    for N, nb in ((2000, 200), (200, 60), (200, 120)):
         mom = population("calibrated", a.seed)
-        print(f"\n== tau: {a.studies} studies x {N} items, budget {nb}, calibrated judge, power-tuned lambda ==")
+        print(
+            f"\n== tau: {a.studies} studies x {N} items, budget {nb}, calibrated judge, the platform's lambda "
+            f"(1 below {SMALL_SAMPLE_LABELS} labels, else power-tuned, unclipped) =="
+        )
+        print("coverage / labels saved against uniform PPI++ (negative: active needs more)")
         print("| uncertainty | " + " | ".join(f"tau {t}" for t in taus) + " |")
         print("|---|" + "---:|" * len(taus))
         for unc in UNCERTAINTIES:
             cells = []
             for tau in taus:
-                r, _ = run_active(a.studies, N, nb, "calibrated", unc, tau, a.seed, ("clipped",))
-                c = r["clipped"]
+                r, _ = run_active(a.studies, N, nb, "calibrated", unc, tau, a.seed, (a.lam,))
+                c = r[a.lam]
                 m = uniform_labels(float(c["hw"].mean()), N, mom)
                 cells.append(f"{c['cov'].mean():.3f} / {100 * (1 - nb / m):+.0f}%")
             print(f"| {unc} | " + " | ".join(cells) + " |")
@@ -205,7 +214,9 @@ def section_tau(a) -> None:
 def section_ppi_small(a) -> None:
     ns = (10, 20, 30, 40, 50, 60, 80, 100, 150)
     for Ntot in (200, 2000):
-        print(f"\n== PPI++ small samples: {a.studies} studies, {Ntot} items, n labelled uniformly, the rest judge-only ==")
+        print(
+            f"\n== PPI++ small samples: {a.studies} studies, {Ntot} items, n labelled uniformly, the rest judge-only =="
+        )
         print("coverage power-tuned / lambda = 1 (mean half-width ratio lambda=1 : tuned)")
         print("| judge | " + " | ".join(f"n {n}" for n in ns) + " |")
         print("|---|" + "---:|" * len(ns))
@@ -216,11 +227,17 @@ def section_ppi_small(a) -> None:
                 y, g, _ = draw(rng, a.studies, Ntot, judge, "constant")
                 et, st, lt = ppi(y, g, n, "tuned")
                 e1, s1, _ = ppi(y, g, n, "one")
-                r = ppi_mean(y[0, :n], g[0, :n], g[0, n:])
-                assert abs(r["estimate"] - et[0]) < 1e-9 and abs(r["se"] - st[0]) < 1e-9 and abs(r["lambda"] - lt[0]) < 1e-9
+                r = ppi_mean(y[0, :n], g[0, :n], g[0, n:], small_sample_labels=0)
+                assert (
+                    abs(r["estimate"] - et[0]) < 1e-9
+                    and abs(r["se"] - st[0]) < 1e-9
+                    and abs(r["lambda"] - lt[0]) < 1e-9
+                )
                 r1 = ppi_mean(y[0, :n], g[0, :n], g[0, n:], lam=1.0)
                 assert abs(r1["se"] - s1[0]) < 1e-9
-                cells.append(f"{covered(et, st).mean():.3f} / {covered(e1, s1).mean():.3f} ({s1.mean() / st.mean():.2f})")
+                cells.append(
+                    f"{covered(et, st).mean():.3f} / {covered(e1, s1).mean():.3f} ({s1.mean() / st.mean():.2f})"
+                )
             print(f"| {judge} | " + " | ".join(cells) + " |")
             sys.stdout.flush()
 
@@ -245,7 +262,9 @@ def section_active_small(a) -> None:
 
 def section_clip(a) -> None:
     print(f"\n== active lambda clipped to [0, 1] or not: {a.studies} studies, tau {a.tau} ==")
-    print("| judge | uncertainty | items / budget | coverage clipped / unclipped | mean half-width clipped / unclipped | ratio | median lambda unclipped |")
+    print(
+        "| judge | uncertainty | items / budget | coverage clipped / unclipped | mean half-width clipped / unclipped | ratio | median lambda unclipped |"
+    )
     print("|---|---|---|---:|---:|---:|---:|")
     for judge in JUDGES:
         for unc in ("informative", "noisy"):
@@ -265,6 +284,9 @@ def main() -> None:
     ap.add_argument("--studies", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=34)
     ap.add_argument("--tau", type=float, default=0.5, help="tau for the small-sample and clip sections")
+    ap.add_argument(
+        "--lam", choices=("default", "tuned", "clipped", "one"), default="default", help="lambda in the tau section"
+    )
     ap.add_argument("--section", choices=("all", "tau", "ppi_small", "active_small", "clip"), default="all")
     a = ap.parse_args()
     t0 = time.perf_counter()
