@@ -31,12 +31,14 @@ Setting: ``N`` items, the judge's value ``f_i`` on every item, a sampling probab
   gain in coverage (``perf/active_defaults_sim.py``, docs/benchmarks.md).  ``lambda = 0`` is
   the inverse-probability-weighted human-only estimate, 1 the reference code's active estimator.
 - **Small samples** (issue 34, a documented choice from simulation, not in the paper): with
-  fewer than :data:`SMALL_SAMPLE_LABELS` (100) labelled items, ``lambda = 1`` instead of the
+  fewer than :data:`SMALL_SAMPLE_LABELS` (200) labelled items, ``lambda = 1`` instead of the
   tuned value.  The tuned ``lambda`` is fitted on the same draws as the variance it minimises,
-  which makes that variance optimistic: over 2,000 simulated studies of 200 items with 20-60
-  labels the tuned interval covered 0.89-0.94, ``lambda = 1`` 0.94-0.96 (docs/benchmarks.md).
-  The price: with a judge on another scale than the human value (e.g. 1-5 against 0/1)
-  ``lambda = 1`` is several times wider; pass ``small_sample_labels=0`` to tune anyway.
+  which makes that variance optimistic, more so than in uniform PPI++ because the weights
+  ``1 / pi`` vary: over 2,000 simulated studies per setting the tuned interval covered
+  0.89-0.94 with 20-60 labels and 0.927-0.940 with 120-150, ``lambda = 1`` 0.94-0.96 and
+  0.941-0.950; from 200 labels on the tuned one covered 0.941-0.945 (docs/benchmarks.md).  The
+  price: with a judge on another scale than the human value (1 + 4 f against a 0/1 label)
+  ``lambda = 1`` is 3.5-5x wider; pass ``small_sample_labels=0`` to tune anyway.
 - **Interval** (the paper's CLT, Theorem 1 for the mean): ``se = sd_0(Z) / sqrt(N)`` (as the
   reference's ``np.std(...) / np.sqrt(n)``), ``theta -/+ z_{1 - alpha/2} se``.
 - **Comparisons at the same number of human labels ``n``** (population moments estimated from
@@ -84,7 +86,7 @@ DEFAULT_FLOOR_FRACTION = 0.05  # floor = DEFAULT_FLOOR_FRACTION * n_b / N
 # tau = 0).  perf/active_defaults_sim.py, docs/benchmarks.md "Defaults that keep coverage".
 DEFAULT_TAU = 0.5
 # Fewer labelled items than this: lambda = 1, not power tuned (module docstring, "Small samples").
-SMALL_SAMPLE_LABELS = 100
+SMALL_SAMPLE_LABELS = 200
 
 STOP_GUARANTEE = (
     "asymptotic confidence sequence (Waudby-Smith et al., 2024): the interval at a round chosen by "

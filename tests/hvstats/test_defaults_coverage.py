@@ -4,8 +4,8 @@ coverage", ``perf/active_defaults_sim.py``), against independent code:
 - PPI++ with fewer than 100 labels uses lambda = 1: ppi-python 0.2.3's ``ppi_mean_ci`` /
   ``ppi_mean_pointestimate`` with ``lam=1``; from 100 on (or with ``small_sample_labels=0``)
   its power-tuned ``lam=None``.
-- The active estimate (Zrnic and Candès 2024) with fewer than 100 labels uses lambda = 1, the
-  reference notebooks' estimator ``mean(lhat Yhat + (Y - lhat Yhat) xi / probs)``; from 100 on
+- The active estimate (Zrnic and Candès 2024) with fewer than 200 labels uses lambda = 1, the
+  reference notebooks' estimator ``mean(lhat Yhat + (Y - lhat Yhat) xi / probs)``; from 200 on
   the power-tuned ``cov(A, B) / var(B)`` unclipped (``np.cov(..., bias=True)``), which exceeds
   1 for a judge on a narrower scale.
 - The sampling rule's default uniform mix tau = 0.5: the notebooks' rule
@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from hvstats import ppi as ppi_module
 from hvstats.active import DEFAULT_TAU, SMALL_SAMPLE_LABELS, active_mean, sampling_probabilities
 from hvstats.ppi import ppi_mean
 from hvstats.render import _active_lines, _ppi_lines
@@ -97,14 +98,14 @@ def _active_study(N: int, budget: float, seed: int, scale: float = 1.0):
 
 
 def test_active_small_sample_rule_is_the_reference_lambda_one():
-    y, g, pi, xi = _active_study(400, 40, seed=8, scale=0.25)
+    y, g, pi, xi = _active_study(1000, 150, seed=8, scale=0.25)
     assert 2 <= xi.sum() < SMALL_SAMPLE_LABELS
     r = active_mean(np.where(xi == 1, y, np.nan), g, pi)
     est, se, ci = _ref_active(y, g, xi, pi, 1.0)
-    assert r["lambda"] == 1.0 and r["lambda_rule"] == "lambda = 1: fewer than 100 labels"
+    assert r["lambda"] == 1.0 and r["lambda_rule"] == "lambda = 1: fewer than 200 labels"
     assert abs(r["estimate"] - est) < TOL and abs(r["se"] - se) < TOL and r["ci"] == pytest.approx(ci, abs=TOL)
     text = _active_lines({"judges": {"gpt": r}})[0]
-    assert "lambda=1.000 (lambda = 1: fewer than 100 labels)" in text
+    assert "lambda=1.000 (lambda = 1: fewer than 200 labels)" in text
 
 
 def test_active_lambda_is_not_clipped_for_a_judge_on_a_narrower_scale():
@@ -128,6 +129,11 @@ def test_active_lambda_is_not_clipped_for_a_judge_on_a_narrower_scale():
 
 
 # ---- the uniform mix --------------------------------------------------------------------------
+
+
+def test_the_thresholds_are_the_documented_ones():
+    # docs/benchmarks.md "Defaults that keep coverage": PPI++ 100 labels, active 200
+    assert ppi_module.SMALL_SAMPLE_LABELS == 100 and SMALL_SAMPLE_LABELS == 200
 
 
 def test_default_tau_is_the_reference_rule_with_tau_one_half():

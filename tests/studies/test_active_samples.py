@@ -161,11 +161,11 @@ def test_budget_for_a_half_width_follows_the_variance_formula():
 # ------------------------------------------------------------------------------ estimates
 def _numpy_active(y, f, pi, xi, alpha=0.05):
     """The active estimate recomputed from its definition: A = Y xi / pi, B = f (xi / pi - 1),
-    lambda = 1 with fewer than 100 labels (issue 34), else cov(A, B) / var(B) unclipped,
+    lambda = 1 with fewer than 200 labels (issue 34), else cov(A, B) / var(B) unclipped,
     Z = A - lambda B, mean and sd / sqrt(N)."""
     A = np.where(xi == 1, y, 0.0) * xi / pi
     B = f * (xi / pi - 1)
-    lam = 1.0 if xi.sum() < 100 else float(np.cov(A, B, bias=True)[0, 1] / np.var(B))
+    lam = 1.0 if xi.sum() < 200 else float(np.cov(A, B, bias=True)[0, 1] / np.var(B))
     Z = A - lam * B
     se = Z.std() / math.sqrt(len(Z))
     z = norm.ppf(1 - alpha / 2)
