@@ -78,6 +78,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from .ppi import SMALL_SAMPLE_LABELS as PPI_SMALL_SAMPLE_LABELS
+
 DEFAULT_ALPHA = 0.05
 DEFAULT_FLOOR_FRACTION = 0.05  # floor = DEFAULT_FLOOR_FRACTION * n_b / N
 # Weight of the uniform rule (issue 34): with an uncertainty that carries no signal, tau = 0
@@ -322,13 +324,15 @@ def population_moments(
 
 def uniform_ppi_se(m: np.ndarray | float, N: int, mom: dict[str, float]) -> np.ndarray:
     """Standard error of uniform PPI++ (:mod:`.ppi`) with ``m`` uniformly drawn labelled items
-    and ``N - m`` judge-only ones, at its optimal (clipped) lambda, from :func:`population_moments`."""
+    and ``N - m`` judge-only ones, at its optimal (clipped) lambda, or 1 with fewer than
+    :data:`.ppi.SMALL_SAMPLE_LABELS` labels as :func:`.ppi.ppi_mean` does, from :func:`population_moments`."""
     m = np.asarray(m, dtype=float)
     Nu = N - m
     vf = mom["var_f"]
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(vf > 0, mom["cov_yf"] / ((1 + m / Nu) * vf), 0.0)
     lam = np.clip(np.nan_to_num(lam), 0.0, 1.0)
+    lam = np.where(m < PPI_SMALL_SAMPLE_LABELS, 1.0, lam)
     var_d = np.maximum(mom["var_y"] - 2 * lam * mom["cov_yf"] + lam**2 * mom["var_f_weighted"], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = lam**2 * vf / Nu + var_d / m

@@ -24,7 +24,8 @@ signal).
 
 Sections (``--section``): ``tau`` (coverage and labels saved against uniform PPI++ per tau),
 ``ppi_small`` (uniform PPI++ coverage by number of labels, power-tuned vs lambda = 1),
-``active_small`` (active coverage by budget, power-tuned vs lambda = 1), ``clip`` (active
+``active_small`` (active coverage by budget, power-tuned vs lambda = 1; 200 items),
+``active_threshold`` (the same around the threshold of 200 labels; 2,000 items), ``clip`` (active
 lambda clipped to [0, 1] or not: coverage and standard error).  "Uniform PPI++ labels for the
 same mean half-width": the ``m`` at which uniform PPI++ at its population-optimal (clipped)
 lambda, ``z sqrt(lambda^2 var(f) / (N - m) + var(Y - lambda f) / m)``, equals the active mean
@@ -260,6 +261,24 @@ def section_active_small(a) -> None:
             sys.stdout.flush()
 
 
+def section_active_threshold(a) -> None:
+    """Where the active small-sample rule stops: 2,000 items, budgets around the threshold."""
+    budgets = (120, 150, 200, 300)
+    N = 2000
+    print(f"\n== active, where tuning becomes safe: {a.studies} studies x {N} items, calibrated judge, tau {a.tau} ==")
+    print("coverage power-tuned (unclipped) / lambda = 1 (mean half-width ratio lambda=1 : tuned)")
+    print("| uncertainty | " + " | ".join(f"budget {b}" for b in budgets) + " |")
+    print("|---|" + "---:|" * len(budgets))
+    for unc in ("informative", "constant", "noisy", "lognormal"):
+        cells = []
+        for nb in budgets:
+            r, _ = run_active(a.studies, N, nb, "calibrated", unc, a.tau, a.seed, ("tuned", "one"))
+            t, o = r["tuned"], r["one"]
+            cells.append(f"{t['cov'].mean():.3f} / {o['cov'].mean():.3f} ({o['hw'].mean() / t['hw'].mean():.2f})")
+        print(f"| {unc} | " + " | ".join(cells) + " |")
+        sys.stdout.flush()
+
+
 def section_clip(a) -> None:
     print(f"\n== active lambda clipped to [0, 1] or not: {a.studies} studies, tau {a.tau} ==")
     print(
@@ -287,7 +306,9 @@ def main() -> None:
     ap.add_argument(
         "--lam", choices=("default", "tuned", "clipped", "one"), default="default", help="lambda in the tau section"
     )
-    ap.add_argument("--section", choices=("all", "tau", "ppi_small", "active_small", "clip"), default="all")
+    ap.add_argument(
+        "--section", choices=("all", "tau", "ppi_small", "active_small", "active_threshold", "clip"), default="all"
+    )
     a = ap.parse_args()
     t0 = time.perf_counter()
     print(f"{a.studies} studies per setting, seed {a.seed}; load average {os.getloadavg()[0]:.1f}")
@@ -295,6 +316,7 @@ def main() -> None:
         ("tau", section_tau),
         ("ppi_small", section_ppi_small),
         ("active_small", section_active_small),
+        ("active_threshold", section_active_threshold),
         ("clip", section_clip),
     ):
         if a.section in ("all", name):
