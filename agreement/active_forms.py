@@ -42,6 +42,7 @@ class ActiveSampleForm(forms.Form):
     # the default keeps the 95% intervals covering when the uncertainty carries no signal
     # (issue 34; hvstats.active.DEFAULT_TAU, docs/benchmarks.md "Defaults that keep coverage")
     tau = forms.FloatField(
+        required=False,  # left empty: DEFAULT_TAU (clean)
         initial=DEFAULT_TAU,
         min_value=0.0,
         max_value=1.0,
@@ -70,6 +71,8 @@ class ActiveSampleForm(forms.Form):
         data = super().clean()
         if not data.get("budget") and not data.get("target_half_width"):
             raise forms.ValidationError(_("give a budget or a target half-width"))
+        if data.get("tau") is None and "tau" not in self.errors:
+            data["tau"] = DEFAULT_TAU
         return data
 
 

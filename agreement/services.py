@@ -492,7 +492,8 @@ def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterato
     ``advantage_probability`` (rho), ``passed`` (1/0), ``epsilon``, ``n_items_dropped``, and per
     human (subject = the human) ``rejected`` (1/0, with its p-value and items) or ``skipped``
     (fewer than the paper's 30 items); PPI: ``estimate`` and ``classical_estimate`` with their
-    CIs, ``lambda``, ``n_unlabeled`` and the budget advice (``budget_*``)."""
+    CIs, ``lambda`` (reason: the small-sample rule where it chose lambda), ``n_unlabeled`` and the
+    budget advice (``budget_*``)."""
 
     def row(metric: str, value: Any, **kw: Any) -> dict[str, Any]:
         ci = kw.pop("ci", None) or [None, None]
