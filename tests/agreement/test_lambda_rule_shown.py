@@ -57,3 +57,13 @@ def test_the_active_form_defaults_tau_to_one_half():
     assert typed.is_valid() and typed.cleaned_data["tau"] == 0.0
     bad = ActiveSampleForm({**base, "tau": "1.5"}, **kw)
     assert not bad.is_valid() and "tau" in bad.errors
+
+
+def test_the_active_method_line_states_the_rule_in_every_language():
+    from hvstats.active_table import METHOD
+
+    assert "(1 below 200 labels)" in METHOD
+    with translation.override("de"):
+        assert "(1 unter 200 Labels)" in table_strings.translate(METHOD)
+    with translation.override("zh-hans"):
+        assert "标注少于 200 个时取 1" in table_strings.translate(METHOD)
