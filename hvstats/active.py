@@ -35,8 +35,9 @@ Setting: ``N`` items, the judge's value ``f_i`` on every item, a sampling probab
   tuned value.  The tuned ``lambda`` is fitted on the same draws as the variance it minimises,
   which makes that variance optimistic, more so than in uniform PPI++ because the weights
   ``1 / pi`` vary: over 2,000 simulated studies per setting the tuned interval covered
-  0.89-0.94 with 20-60 labels and 0.927-0.940 with 120-150, ``lambda = 1`` 0.94-0.96 and
-  0.941-0.950; from 200 labels on the tuned one covered 0.941-0.945 (docs/benchmarks.md).  The
+  0.89-0.94 with 20-60 labels and 0.934-0.953 with 120-150 (below 0.94 in 5 of 8 settings),
+  ``lambda = 1`` 0.94-0.96 and 0.942-0.956; with 200 labels the tuned one covered 0.939-0.950,
+  with 300 0.943-0.958 (docs/benchmarks.md "Defaults that keep coverage").  The
   price: with a judge on another scale than the human value (1 + 4 f against a 0/1 label)
   ``lambda = 1`` is 3.5-5x wider; pass ``small_sample_labels=0`` to tune anyway.
 - **Interval** (the paper's CLT, Theorem 1 for the mean): ``se = sd_0(Z) / sqrt(N)`` (as the
@@ -83,9 +84,10 @@ from .ppi import SMALL_SAMPLE_LABELS as PPI_SMALL_SAMPLE_LABELS
 DEFAULT_ALPHA = 0.05
 DEFAULT_FLOOR_FRACTION = 0.05  # floor = DEFAULT_FLOOR_FRACTION * n_b / N
 # Weight of the uniform rule (issue 34): with an uncertainty that carries no signal, tau = 0
-# covered 0.918-0.933 and needed up to 2.3x the labels of uniform PPI++; tau = 0.5 covered
-# 0.941-0.947 and kept 11-13% of the savings an informative uncertainty gives (16-18% at
-# tau = 0).  perf/active_defaults_sim.py, docs/benchmarks.md "Defaults that keep coverage".
+# needed 41-130% more labels than uniform PPI++ and, with lambda tuned, covered 0.911-0.922
+# (2,000 items, 200 labels); tau = 0.5 needed 3-19% more and covered 0.939-0.944, while an
+# informative uncertainty still saves 11-12% (16-17% at tau = 0).  perf/active_defaults_sim.py,
+# docs/benchmarks.md "Defaults that keep coverage".
 DEFAULT_TAU = 0.5
 # Fewer labelled items than this: lambda = 1, not power tuned (module docstring, "Small samples").
 SMALL_SAMPLE_LABELS = 200
