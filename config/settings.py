@@ -328,6 +328,13 @@ HV_JUDGE_ALLOWED_HOSTS = [
     if h.strip()
 ]
 
+# Nobody stalls the shared worker (judges/share.py, docs/judges.md#bounds-and-the-shared-worker):
+# judge chunks of one project at work at once (0: no limit); a chunk over it is sent again after
+# about this many seconds; how often a working chunk reads whether its run was cancelled.
+HV_JUDGE_PROJECT_SHARE = int(os.environ.get("HV_JUDGE_PROJECT_SHARE", 1))
+HV_JUDGE_SHARE_RETRY_SECONDS = float(os.environ.get("HV_JUDGE_SHARE_RETRY_SECONDS", 3))
+HV_JUDGE_CANCEL_POLL_SECONDS = float(os.environ.get("HV_JUDGE_CANCEL_POLL_SECONDS", 1))
+
 # Cache: per-process memory by default; HV_CACHE_URL=redis://... shares it between processes.
 _CACHE_URL = os.environ.get("HV_CACHE_URL", "")
 CACHES = {

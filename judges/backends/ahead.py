@@ -255,6 +255,7 @@ class AheadBackend(JudgeBackend):
                 preset_key=self.spec.preset_key,
             )
             self._extractor = runner(spec)
+            self._extractor.cancelled = self.cancelled  # a cancel reaches the extractor's retries
         return self._extractor
 
     def encoder(self):
