@@ -411,7 +411,10 @@ class GenerativeBackend(JudgeBackend):
                     f"[{tag}] {r.text if r.text is not None else ''}" for tag, r in zip(tags, mine, strict=True)
                 )
             )
-            latency = sum(r.latency_ms or 0 for r in mine)
+            # the time to the answers; none when no request got one (a silent port's timeout and a
+            # refused port's instant error must read the same, issue 37)
+            timed = [r.latency_ms for r in mine if r.latency_ms is not None]
+            latency = sum(timed) if timed else None
             usage = pass_usage(mine)  # a failed parse cost its tokens too
             errors = [r.error for r in mine if r.error]
             if errors:
