@@ -315,8 +315,9 @@ HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")
 # variable holding its key; only these are allowed (comma-separated; see the README).
 HV_JUDGE_API_BASE = os.environ.get("HV_JUDGE_API_BASE", "")  # the default endpoint, always allowed
 # environment variables a judge may use as its key (a trailing * is a prefix); HV_JUDGE_API_KEY always.
-# NAME@host:port binds a key to an endpoint (repeat the name for more); a name without @ goes only
-# to HV_JUDGE_API_BASE (docs/security.md)
+# NAME@host:port (or PREFIX*@host:port) binds a key to an endpoint (repeat the name for more), and a
+# bound key goes only there; a name listed exactly without @ goes only to HV_JUDGE_API_BASE; a key
+# matched only by a prefix without @ is sent nowhere (docs/security.md)
 HV_JUDGE_API_KEYS = [
     n.strip() for n in os.environ.get("HV_JUDGE_API_KEYS", "HV_JUDGE_API_KEY,HV_JUDGE_KEY_*").split(",") if n.strip()
 ]
