@@ -94,8 +94,8 @@ def check_no_control(what: str, text: str) -> str:
     Nor a format character: a bidi override shows the URL as another one (issue 37)."""
     if has_control(text):
         raise ValueError(
-            f"{what} must not hold control or invisible characters (line breaks, tabs, NUL, bidi overrides, "
-            "zero-width spaces)"
+            f"{what} must not hold control characters (line breaks, tabs, NUL) or invisible characters "
+            "(bidi overrides, zero-width spaces)"
         )
     return text
 
