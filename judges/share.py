@@ -14,11 +14,15 @@ judges from holding them all:
   every ``HV_JUDGE_CANCEL_POLL_SECONDS`` (default 1) and sets the backends' ``cancelled`` event
   when the run was cancelled (or failed elsewhere), which ends a retry back-off at once and
   starts no new request; it renews the chunk's slot on each read, so the slot of a killed
-  worker lapses after ``SLOT_LEASE_TICKS`` missed reads instead of blocking the project."""
+  worker lapses after ``SLOT_LEASE_TICKS`` missed reads instead of blocking the project. A slot
+  held by a process of this machine that no longer exists is given back at once
+  (:func:`_holder_gone`)."""
 
 from __future__ import annotations
 
+import os
 import random
+import socket
 import threading
 from datetime import timedelta
 
@@ -57,6 +61,21 @@ def retry_countdown() -> float:
     return base * (1 + random.random() / 2)
 
 
+def _holder_gone(worker: str) -> bool:
+    """Whether a slot's worker (``jobs.worker_id()``, host:pid) was a process of this machine
+    that has ended (a worker killed and started again): its slot need not wait for its lapse."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)  # signal 0: does the process exist (nothing is sent)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists, under another user
+        return False
+    return False
+
+
 def take_slot(run: JudgeRun) -> JudgeChunkSlot | bool:
     """A slot of the run's project for one chunk: the slot, ``True`` when the share is off, or
     ``False`` when the project already holds its share (nothing written)."""
@@ -68,6 +87,10 @@ def take_slot(run: JudgeRun) -> JudgeChunkSlot | bool:
         # one taker at a time per project: a row lock on PostgreSQL; SQLite has one writer
         Project.objects.select_for_update().filter(pk=run.project_id).values_list("pk", flat=True).first()
         JudgeChunkSlot.objects.filter(project_id=run.project_id, expires_at__lte=now).delete()  # lapsed
+        held = JudgeChunkSlot.objects.filter(project_id=run.project_id).values_list("pk", "worker")
+        gone = [pk for pk, worker in held if _holder_gone(worker)]
+        if gone:
+            JudgeChunkSlot.objects.filter(pk__in=gone).delete()
         slot = JudgeChunkSlot.objects.create(
             project_id=run.project_id, run=run, worker=jobs.worker_id(), expires_at=now + slot_lease()
         )

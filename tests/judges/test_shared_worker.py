@@ -13,6 +13,10 @@ the millions held a worker thread for days, and Cancel answered 200 without free
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
 from datetime import timedelta
 
@@ -202,6 +206,14 @@ def test_the_slot_of_a_killed_worker_lapses_and_zero_turns_the_share_off(researc
         JudgeChunkSlot.objects.filter(pk=dead.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
         taken = share.take_slot(run)
         assert isinstance(taken, JudgeChunkSlot) and not JudgeChunkSlot.objects.filter(pk=dead.pk).exists()
+        # a worker of this machine that was killed and started again: its slot goes at once
+        gone = subprocess.Popen([sys.executable, "-c", "pass"])
+        gone.wait()
+        JudgeChunkSlot.objects.filter(pk=taken.pk).update(worker=f"{socket.gethostname()}:{gone.pid}")
+        again = share.take_slot(run)
+        assert isinstance(again, JudgeChunkSlot) and not JudgeChunkSlot.objects.filter(pk=taken.pk).exists()
+        # a live one (this process) keeps its slot until it lapses
+        assert again.worker == f"{socket.gethostname()}:{os.getpid()}" and share.take_slot(run) is False
         settings.HV_JUDGE_PROJECT_SHARE = 0  # no share: a chunk always runs, and takes no slot
         assert share.take_slot(run) is True
         assert execution.execute_judge_chunk(run_id=run.id, item_ids=run.item_ids).status == "done"
