@@ -455,6 +455,14 @@ TEMPLATES: tuple[str, ...] = (
     ),
     gettext_noop("%(name)s: the answer changes without one of %(names)s."),
     gettext_noop("%(name)s: winning rate exactly 0.5 on %(fields)s."),
+    # the notes of hvstats.notes under the paper tables and the verdicts table
+    gettext_noop(
+        "Small samples, fewer than %(n)d items (the interval is rough): %(count)d coefficients on %(least)d to "
+        "%(most)d items, in the rows %(rows)s; columns %(columns)s."
+    ),
+    gettext_noop(
+        "%(row)s: a mean at %(percent)s of %(n)d items, with the exact binomial (Clopper-Pearson) 95%% interval."
+    ),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
 )

@@ -19,6 +19,7 @@ import pandas as pd
 from annotation.models import Project
 from core.errors import DomainError
 from hvstats.alt_test import DEFAULT_EPSILON
+from hvstats.notes import with_small_sample_note
 from hvstats.report import judge_verdicts, verdict_answers
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
@@ -101,14 +102,16 @@ def compute_tables(
     :mod:`hvstats.verdicts`); then, for a project with an active sample, one
     table of active estimates per series (:func:`agreement.active.estimates_tables`).
     ``min_rater_items``: the least number of rated items for a rater to enter the human
-    agreement ceilings and slots."""
+    agreement ceilings and slots. Each preset table gets a note naming its coefficients on fewer
+    than ``hvstats.notes.SMALL_SAMPLE_ITEMS`` items (:func:`hvstats.notes.with_small_sample_note`)."""
     fn = project.preset.validation_report
     extra = active.estimates_tables(active.estimates(project, frame)) if active.has_active(project) else []
     if fn is None:
         return extra
     inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame, min_rater_items=min_rater_items)
     try:
-        out = list(fn(inp))
+        # a coefficient on fewer than hvstats.notes.SMALL_SAMPLE_ITEMS items is named under its table
+        out = [with_small_sample_note(t) for t in fn(inp)]
         verdicts = judge_verdicts(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else {}
         answers = answers_of(inp.frame, dict(inp.levels), epsilon)
     except ValueError as exc:  # a pure library refused the data

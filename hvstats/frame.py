@@ -154,7 +154,9 @@ _COEFFICIENT_COLUMNS = [
 def alt_tests(report: Mapping[str, Any]) -> pd.DataFrame:
     """The alt-test per (field, block, judge): ``winning_rate`` (ω), ``advantage_probability``
     (ρ), ``passed`` (ω >= 0.5), ``epsilon``, ``scoring``, ``n_items``, ``n_humans``,
-    ``reason`` (why undefined). The per-human tests stay in the report dict."""
+    ``reason`` (why undefined), ``warnings`` (what makes a verdict uninformative: no variation,
+    one category, too few humans, no common item; ``; ``-joined). The per-human tests stay in the
+    report dict."""
     rows = []
     for f, block, b in _blocks(report):
         for j, jd in b.get("judges_vs_humans", {}).items():
@@ -174,10 +176,11 @@ def alt_tests(report: Mapping[str, Any]) -> pd.DataFrame:
                     "n_items": a.get("n_items"),
                     "n_humans": a.get("n_humans"),
                     "reason": a.get("reason"),
+                    "warnings": "; ".join(a.get("warnings") or ()),
                 }
             )
     cols = ["field", "block", "judge", "winning_rate", "advantage_probability", "passed", "epsilon", "scoring"]
-    return pd.DataFrame(rows, columns=[*cols, "n_items", "n_humans", "reason"])
+    return pd.DataFrame(rows, columns=[*cols, "n_items", "n_humans", "reason", "warnings"])
 
 
 def answers(report: Mapping[str, Any]) -> pd.DataFrame:
@@ -206,6 +209,15 @@ def answers(report: Mapping[str, Any]) -> pd.DataFrame:
         for a in report.get("answers") or ()
     ]
     return pd.DataFrame(rows, columns=cols)
+
+
+def notes(report: Mapping[str, Any]) -> pd.DataFrame:
+    """The report's notes (``"notes"``, :mod:`.notes`): one row per note, with its ``code``
+    (no_variation, one_category, too_few_humans, no_common_item, small_sample, exact_interval),
+    where it applies (``field``, ``stratum``, ``judge``, ``statistic``), the numbers it rests on
+    and its ``text``."""
+    cols = ["code", "field", "stratum", "judge", "statistic", "value", "n_items", "n_humans", "threshold", "text"]
+    return pd.DataFrame([{k: n.get(k) for k in cols} for n in report.get("notes") or ()], columns=cols)
 
 
 def ppi(report: Mapping[str, Any]) -> pd.DataFrame:

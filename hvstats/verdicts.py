@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .notes import EXACT_TABLE_NOTE
 from .tables import Cell, Row, Table
 
 COLUMNS = (
@@ -85,6 +86,13 @@ def verdicts_table(
     eps = f" at epsilon {epsilon:g}" if epsilon is not None else ""
     # a verdict the data cannot support is said under the table too, not only in its cell
     warnings = tuple(f"{r.label}: {r.cells[0].note}." for r in rows if r.cells[0].note)
+    # a 0/1 mean at 0% or 100% carries the exact interval (hvstats.report._add_verdicts): say so
+    for j in judges:
+        for f, per in verdicts.items():
+            p = (per.get(j) or {}).get("ppi") or {}
+            if p.get("classical_ci_method") == "clopper_pearson":
+                pct = f"{100 * p['classical_estimate']:.0f}%"
+                warnings += (EXACT_TABLE_NOTE % {"row": f"{label(j)}: {f}", "percent": pct, "n": p["n_labeled"]},)
     return Table(
         key="judge-verdicts",
         title="Judge verdicts: alternative annotator test and prediction-powered mean",
