@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0014_repair_lone_surrogates'),
-        ('judges', '0009_backend_choices_from_registry'),
+        ('judges', '0010_judge_output_import'),
     ]
 
     operations = [
