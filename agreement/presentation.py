@@ -548,7 +548,7 @@ def _lambda_text(r: dict[str, Any]) -> str:
     should see that lambda = 1 was imposed, not tuned)."""
     rule = r.get("lambda_rule") or ""
     text = _fmt(r.get("lambda"), 2)
-    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = 1:") else text
+    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = ") else text
 
 
 def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:

@@ -550,7 +550,7 @@ def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterato
     yield row("estimate", v.get("estimate"), ci=v.get("ci"), n_items=n, reason=reason)
     yield row("classical_estimate", v.get("classical_estimate"), ci=v.get("classical_ci"), n_items=n)
     rule = v.get("lambda_rule") or ""
-    yield row("lambda", v.get("lambda"), n_items=n, reason=rule if rule.startswith("lambda = 1:") else None)
+    yield row("lambda", v.get("lambda"), n_items=n, reason=rule if rule.startswith("lambda = ") else None)
     yield row("n_unlabeled", v.get("n_unlabeled"))
     b = v.get("budget")
     if b:
