@@ -85,7 +85,7 @@ def read_jsonl(stream: io.TextIOBase) -> Iterator[tuple[int, Any, str | None]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield line_no, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+            yield line_no, None, f"invalid JSON ({exc.msg}: column {exc.colno})"
             continue
         except RecursionError:
             yield line_no, None, f"the JSON is nested too deeply (more than {MAX_DEPTH} levels of lists / objects)"

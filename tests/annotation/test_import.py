@@ -95,7 +95,7 @@ def test_malformed_jsonl_line_is_reported_by_number_and_nothing_is_written(resea
     project = make_project("cqbench.turing", owner=researcher, annotators=annotators)
     data = jsonl(turing_records(3)) + "{not json\n" + jsonl(turing_records(1, start=10))
     report = _bad_import(project, data)
-    assert report.errors == ["line 4: invalid JSON (Expecting property name enclosed in double quotes at column 2)"]
+    assert report.errors == ["line 4: invalid JSON (Expecting property name enclosed in double quotes: column 2)"]
 
 
 def test_unknown_and_missing_fields_are_reported_per_line(researcher, annotators):

@@ -178,8 +178,8 @@ def test_a_full_export_given_as_json_min_is_refused_with_the_format_to_use(wvs_p
         run(wvs_project, LS_FULL, "labelstudio-min", "--map", "quality=q3")
     message = str(exc.value)
     assert (
-        "line 1: this is Label Studio's full JSON export (tasks with 'annotations'): use the format labelstudio"
-        in message
+        "line 1: this is Label Studio's full JSON export (tasks with 'annotations'): choose the format "
+        "Label Studio JSON export (labelstudio)" in message
     )
     assert nothing_written(wvs_project)
 
