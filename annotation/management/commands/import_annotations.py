@@ -14,7 +14,6 @@ from annotation.models import Project
 from annotation.sources import registry
 from core.errors import DomainError
 
-
 #: the service's messages name a field to map as FIELD=QUESTION (the page's and the API's words)
 UNKNOWN_FIELD = re.compile(r"unknown field '([^']+)'")
 
