@@ -28,7 +28,16 @@ FORMAT_CHOICES = registry.human_choices
 class UploadForm(forms.Form):
     file = forms.FileField(label=gettext_lazy("File"))
     format = forms.ChoiceField(label=gettext_lazy("Format"), choices=FORMAT_CHOICES)
-    item_key = forms.CharField(label=gettext_lazy("Item key"), initial="id", max_length=200)
+    item_key = forms.CharField(
+        label=gettext_lazy("Item key"),
+        initial="id",
+        max_length=200,
+        help_text=gettext_lazy(
+            "The key of the task's data that names the item (e.g. pair_id), matched against the items' external "
+            "ids first, then against an item field of that name. Left at id, it is found in the file when one "
+            "key of the tasks' data names this project's items."
+        ),
+    )
     mapping = forms.CharField(
         label=gettext_lazy("Mapping"), required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000
     )
@@ -49,6 +58,13 @@ def _page(request, project, *, form=None, report=None, staged=None, error=None, 
             "project": project,
             "form": form or UploadForm(),
             "report": report,
+            # one row per source field: the question it answers and examples of how its values are read
+            "mapping_rows": [
+                (source, question, (report.value_examples or {}).get(source, []))
+                for source, question in (report.mapping or {}).items()
+            ]
+            if report
+            else [],
             "staged": staged,
             "error": error,
             "imports": annotation_import.imports_of(project),
@@ -102,7 +118,7 @@ def annotation_import_preview(request: HttpRequest, project_id: int) -> HttpResp
         "token": token,
         "name": name,
         "format": data["format"],
-        "item_key": data["item_key"],
+        "item_key": report.item_key,  # the key detected from the file, when it was
         "mapping": "\n".join(f"{k}={v}" for k, v in mapping.items()),
     }
     return _page(request, project, report=report, staged=staged)
