@@ -382,15 +382,16 @@ def items_by_key(
 
 def detect_item_key(project: Project, data_keys: Mapping[str, set[str]], *, tried: str) -> tuple[str | None, list[str]]:
     """(the one key of the tasks' data whose values name items of the project, else None; the
-    keys that name some). Each key's values are matched as :func:`items_by_key` matches them."""
+    keys that name some, each value one item). Each key's values are matched as
+    :func:`items_by_key` matches them."""
     latest = latest_items(project)
     naming: list[str] = []
     for key in sorted(data_keys):
         values = data_keys[key]
         if key == tried or not values:
             continue
-        found, _several = items_by_key(project, key, values, latest=latest)
-        if found:
+        found, several = items_by_key(project, key, values, latest=latest)
+        if found and not several:  # a value shared by several items (a question's text) names none
             naming.append(key)
     return (naming[0] if len(naming) == 1 else None), naming
 
