@@ -163,6 +163,9 @@ def test_non_utf8_is_refused(researcher, annotators):
         ("sub/../../outside.png", "leaves the import folder"),
         ("C:/windows/x.png", "leaves the import folder"),
         ("missing.png", "not found"),
+        ("https://example.org/a0.png", "image URLs are not supported; download the images and upload them as a .zip"),
+        ("s3://bucket/a0.png", "image URLs are not supported"),
+        ("data:image/png;base64,iVBORw0KGgo=", "image URLs are not supported"),
     ],
 )
 def test_image_paths_never_leave_the_import_root(researcher, annotators, tmp_path, path, message):
