@@ -320,7 +320,7 @@ def test_the_page_preview_explains_the_import_in_web_words(client, by_id, resear
     page = resp.content.decode()
     assert resp.status_code == 200 and resp.context["report"].ok
     assert 'data-testid="import-raters"' in page and "imported-3" in page
-    assert page.count("<tr><td>task 900, annotation") == 3  # the three sample rows
+    assert page.count("<tr><td><code>task 900, annotation") == 3  # the three sample rows
     assert "<code>No obvious explicit cue is present.</code> → <code>1</code>" in page
     assert not Annotation.objects.filter(item__project=by_id).exists()
 
