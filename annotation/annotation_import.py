@@ -411,7 +411,11 @@ def _read_with_item_key(
     counts = ReadCounts()
     ratings = read_ratings(raw, reader, item_key=item_key, problem=problem, counts=counts, expected=expected)
     if item_key in DETECTED_KEYS and counts.data_keys:
-        named = items_by_key(project, item_key, {r.key for r in ratings})[0] if ratings else {}
+        keys = list(dict.fromkeys(r.key for r in ratings))
+        # a first thousand keys decide for a file that matches (the common case costs one query)
+        named = bool(keys) and bool(
+            items_by_key(project, item_key, set(keys[:1000]))[0] or items_by_key(project, item_key, set(keys[1000:]))[0]
+        )
         if not named:
             detected, naming = detect_item_key(project, counts.data_keys, tried=item_key or "id")
             if detected is not None:
