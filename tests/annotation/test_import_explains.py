@@ -338,3 +338,34 @@ def test_the_preview_page_lists_the_tasks_keys_when_none_names_an_item(client, b
     assert resp.status_code == 200 and not resp.context["report"].ok
     assert 'data-testid="import-data-keys"' in page and "<code>pair_id</code>" in page
     assert page.count("tasks have no &#x27;id&#x27;") == 1
+
+
+def test_the_command_dry_run_says_the_detected_key_and_the_raters(by_id, tmp_path):
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(full_export()), encoding="utf-8")
+    out = io.StringIO()
+    call_command("import_annotations", str(by_id.id), str(path), "--format", "labelstudio", "--dry-run", stdout=out)
+    text = out.getvalue()
+    assert "item key: pair_id (detected from the file" in text
+    assert "1 -> imported-1 (new): 2, 2 -> imported-2 (new): 2, 3 -> imported-3 (new): 2" in text
+    assert not Annotation.objects.filter(item__project=by_id).exists()
+
+
+def test_the_api_preview_carries_the_explanation_for_the_projects_researchers_only(client, by_id, researcher):
+    from annotation import projects
+
+    annotator = make_user("ann-api-explain")
+    projects.add_member(project=by_id, user=annotator, role="annotator")
+    url = reverse("api-project-annotation-imports", args=[by_id.id])
+    data = {"format": "labelstudio", "preview": "true"}
+    assert client.post(url, {**data, "file": upload(json.dumps(full_export()))}).status_code in (401, 403)
+    client.force_login(annotator)
+    assert client.post(url, {**data, "file": upload(json.dumps(full_export()))}).status_code == 403
+    client.force_login(researcher)
+    resp = client.post(url, {**data, "file": upload(json.dumps(full_export()))})
+    assert resp.status_code == 200, resp.content
+    body = resp.json()
+    assert body["item_key"] == "pair_id" and body["item_key_detected"]
+    assert [r["annotations"] for r in body["rater_plan"]] == [2, 2, 2]
+    assert len(body["sample_rows"]) == 3 and body["value_examples"]["q4"] == [[Q4_YES, "1", Q4_YES]]
+    assert not Annotation.objects.filter(item__project=by_id).exists()

@@ -90,8 +90,16 @@ class Command(BaseCommand):
             lines = "\n".join(f"  {e}" for e in report.errors)
             more = f"\n  ... and {report.errors_truncated} more" if report.errors_truncated else ""
             raise CommandError(f"nothing was imported:\n{lines}{more}{command_hints(report)}")
+        if report.item_key_detected:
+            self.stdout.write(f"item key: {report.item_key} (detected from the file; --item-key to choose another)")
         mapping_text = ", ".join(f"{k} -> {v or '(left out)'}" for k, v in report.mapping.items())
         self.stdout.write(f"mapping: {mapping_text or '(none)'}")
+        if dry_run and report.rater_plan:
+            raters = ", ".join(
+                f"{r['source']} -> {r['rater']}{' (new)' if r['new'] else ''}: {r['annotations']}"
+                for r in report.rater_plan
+            )
+            self.stdout.write(f"raters (annotator in the file -> rater: annotations): {raters}")
         if report.questions_unanswered:
             self.stdout.write(f"questions no field answers: {', '.join(report.questions_unanswered)}")
         if report.duplicate_of is not None:
