@@ -3,15 +3,23 @@
     read (the format's reader in ``annotation.sources.registry``: Label Studio JSON / JSON-MIN /
           CSV, long CSV / JSONL, wide CSV; :func:`read_ratings`, the stage a judge's outputs,
           ``judges.imported``, are read through too)
-      -> match each rating's item by the item key (the external id, or a field of the item's
-         data / meta such as ``pair_id``)
+      -> match each rating's item by the item key: the task data's value of the key (e.g.
+         ``pair_id``) as an item's external id first, then as a field of the item's data / meta
+         of that name; with the default key ``id`` naming nothing, the one data key that names
+         the project's items is detected (:func:`detect_item_key`)
       -> map source fields to rubric questions (by name; ``mapping`` FROM -> TO for the rest,
          TO "" to ignore a field) and coerce values to the rubric's options ("1" -> 1, an
          option's label -> its value)
       -> check every answer with the rubric validator a browser submission goes through
       -> write: one pseudonymous human rater per source annotator (no account; the source id
-         kept in ``Rater.parameters``, never shown), one submitted regular ``Assignment`` and
+         kept in ``Rater.parameters``, shown only in the import's preview to say which annotator
+         becomes which rater, never exported), one submitted regular ``Assignment`` and
          one ``Annotation`` per rating (``source_import`` = the import), rows streamed with COPY
+
+The preview explains the import before anything is written: the item key (detected or given),
+how each field's values are read (examples: in the file -> stored, with the option's label),
+which annotators become which raters with their counts, and the first rows to be written; a
+problem shared by every task is said once, first (a key no task has, a file for another project).
 
 All or nothing: any problem (an option outside the rubric, an unknown item, a missing answer, a
 rater-item pair given twice, an unknown field...) means nothing is written, and the report lists
