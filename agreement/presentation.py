@@ -268,6 +268,8 @@ def _answer_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "sure": sure,
                 "stability": a["stability"],
                 "borderline": borderline,
+                "saved": _saved_words(a.get("labels_saved")),
+                "saved_items": (a.get("labels_saved") or {}).get("items"),
             }
         )
     return out
@@ -325,6 +327,27 @@ def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = 
             )
         out.append({"code": code, "field": field, "judge": n.get("judge"), "text": text % words})
     return out
+
+
+def _saved_words(s: dict[str, Any] | None) -> str:
+    """A judge's headline of human labels saved (:func:`hvstats.ppi.judge_labels_saved`) in words;
+    zero and a cost said as such."""
+    if not s or s.get("items") is None:
+        return ""
+    n = s["items"]
+    if n == 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none (the judge does not narrow the interval on %(field)s)."
+        ) % {"field": s["field"]}
+    if n < 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none; the judge costs %(items)s human-rated items "
+            "(%(ratings)s ratings) on %(field)s, where it widens the interval."
+        ) % {"items": -n, "ratings": -s["human_ratings"], "field": s["field"]}
+    return _(
+        "Human labels saved with PPI++ on this pool: %(items)s human-rated items (%(ratings)s ratings), the "
+        "fewest over its fields (%(field)s): people alone would need that many more for the same half-width."
+    ) % {"items": n, "ratings": s["human_ratings"], "field": s["field"]}
 
 
 def _joint_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -481,7 +504,7 @@ def _ppi_words(p: dict[str, Any] | None) -> str:
         "ci": _ci_text(p.get("ci")),
         "labeled": p["n_labeled"],
         "unlabeled": p["n_unlabeled"],
-        "lam": _fmt(p["lambda"], 2),
+        "lam": _lambda_text(p),
         "human": human,
         "level": level,
     }
@@ -518,6 +541,14 @@ def _fmt(v: Any, digits: int = 3) -> str:
     if isinstance(v, float):
         return f"{v:.{digits}f}"
     return str(v)
+
+
+def _lambda_text(r: dict[str, Any]) -> str:
+    """The estimate's lambda, with the small-sample rule when it chose it (issue 34: the reader
+    should see that lambda = 1 was imposed, not tuned)."""
+    rule = r.get("lambda_rule") or ""
+    text = _fmt(r.get("lambda"), 2)
+    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = 1:") else text
 
 
 def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
@@ -803,7 +834,7 @@ def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]
         "n_labeled": r.get("n_labeled"),
         "n_items": r.get("n_items"),
         "expected": _fmt(r.get("expected_labels"), 1),
-        "lambda": _fmt(r.get("lambda"), 2),
+        "lambda": _lambda_text(r),
         "ppi_half_width": _fmt(u.get("ppi_half_width")),
         "human_half_width": _fmt(u.get("human_only_half_width")),
         "ppi_effective": _fmt(u.get("ppi_effective_labels")) if u.get("ppi_effective_labels") is not None else "> N",

@@ -49,7 +49,7 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
-from core.values import value_problem
+from core.values import loads, value_problem
 
 from . import writing
 from .bulk import insert_rows, reserve_ids
@@ -193,7 +193,7 @@ def coerce(q: Question, raw: Any) -> Any:
         if isinstance(raw, str):
             text = raw.strip()
             try:
-                raw = json.loads(text) if text.startswith("[") else re.split(r"\s*[|;]\s*", text)
+                raw = loads(text) if text.startswith("[") else re.split(r"\s*[|;]\s*", text)
             except (json.JSONDecodeError, RecursionError):
                 return raw
         if not isinstance(raw, list):
@@ -212,7 +212,7 @@ def coerce_repeated(q: Question, raw: Any) -> Any:
     """The whole list answer of a repeated question (a JSON list as text in a CSV cell)."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads(raw)
         except (json.JSONDecodeError, RecursionError):
             return raw
     if not isinstance(raw, list):

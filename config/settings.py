@@ -80,6 +80,11 @@ SECURE_SSL_REDIRECT = env_bool("HV_SECURE_SSL_REDIRECT", False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("HV_SECURE_COOKIES", False)
 SESSION_COOKIE_HTTPONLY = True
+# The language cookie (the switcher's and the one set at log-in) as the session's: over HTTPS only
+# where those are, not sent on cross-site posts, and out of scripts' reach (none reads it) (issue 37)
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
 # Proxies (IPs or networks, comma-separated) whose X-Forwarded-For / X-Forwarded-Proto are
 # believed: the client address for login throttling, and https for SECURE_SSL_REDIRECT.
 HV_TRUSTED_PROXIES = [p.strip() for p in os.environ.get("HV_TRUSTED_PROXIES", "").split(",") if p.strip()]
@@ -198,6 +203,9 @@ HV_MAX_UPLOAD_BYTES = int(os.environ.get("HV_MAX_UPLOAD_BYTES", 512 * 1024 * 102
 # (core/bodylimit.py). Default: the upload limit plus 16 MiB for the multipart envelope and the
 # form's other fields; set the reverse proxy's limit (nginx client_max_body_size) to match.
 HV_MAX_BODY_BYTES = int(os.environ.get("HV_MAX_BODY_BYTES", HV_MAX_UPLOAD_BYTES + 16 * 1024 * 1024))
+# A body sent without a length (Transfer-Encoding: chunked) is held in memory, so it has its own,
+# smaller limit (issue 37, M8); uploads from browsers and the usual clients come with a length.
+HV_MAX_CHUNKED_BODY_BYTES = int(os.environ.get("HV_MAX_CHUNKED_BODY_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE))
 # Imports whose files total at most this many bytes run inside the request; larger ones on a worker.
 HV_INLINE_IMPORT_BYTES = int(os.environ.get("HV_INLINE_IMPORT_BYTES", 4 * 1024 * 1024))
 # Agreement reports over more annotations than this run on a worker with progress.
@@ -238,7 +246,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.Pagination",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -315,8 +323,9 @@ HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")
 # variable holding its key; only these are allowed (comma-separated; see the README).
 HV_JUDGE_API_BASE = os.environ.get("HV_JUDGE_API_BASE", "")  # the default endpoint, always allowed
 # environment variables a judge may use as its key (a trailing * is a prefix); HV_JUDGE_API_KEY always.
-# NAME@host:port binds a key to an endpoint (repeat the name for more); a name without @ goes only
-# to HV_JUDGE_API_BASE (docs/security.md)
+# NAME@host:port (or PREFIX*@host:port) binds a key to an endpoint (repeat the name for more), and a
+# bound key goes only there; a name listed exactly without @ goes only to HV_JUDGE_API_BASE; a key
+# matched only by a prefix without @ is sent nowhere (docs/security.md)
 HV_JUDGE_API_KEYS = [
     n.strip() for n in os.environ.get("HV_JUDGE_API_KEYS", "HV_JUDGE_API_KEY,HV_JUDGE_KEY_*").split(",") if n.strip()
 ]
@@ -327,6 +336,13 @@ HV_JUDGE_ALLOWED_HOSTS = [
     for h in os.environ.get("HV_JUDGE_ALLOWED_HOSTS", "127.0.0.1:8000,localhost:8000,[::1]:8000").split(",")
     if h.strip()
 ]
+
+# Nobody stalls the shared worker (judges/share.py, docs/judges.md#bounds-and-the-shared-worker):
+# judge chunks of one project at work at once (0: no limit); a chunk over it is sent again after
+# about this many seconds; how often a working chunk reads whether its run was cancelled.
+HV_JUDGE_PROJECT_SHARE = int(os.environ.get("HV_JUDGE_PROJECT_SHARE", 1))
+HV_JUDGE_SHARE_RETRY_SECONDS = float(os.environ.get("HV_JUDGE_SHARE_RETRY_SECONDS", 3))
+HV_JUDGE_CANCEL_POLL_SECONDS = float(os.environ.get("HV_JUDGE_CANCEL_POLL_SECONDS", 1))
 
 # Cache: per-process memory by default; HV_CACHE_URL=redis://... shares it between processes.
 _CACHE_URL = os.environ.get("HV_CACHE_URL", "")

@@ -12,7 +12,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,6 +21,7 @@ from annotation.access import managed_project_or_403
 from annotation.models import Project
 from annotation.sources import registry
 from core import reaper
+from core.api import Pagination
 from core.errors import DomainError
 
 from . import bias, endpoints, imported, outputs, selectors
@@ -42,8 +42,18 @@ def _run(request: Request, run_id: int) -> JudgeRun:
     return run
 
 
+class ProjectJudgeField(serializers.PrimaryKeyRelatedField):
+    """An ensemble member: the id of a judge of the project in the serializer's context. Any
+    other id, another project's or none, gets DRF's one "does not exist" answer, so the answer
+    does not tell whether a judge id exists elsewhere (issue 37)."""
+
+    def get_queryset(self):
+        project = self.context.get("project")
+        return JudgeConfig.objects.filter(project=project) if project is not None else JudgeConfig.objects.none()
+
+
 class JudgeConfigSerializer(serializers.ModelSerializer):
-    members = serializers.PrimaryKeyRelatedField(many=True, required=False, queryset=JudgeConfig.objects.all())
+    members = ProjectJudgeField(many=True, required=False, queryset=JudgeConfig.objects.all())
     rater = serializers.IntegerField(source="rater_id", read_only=True)
     prompt_template = serializers.JSONField(required=False)
     parser = serializers.CharField(required=False)
@@ -90,14 +100,6 @@ class JudgeSettingsSerializer(serializers.Serializer):
     price_completion_per_1m = serializers.DecimalField(
         max_digits=12, decimal_places=6, min_value=0, allow_null=True, required=False
     )
-
-
-class JudgeDeletedSerializer(serializers.Serializer):
-    """What deleting the judge removed."""
-
-    runs = serializers.IntegerField()
-    outputs = serializers.IntegerField()
-    annotations = serializers.IntegerField()
 
 
 class StartRunSerializer(serializers.Serializer):
@@ -301,7 +303,7 @@ class JudgeConfigList(APIView):
     @extend_schema(request=JudgeConfigSerializer, responses={201: JudgeConfigSerializer})
     def post(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
-        ser = JudgeConfigSerializer(data=request.data)
+        ser = JudgeConfigSerializer(data=request.data, context={"project": project})
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         config = create_judge_config(
@@ -351,12 +353,13 @@ class JudgeConfigDetail(APIView):
                 set_judge_hidden(config=config, hidden=d["hidden"])
         return Response(JudgeConfigSerializer(config).data)
 
-    @extend_schema(request=None, responses=JudgeDeletedSerializer)
+    @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, project_id: int, config_id: int) -> Response:
         """Delete the judge with its runs, outputs, ratings and rater (409 while a run of it is
-        pending or an ensemble uses it); answers what was deleted."""
+        pending or an ensemble uses it); 204, no body, as the schema says (issue 37)."""
         config = self._config(request, project_id, config_id)
-        return Response(JudgeDeletedSerializer(delete_judge(config=config)).data)
+        delete_judge(config=config)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class JudgeRunStart(APIView):
@@ -412,7 +415,7 @@ class JudgeRunOutputs(ListAPIView):
     """The run's outputs, paginated (``failures=1``: only the failed ones)."""
 
     serializer_class = JudgeOutputSerializer
-    pagination_class = LimitOffsetPagination
+    pagination_class = Pagination
 
     @extend_schema(parameters=[OpenApiParameter("failures", str, enum=["0", "1"], description="1: failures only")])
     def get(self, request: Request, *args, **kwargs) -> Response:
@@ -444,7 +447,7 @@ class JudgeRunFailures(ListAPIView):
     """The run's failed items with the raw outputs they failed on (parse failures included)."""
 
     serializer_class = JudgeFailureSerializer
-    pagination_class = LimitOffsetPagination
+    pagination_class = Pagination
 
     def get_queryset(self):
         return selectors.run_failures(_run(self.request, self.kwargs["run_id"]))

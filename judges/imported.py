@@ -65,7 +65,7 @@ from annotation.staging import (
 )
 from core import jobs
 from core.errors import DomainError
-from core.values import value_problem
+from core.values import loads, shown, value_problem
 
 from .models import JudgeConfig, JudgeOutputImport
 from .ratings import judge_derived, judged_rubric, write_judge_annotation
@@ -340,7 +340,7 @@ def check_outputs(
             elif key in metrics:
                 number = _number(value)
                 if number is None:
-                    problem(where, f"score {key!r} must be a finite number, not {value!r}")
+                    problem(where, f"score {key!r} must be a finite number, not {shown(value)}")
                     bad = True
                 else:
                     scores[key] = number
@@ -508,8 +508,12 @@ def _number(v: Any) -> float | None:
             v = float(v.strip())
         except ValueError:
             return None
-    if isinstance(v, (int, float)) and math.isfinite(float(v)):
-        return float(v)
+    if isinstance(v, (int, float)):
+        try:
+            number = float(v)
+        except OverflowError:  # an integer past 1e308 (issue 37, M6): no score
+            return None
+        return number if math.isfinite(number) else None
     return None
 
 
@@ -521,7 +525,7 @@ def _csv_answer(q: Question, cell: Any) -> Any:
     cell = cell.strip()
     if q.repeat_over or q.type == "checklist":
         try:
-            return json.loads(cell)
+            return loads(cell)
         except (json.JSONDecodeError, RecursionError):
             return cell
     if q.type in ("scale", "binary", "choice"):

@@ -21,6 +21,7 @@ from benchmarks.registry import named_templates
 from core import reaper
 from core.errors import DomainError
 from core.pages import form_error
+from core.values import loads
 from studies.models import Sample
 
 from . import bias, capabilities, endpoints, imported, selectors
@@ -139,7 +140,7 @@ class JudgeConfigForm(forms.Form):
     def clean_params(self):
         raw = self.cleaned_data.get("params") or "{}"
         try:
-            value = json.loads(raw)
+            value = loads(raw)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(
                 _("not JSON: %(why)s (line %(line)s, column %(col)s)")
