@@ -443,9 +443,11 @@ def _read_with_item_key(
     report.data_keys = sorted(counts.data_keys)
     if counts.missing_key:
         key = item_key or "id"
+        # a flat export has one record per annotation, the full export one task with its annotations
+        noun = "records" if reader.task_data_beside_answers else "tasks"
         summary = (
-            f"{len(counts.missing_key)} of {len(counts.missing_key) + len(ratings)} tasks have no {key!r} "
-            f"in their data (the item key); the keys the tasks have: {', '.join(report.data_keys) or '(none)'}: "
+            f"{len(counts.missing_key)} of {len(counts.missing_key) + len(ratings)} {noun} have no {key!r} "
+            f"in their data (the item key); the keys the {noun} have: {', '.join(report.data_keys) or '(none)'}: "
             "choose one of them as the item key"
         )
         report.errors.insert(0, f"item key: {summary}")

@@ -219,6 +219,17 @@ def test_no_key_names_items_lists_the_keys_the_tasks_have_once(by_id, tmp_path):
     assert str(exc.value).count("have no 'id'") == 1 and "--item-key KEY" in str(exc.value)
 
 
+def test_a_flat_export_without_the_key_is_said_once_per_file(by_id):
+    records = [{k: v for k, v in r.items() if k != "id"} for r in min_records()]
+    for r in records:
+        r["pair_id"] = "none-" + r["pair_id"]
+    report = check(by_id, json.dumps(records), "labelstudio-min")
+    assert report.errors == [
+        "item key: 6 of 6 records have no 'id' in their data (the item key); the keys the records have: "
+        "image_a, pair_id, q1, q2, q3, q4, question: choose one of them as the item key"
+    ]
+
+
 def test_an_explicit_item_key_is_not_replaced(by_id):
     report = check(by_id, json.dumps(full_export()), item_key="question")
     assert not report.ok and not report.item_key_detected and report.item_key == "question"
