@@ -67,7 +67,7 @@ class TestOnTheDemo:
                 assert t.rows, (key, t.key)
                 assert any(c.value is not None for r in t.rows for c in r.cells), (key, t.key)
             latex = table_formats.to_latex(tables)
-            assert latex.count("\\begin{tabular}") == len(tables), key
+            assert latex.count("\\begin{table}") == len(tables), key
             as_json = {t["key"]: t for t in table_formats.to_json(tables)}
             per_judge = verdicts(as_json["judge-verdicts"])
             good = [j for j, c in per_judge.items() if c["passes"] > c["fails"]]
