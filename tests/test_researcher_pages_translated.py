@@ -321,6 +321,7 @@ def user_data(project, *more) -> set[str]:
     data |= set(type(project).objects.values_list("name", flat=True))  # every project's name (the home page lists them)
     judges = set(JudgeConfig.objects.filter(project=project).values_list("name", flat=True))
     data |= judges | {f"judge: {j}" for j in judges}  # a judge's rater name
+    data |= set(JudgeConfig.objects.filter(project=project).values_list("short_label", flat=True))  # issue 35
     data |= set(project.items.values_list("external_id", flat=True))
     data |= {"annotator1", "annotator2", "annotator3", "researcher", "paper subset", "two each", "laptop"}
     # the simulated study's: its active sample, the files imported, the other tool's raters
