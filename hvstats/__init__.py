@@ -67,7 +67,7 @@ _EXPORTS = {
     "read_ratings": "io",
 }
 #: submodules reachable as attributes without an import statement (``hvstats.frame.agreement``)
-_SUBMODULES = {"frame", "cli", "tables", "validation", "latent"}
+_SUBMODULES = {"frame", "cli", "tables", "validation", "latent", "ranking"}
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports lazily
     import numpy as np

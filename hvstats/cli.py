@@ -7,6 +7,7 @@ Usage::
     hv-stats agreement FILE [--field F] [--by COLUMN] [--judge RATER] [--active]
                             [--format json|table|markdown|latex] ...
     hv-stats FILE ...          # the same: agreement is the default command
+    hv-stats rank FILE [--judge NAME ...] [--alpha 0.05] [--format table|json]
 
 The file is long (``item, rater, value[, field, rater_kind, strata]``) or wide (one column per
 field; :mod:`.io`). Besides the agreement coefficients, every judge of every field (and
@@ -20,6 +21,9 @@ labelling; unlabelled items included with an empty human value or the judge's ro
 output gets an ``"active"`` key with the active estimate and interval of every field's mean per
 judge (and stratum with ``--by``): :func:`.active_table.active_table` (Zrnic and Candès,
 "Active Statistical Inference", ICML 2024).
+
+``rank``: rank-sets of systems from pairwise comparisons by people and a judge
+(:mod:`.ranking`; Chatzi et al., NeurIPS 2024); ``manage.py rank`` wraps it.
 
 This module imports no numpy, scipy or pandas at import time: ``hv-stats --help`` answers
 before they load (0.5 s and more); the statistics are imported when a report is made.
@@ -104,6 +108,7 @@ def agreement_report_of(o: Mapping[str, Any]) -> dict[str, Any]:
     from .active_table import active_table
     from .data import RatingTableError
     from .io import read_ratings
+    from .notes import active_notes
     from .report import agreement_report
 
     metrics = o["metrics"]
@@ -130,6 +135,7 @@ def agreement_report_of(o: Mapping[str, Any]) -> dict[str, Any]:
         )
         if o["active"]:
             rep["active"] = active_table(df, fields=o["fields"], level=o["level"], by=by, judges=o["judges"])
+            rep["notes"] += active_notes(rep["active"])
     except RatingTableError as exc:
         raise CliError(str(exc)) from exc
     except ValueError as exc:
@@ -155,10 +161,68 @@ def agreement_output(o: Mapping[str, Any]) -> str:
     raise CliError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
 
 
+# ------------------------------------------------------------------------------ rank
+RANK_DESCRIPTION = (
+    "Rank-sets of systems from pairwise comparisons: CSV or JSONL with columns item, system_a, "
+    "system_b, rater, winner (a, b or tie); human-only, judge-only and prediction-powered "
+    "(Chatzi et al., NeurIPS 2024)."
+)
+RANK_FORMATS = ("table", "json")
+
+
+def add_rank_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``rank`` command's arguments (``hv-stats rank`` and ``manage.py rank``)."""
+    parser.add_argument("input", help="CSV or JSONL file of comparisons (item, system_a, system_b, rater, winner)")
+    parser.add_argument(
+        "--judge",
+        action="append",
+        dest="judges",
+        help="rater(s) that are the judge; every other rater is a person (default: rater_kind=model)",
+    )
+    parser.add_argument("--alpha", type=float, default=0.05, help="1 - coverage of the rank-sets (default 0.05)")
+    parser.add_argument("--format", choices=RANK_FORMATS, default="table", help="table (plain text) or json")
+
+
+def rank_report_of(o: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The ``rank`` report and its notes (:func:`hvstats.ranking.rank_report`). Raises
+    :class:`CliError` for bad options and unreadable or invalid files."""
+    alpha = o["alpha"]
+    if not (alpha == alpha and 0.0 < alpha < 1.0):  # alpha == alpha: not nan
+        raise CliError("--alpha must be in (0, 1)")
+    from .ranking import RankingInputError, rank_report, read_comparisons
+
+    try:
+        return rank_report(read_comparisons(o["input"]), judges=o["judges"], alpha=alpha)
+    except RankingInputError as exc:
+        raise CliError(str(exc)) from exc
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def rank_text(report: Mapping[str, Any], notes: Sequence[str], o: Mapping[str, Any]) -> str:
+    """The report as ``--format`` asks: JSON holds exactly ``systems`` and ``methods`` (the notes
+    go to standard error), the table ends with the notes."""
+    if (o.get("format") or "table") == "json":
+        return json.dumps(report, indent=2) + "\n"
+    from .ranking import format_rank_table
+
+    return format_rank_table(report, notes, o["alpha"])
+
+
+def rank_output(o: Mapping[str, Any]) -> str:
+    """``hv-stats rank``: the text; with ``--format json`` the notes are written to stderr."""
+    report, notes = rank_report_of(o)
+    if (o.get("format") or "table") == "json":
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    return rank_text(report, notes, o)
+
+
 # ------------------------------------------------------------------------------ the program
-#: subcommand -> (help, add its arguments, make its output); a later one (ranking) adds a line
+#: subcommand -> (help, add its arguments, make its output)
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[Mapping[str, Any]], str]]] = {
     "agreement": (DESCRIPTION, add_agreement_arguments, agreement_output),
+    "rank": (RANK_DESCRIPTION, add_rank_arguments, rank_output),
 }
 DEFAULT_COMMAND = "agreement"
 

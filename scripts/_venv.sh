@@ -75,13 +75,32 @@ ensure_venv() {
     if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
         return 0
     fi
-    _log "installing $req into $VENV"
+    # pip's own lines (Collecting, Downloading with sizes, Installing) show the first run's
+    # progress; CI keeps its log short (-q)
+    local quiet=()
+    [[ -n "${CI:-}" ]] && quiet=(-q)
+    if [[ -f "$stamp" ]]; then
+        _log "installing $req into $VENV (it changed since the last install)"
+    else
+        _log "installing $req into $VENV (first run: pip downloads and installs every pinned package; later runs skip this)"
+    fi
     local torch_version
     torch_version="$(cat "$ROOT/$req" $(_includes "$req" | sed "s|^|$ROOT/|") | sed -nE 's/^torch==([0-9.]+).*/\1/p' | head -1)"
     if [[ -n "$torch_version" ]] && ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
         _install_cpu_torch "$torch_version"
     fi
-    "$VENV/bin/python" -m pip install -q -r "$ROOT/$req" || die "pip install -r $req failed"
+    # (a find-links folder missing on this machine is not news: those warnings are left out)
+    local rc
+    {
+        if "$VENV/bin/python" -m pip install "${quiet[@]}" --progress-bar off -r "$ROOT/$req" 2>&1; then
+            echo 0 >"$VENV/.pip-status"
+        else
+            echo 1 >"$VENV/.pip-status"
+        fi
+    } | { grep -vE "^WARNING: Location '.*' is ignored" || true; } >&2
+    rc="$(cat "$VENV/.pip-status")"
+    rm -f "$VENV/.pip-status"
+    [[ "$rc" == 0 ]] || die "pip install -r $req failed"
     echo "$want" >"$stamp"
     # the files it includes are now satisfied too
     local inc

@@ -55,6 +55,7 @@ from .. import ahead_metrics, ahead_prompts
 from .. import params as judge_params
 from .base import (
     DIRECT,
+    MODEL_EXTRA,
     BackendEntry,
     BackendUnavailable,
     ChatReply,
@@ -140,7 +141,7 @@ def load_ita(model_id: str, device: str) -> tuple[Any, Any, Any]:
         try:
             import transformers
         except ImportError as exc:
-            raise BackendUnavailable(f"the AHEaD judge's EXAG needs transformers ({exc})") from None
+            raise BackendUnavailable(f"the AHEaD judge's EXAG needs transformers ({exc}); {MODEL_EXTRA}") from None
         try:
             model = transformers.AutoModel.from_pretrained(model_id)
             tokenizer = transformers.AutoTokenizer.from_pretrained(model_id)

@@ -65,6 +65,15 @@ def filter_decides(question: str, thresholds: Mapping[str, float | None]) -> dic
     return {question: [flag for flag, (_, key) in FILTER_FLAGS.items() if thresholds.get(key) is not None]}
 
 
+#: what a worker without the model judges' packages must install (the end of a BackendUnavailable
+#: message): ``make run`` installs only the runtime set (``requirements.txt``, no torch), so the
+#: first run is quick; the demo's judges are seeded from stored outputs and need none of this
+MODEL_EXTRA = (
+    "install requirements-judges.txt on the worker that runs it (make run HV_MODEL_JUDGES=1 does; "
+    "GPU workers: requirements-gpu.txt)"
+)
+
+
 class BackendUnavailable(RuntimeError):
     """This backend cannot run here (missing package, unreachable model, bad configuration)."""
 

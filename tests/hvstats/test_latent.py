@@ -22,6 +22,9 @@ from hvstats.latent import (
 
 # the direct crowd-kit calls below use pandas keywords that pandas 3 deprecates
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+#: slow: crowd-kit's EM fits on the simulated table (3-6 s each); `make test-fast` leaves these
+#: to `make test` and CI, the edge cases below stay in it
+SLOW_FIT = pytest.mark.slow
 
 
 def simulate(n: int, confusions: list[np.ndarray], priors: np.ndarray, seed: int = 0, missing: float = 0.0):
@@ -62,6 +65,7 @@ def crowdkit_table(grid: np.ndarray, raters: list[str]) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------ same as crowd-kit
+@SLOW_FIT
 def test_dawid_skene_equals_crowdkit_on_the_same_long_table(simulated):
     _, grid = simulated
     raters = ["r0", "r1", "r2", "r3"]
@@ -78,6 +82,7 @@ def test_dawid_skene_equals_crowdkit_on_the_same_long_table(simulated):
         assert res.accuracy[r] == pytest.approx(float(np.dot(res.priors, np.diag(res.confusion[r]))), abs=1e-12)
 
 
+@SLOW_FIT
 def test_mace_equals_crowdkit_on_the_long_table_it_is_given(simulated):
     _, grid = simulated
     rows, cols = np.nonzero(~np.isnan(grid))
@@ -114,6 +119,7 @@ def test_mace_does_not_depend_on_how_raters_are_named(simulated):
     assert list(a.accuracy.values()) == pytest.approx(list(b.accuracy.values()), abs=1e-12)
 
 
+@SLOW_FIT
 def test_mace_is_deterministic_and_seeded(simulated):
     _, grid = simulated
     a = latent_truth(grid, method="mace")
@@ -123,6 +129,7 @@ def test_mace_is_deterministic_and_seeded(simulated):
     assert not np.array_equal(a.probabilities, c.probabilities)
 
 
+@SLOW_FIT
 def test_entropy_matches_scipy(simulated):
     _, grid = simulated
     for method in ("dawid_skene", "mace"):
@@ -135,6 +142,7 @@ def test_entropy_matches_scipy(simulated):
 
 
 # ------------------------------------------------------------------------------ recovers the truth
+@SLOW_FIT
 def test_dawid_skene_recovers_known_rater_quality(simulated):
     truth, grid = simulated
     res = latent_truth(grid, method="dawid_skene")
@@ -146,6 +154,7 @@ def test_dawid_skene_recovers_known_rater_quality(simulated):
     assert (np.array(res.labels) == truth).mean() > (majority == truth).mean()
 
 
+@SLOW_FIT
 def test_a_label_swapping_rater_is_read_through_its_confusion_matrix():
     """A rater who always says the other label is useless to majority vote, perfect to DS."""
     swap = np.array([[0.02, 0.98], [0.98, 0.02]])

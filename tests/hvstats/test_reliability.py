@@ -38,6 +38,9 @@ def _random(seed, n=150, r=6, k=7, miss=0.3, continuous=False):
     return X
 
 
+# slow: the krippendorff package builds its coincidence matrices in pure Python loops (4-13 s for
+# an ordinal grid); `make test-fast` leaves these 24 comparisons to `make test` and CI
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("level", LEVELS)
 def test_against_krippendorff_package(seed, level):
@@ -152,6 +155,8 @@ def test_point_estimate_is_the_bootstrap_finaliser(level):
         assert fins(reliability._weighted_sums(Fs, None))[0] == pytest.approx(_pkg(X, level), abs=1e-12)
 
 
+# slow: the same package on many categories (6-12 s each)
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["ordinal", "ratio", "nominal"])
 def test_sparse_features_many_categories(level, monkeypatch):
     """Continuous data (hundreds of categories): sparse features, with the ordinal

@@ -9,6 +9,7 @@ form's fields, the queues, the builders), a step below would fail for the toy ba
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 
 import pytest
@@ -22,6 +23,7 @@ from core.errors import DomainError
 from judges import configuration
 from judges import forms as param_forms
 from judges import params as judge_params
+from judges.backends import embedding, local_transformers
 from judges.backends.base import (
     DIRECT,
     ENSEMBLE,
@@ -211,3 +213,20 @@ def test_every_registered_backend_is_offered_and_runs_on_its_class_queue():
     spec = JudgeSpec("nope", "", {}, "none", (), {}, Rubric.from_schema(get_preset(PRESET).rubric))
     with pytest.raises(BackendUnavailable, match="unknown judge backend 'nope'"):
         backend_for(spec)  # a judge kept after its backend left the registry: its run fails, saying so
+
+
+@pytest.mark.parametrize(
+    ("module", "load"),
+    [
+        ("sentence_transformers", lambda: embedding.load_encoder("a-folder-not-loaded-before")),
+        ("torch", lambda: local_transformers._torch()),
+    ],
+)
+def test_a_model_judge_on_a_worker_without_the_judges_set_names_the_file_to_install(monkeypatch, module, load):
+    """`make run` installs only the runtime set (no torch): a model judge run on that worker fails
+    with the reason and what to install, not an ImportError."""
+    monkeypatch.setitem(sys.modules, module, None)  # import of it raises ImportError
+    with pytest.raises(BackendUnavailable) as caught:
+        load()
+    assert "requirements-judges.txt" in str(caught.value)
+    assert "HV_MODEL_JUDGES=1" in str(caught.value)

@@ -88,7 +88,7 @@ def test_a_new_judge_gets_a_derived_label_or_the_one_given(project):
 def test_the_migration_fills_the_labels_of_earlier_judges(project):
     from importlib import import_module
 
-    migration = import_module("judges.migrations.0010_judge_short_label")
+    migration = import_module("judges.migrations.0011_judge_short_label")
     a, b = judge(project, "GPT-4o Turing judge"), judge(project, "GPT-4o other judge")
     JudgeConfig.objects.update(short_label="")
     migration.fill_labels(apps, None)

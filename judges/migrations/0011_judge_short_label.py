@@ -19,7 +19,7 @@ def fill_labels(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judges", "0009_backend_choices_from_registry"),
+        ("judges", "0010_judge_output_import"),
     ]
 
     operations = [
