@@ -247,6 +247,10 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     )
 
 
+#: the prefix of a judge rater's stored name (``judges.configuration.create_judge_config``)
+JUDGE_PREFIX = "judge: "
+
+
 def unique_rater_names(rater_list: list[tuple[int, str, str]]) -> list[str]:
     """The frame's rater names of ``(id, name, kind)`` rows: the name, or ``name#id`` where two
     raters of the project share a name."""
@@ -257,13 +261,31 @@ def unique_rater_names(rater_list: list[tuple[int, str, str]]) -> list[str]:
 
 
 def rater_profiles(project: Project) -> dict[str, dict[str, Any]]:
-    """Frame rater name -> ``{"kind", "attributes", "backend"}`` of every rater with an
-    annotation in the project (the names :func:`ratings_frame` gives them)."""
-    rows = list(project_raters(project).values_list("id", "name", "kind", "attributes", "backend"))
+    """Frame rater name -> ``{"kind", "attributes", "backend", "label"}`` of every rater with an
+    annotation in the project (the names :func:`ratings_frame` gives them). ``label`` is what
+    tables and pages call the rater: a judge's short label (``judges/labels.py``), else the name
+    without the stored ``judge: `` prefix (a badge marks a judge on the pages, issue 35); the
+    frame name itself when that label would be another rater's too."""
+    rows = list(
+        project_raters(project).values_list("id", "name", "kind", "attributes", "backend", "judge_config__short_label")
+    )
     rows.sort(key=lambda r: (r[2] != "human", r[1], r[0]))
     names = unique_rater_names([(r[0], r[1], r[2]) for r in rows])
+    wanted = [
+        (r[5] or n.removeprefix(JUDGE_PREFIX)) if r[2] == Rater.Kind.MODEL else n
+        for n, r in zip(names, rows, strict=True)
+    ]
+    counts: dict[str, int] = {}
+    for w in wanted:
+        counts[w] = counts.get(w, 0) + 1
     return {
-        n: {"kind": r[2], "attributes": r[3] or {}, "backend": r[4] or ""} for n, r in zip(names, rows, strict=True)
+        n: {
+            "kind": r[2],
+            "attributes": r[3] or {},
+            "backend": r[4] or "",
+            "label": w if counts[w] == 1 and (w == n or w not in names) else n,
+        }
+        for n, r, w in zip(names, rows, wanted, strict=True)
     }
 
 

@@ -174,11 +174,12 @@ def compute_report(
         # what makes a number uninformative or rough (hvstats.notes), as the command's "notes"
         "notes": [],
     }
+    profiles = selectors.rater_profiles(project)
     out["judge_labels"] = {
-        name: judge_label(name, p["backend"])
-        for name, p in selectors.rater_profiles(project).items()
-        if p["kind"] == "model"
+        name: judge_label(p["label"], p["backend"]) for name, p in profiles.items() if p["kind"] == "model"
     }
+    for r in out["raters"]:  # what the page calls each rater (a judge by its short label)
+        r["label"] = out["judge_labels"].get(r["name"], r["name"])
     if not params.field and validation.has_tables(project):
         # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
         # large project's worker computes them too and the page shows them from the stored result
