@@ -25,13 +25,13 @@ PREFERENCE_PROTOCOL = gettext_noop(
     "per assignment and stored, and choose A better, B better or tie, with an optional reason. The systems' names "
     "are stored with the item (model_a, model_b), so people's and judges' votes rank the systems. The paper's "
     "pairwise judge prompt (Fig. 5) answers [[A]], [[B]] or [[C]] (tie); it reports GPT-4 agreeing with experts "
-    "as often as experts agree with each other (66% with ties, 85% without, Table 5)."
+    "as often as experts agree with each other (66% with ties, 85% without)."
 )
 
 PREFERENCE_ITEM_FIELDS: list[dict[str, Any]] = [
     {"name": "prompt", "type": "longtext", "label": "User question"},
     # the systems' names: stored for rankings and exports, never shown to annotators (the Arena's
-    # battles are anonymous, Zheng et al. Sec. 2.2, so a vote is about the answer, not the name)
+    # battles are anonymous, Zheng et al. Sec. 2.3, so a vote is about the answer, not the name)
     {"name": "model_a", "type": "text", "display": False, "label": "Model A"},
     # identical labels on purpose: the two answers are shown in the stored random order
     {"name": "response_a", "type": "longtext", "label": "Response"},
@@ -74,11 +74,11 @@ PREFERENCE_JUDGE_PROMPT = JudgePrompt(
     template={"system": PAIR_JUDGE_SYSTEM, "user": PAIR_JUDGE_USER}, parser="choice", questions=("preference",)
 )
 
-# Sec. 2.3 / App. C: the MT-Bench human judgments are 3.3K expert votes on 80 questions and
-# six models (each pair of answers judged by graduate students with expertise in the topic);
-# the Arena's are crowd votes, one per battle. No sample size per pair or QC rate is given.
+# Sec. 4.1: the MT-Bench human judgments are about 3K expert votes on the answers of six models
+# to 80 questions (graduate students); Sec. 2.3: the Arena's are crowd votes, one per anonymous
+# battle. No number of votes per pair, sample design or QC rate is given.
 PREFERENCE_STUDY_DESIGN = StudyDesign(
-    source=gettext_noop("Zheng et al. (NeurIPS 2023), MT-Bench and Chatbot Arena, Sec. 2.3 and App. C"),
+    source=gettext_noop("Zheng et al. (NeurIPS 2023), MT-Bench and Chatbot Arena, Sec. 2.3 and 4.1"),
     k=3,
     sample_strata=("category",),
     notes=(

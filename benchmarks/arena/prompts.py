@@ -1,6 +1,6 @@
 """The wording of the pairwise-preference protocol of Zheng et al. (NeurIPS 2023 Datasets and
 Benchmarks), "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena": the annotators'
-instructions (ours, after Sec. 2.2 and App. C: a question, two anonymous answers, "A better / B
+instructions (ours, after Sec. 2.3 and 4.1: a question, two anonymous answers, "A better / B
 better / tie") with their translations, and the paper's pairwise judge prompt (Fig. 5, the
 "pair-v2" prompt of its code), verbatim."""
 
