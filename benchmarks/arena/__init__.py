@@ -15,7 +15,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from ..base import JudgePrompt, PairOrder, Preset, StudyDesign
+from ..base import JudgePrompt, LazyReport, PairOrder, Preset, StudyDesign
 from ..demo_data import DemoItems, DemoStudy
 from .prompts import PAIR_JUDGE_SYSTEM, PAIR_JUDGE_USER, PREFERENCE_INSTRUCTIONS, PREFERENCE_TRANSLATIONS
 
@@ -108,6 +108,7 @@ PREFERENCE = Preset(
         verdict=("preference",),
         swap_values={"preference": ("left", "right")},
     ),
+    validation_report=LazyReport("benchmarks.arena.tables", "preference_validation_report"),
 )
 
 PRESETS = [PREFERENCE]

@@ -54,9 +54,7 @@ PREFERENCE_TRANSLATIONS: dict[str, Any] = {
         "instructions": PREFERENCE_INSTRUCTIONS_ZH_HANS,
         "fields": {
             "prompt": "用户问题",
-            "model_a": "模型 A",
             "response_a": "回答",
-            "model_b": "模型 B",
             "response_b": "回答",
         },
         "questions": {
@@ -75,9 +73,7 @@ PREFERENCE_TRANSLATIONS: dict[str, Any] = {
         "instructions": PREFERENCE_INSTRUCTIONS_DE,
         "fields": {
             "prompt": "Frage der Nutzerin / des Nutzers",
-            "model_a": "Modell A",
             "response_a": "Antwort",
-            "model_b": "Modell B",
             "response_b": "Antwort",
         },
         "questions": {
