@@ -189,14 +189,14 @@ JSONL = Reader(
 # labels not marked for translation, as the other judge readers': the judges page takes the file
 # by its type, the API and the command by this key
 JUDGE_CSV = Reader(
-    "judge-comparisons-csv",
+    "judge-pairs-csv",
     "A judge's pairwise comparisons (CSV, one row per comparison)",
     MODEL,
     ".csv",
     _reader(MODEL, False),
 )
 JUDGE_JSONL = Reader(
-    "judge-comparisons-jsonl",
+    "judge-pairs-jsonl",
     "A judge's pairwise comparisons (JSONL, one line per comparison)",
     MODEL,
     ".jsonl",
