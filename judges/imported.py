@@ -204,7 +204,7 @@ def import_upload(
     the request is refused; the format from ``data_format`` or the file's name (JSONL by
     default); ``fields`` the form's ``name``, ``model_id``, ``method``, ``metrics`` (comma-separated)."""
     data_format = data_format or format_of(upload.name) or "jsonl"
-    reader = registry.by_suffix(registry.MODEL).get(data_format)
+    reader = registry.READERS.get(data_format) or registry.by_suffix(registry.MODEL).get(data_format)
     staged = stage_file(
         name=upload.name,
         chunks=upload.chunks(),

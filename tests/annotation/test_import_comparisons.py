@@ -254,3 +254,24 @@ def test_the_api_takes_comparisons_from_the_projects_researchers_only(client, pr
     assert resp.status_code == 201, resp.content
     assert json.loads(resp.content)["report"]["annotations_created"] == 1
     assert votes(project) == {("p1", "q1-ab"): "tie"}
+
+
+def test_the_judge_import_api_takes_a_judges_comparisons_from_researchers_only(client, project, researcher):
+    url = reverse("api_judge_import", args=[project.id])
+    text = b"item,model_a,model_b,winner,judge\nq1-ab,llama-13b,gpt-4,B,gpt-4-judge\n"
+
+    def upload():
+        return SimpleUploadedFile("pairs.csv", text, content_type="text/csv")
+
+    data = {"name": "GPT-4 pairs", "format": "judge-pairs-csv"}
+    assert client.post(url, {**data, "file": upload()}).status_code in (401, 403)
+    annotator = make_user("ann-judge-cmp")
+    projects.add_member(project=project, user=annotator, role="annotator")
+    client.force_login(annotator)
+    assert client.post(url, {**data, "file": upload()}).status_code == 404
+    assert not Rater.objects.filter(backend="imported").exists()
+    client.force_login(researcher)
+    resp = client.post(url, {**data, "file": upload()})
+    assert resp.status_code == 201, resp.content
+    stored = Annotation.objects.get(rater__kind="model", item__external_id="q1-ab")
+    assert stored.answers["preference"] == "left"  # gpt-4 is the item's model_a
