@@ -162,11 +162,14 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Agreement on the votes, with and without ties"),
     gettext_noop("Agreement with ties (S1)"),
     gettext_noop("Agreement without ties (S2)"),
-    gettext_noop("n pairs of votes"),
+    gettext_noop("n items"),
     gettext_noop("Human vs human"),
     gettext_noop("Raters"),
     gettext_noop(
-        "Zheng et al. Sec. 4.2: the share of agreeing pairs of votes on the same item, two people's, or a judge's and a person's. S1 counts a tie as a vote; S2 leaves out the pairs where either vote is a tie. Paper (MT-Bench, Table 5): GPT-4 vs human 0.66 (S1) and 0.85 (S2); human vs human 0.63 and 0.81."
+        "Zheng et al. Sec. 4.2: the probability that two raters, two people or a judge and a person, agree on a "
+        "randomly chosen item: per item the share of agreeing pairs of votes, averaged over the items. S1 counts a "
+        "tie as a vote; S2 leaves the tie votes out. Paper (MT-Bench, Table 5): GPT-4 vs human 0.66 (S1) and 0.85 "
+        "(S2); human vs human 0.63 and 0.81."
     ),
     gettext_noop("Value extraction: the LLM judge vs people grading the same predictions"),
     gettext_noop(

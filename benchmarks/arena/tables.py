@@ -19,24 +19,24 @@ TIE = "tie"
 def vote_agreement(
     first: Mapping[object, Sequence[str]], second: Mapping[object, Sequence[str]] | None = None, *, ties: bool = True
 ) -> tuple[float | None, int]:
-    """Zheng et al. Sec. 4.2: "the probability of randomly selected individuals (but not
-    identical) of each type agreeing on a randomly selected question", estimated as the share of
-    agreeing pairs of votes over every pair of votes on the same item: a vote of ``first`` with a
-    vote of ``second`` (two types), or two distinct votes of ``first`` (``second`` None: one
-    type). ``ties`` False is their setup S2: a pair where either vote is a tie is left out.
-    (share, pairs counted); None when no pair is left."""
-    agree = total = 0
+    """Zheng et al. Sec. 4.2: agreement is "the probability of randomly selected individuals (but
+    not identical) of each type agreeing on a randomly selected question": per item, the share of
+    agreeing pairs among the pairs of a vote of ``first`` and a vote of ``second`` (two types), or
+    of two distinct votes of ``first`` (``second`` None: one type); then the mean over the items
+    that have a pair, each item weighing the same (a randomly selected question). ``ties`` False
+    is their setup S2: tie votes are left out before pairing. (agreement, items counted); None
+    when no item has a pair."""
+    shares: list[float] = []
     for item, votes in first.items():
+        mine = [v for v in votes if ties or v != TIE]
         if second is None:
-            pairs = combinations(votes, 2)
+            pairs = list(combinations(mine, 2))
         else:
-            pairs = ((a, b) for a in votes for b in second.get(item, ()))
-        for a, b in pairs:
-            if not ties and TIE in (a, b):
-                continue
-            total += 1
-            agree += a == b
-    return (agree / total if total else None), total
+            theirs = [v for v in second.get(item, ()) if ties or v != TIE]
+            pairs = [(a, b) for a in mine for b in theirs]
+        if pairs:
+            shares.append(sum(a == b for a, b in pairs) / len(pairs))
+    return (sum(shares) / len(shares) if shares else None), len(shares)
 
 
 def _votes(inp: ValidationInput, raters: Sequence[str]) -> dict[object, list[str]]:
@@ -55,7 +55,7 @@ def _votes(inp: ValidationInput, raters: Sequence[str]) -> dict[object, list[str
 
 def preference_validation_report(inp: ValidationInput) -> list[Table]:
     """One row for people with each other and one per judge with people: agreement with ties
-    (S1) and without (S2), each with the pairs of votes it rests on."""
+    (S1) and without (S2), each with the items it rests on (n items: those of S1)."""
     humans = _votes(inp, inp.humans())
     if not humans:
         return []
@@ -80,11 +80,12 @@ def preference_validation_report(inp: ValidationInput) -> list[Table]:
         Table(
             key="arena-agreement",
             title="Agreement on the votes, with and without ties",
-            columns=("Agreement with ties (S1)", "Agreement without ties (S2)", "n pairs of votes"),
+            columns=("Agreement with ties (S1)", "Agreement without ties (S2)", "n items"),
             rows=tuple(rows),
-            caption="Zheng et al. Sec. 4.2: the share of agreeing pairs of votes on the same item, two people's, or "
-            "a judge's and a person's. S1 counts a tie as a vote; S2 leaves out the pairs where either vote is a "
-            "tie. Paper (MT-Bench, Table 5): GPT-4 vs human 0.66 (S1) and 0.85 (S2); human vs human 0.63 and 0.81.",
+            caption="Zheng et al. Sec. 4.2: the probability that two raters, two people or a judge and a person, "
+            "agree on a randomly chosen item: per item the share of agreeing pairs of votes, averaged over the "
+            "items. S1 counts a tie as a vote; S2 leaves the tie votes out. Paper (MT-Bench, Table 5): GPT-4 vs "
+            "human 0.66 (S1) and 0.85 (S2); human vs human 0.63 and 0.81.",
             row_header="Raters",
         )
     ]
