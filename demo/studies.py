@@ -534,7 +534,13 @@ class Seeder:
         if parser == "score_is":
             return "\n".join(f"{q}: {note} The score is {v}." for q, v in answers.items())
         if parser == "choice":
-            return "\n".join(f"{q}: {v}" for q, v in answers.items())
+            # a pairwise question's verdict as the MT-Bench prompt asks for it (judges.parsers:
+            # [[A]] the answer shown first, [[B]] the second, [[C]] a tie)
+            pairwise = {q["id"] for q in self.preset.rubric["questions"] if q["type"] == "pairwise"}
+            verdict = {"left": "[[A]]", "right": "[[B]]", "tie": "[[C]]"}
+            return "\n".join(
+                f"{note} {verdict[v]}" if q in pairwise and v in verdict else f"{q}: {v}" for q, v in answers.items()
+            )
         return json.dumps({**answers, "explanation": note}, ensure_ascii=False)
 
 

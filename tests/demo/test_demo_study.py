@@ -5,6 +5,7 @@ the alt-test and one that fails it. The simulation is deterministic: the same an
 from __future__ import annotations
 
 import io
+import json
 from collections import Counter
 
 import pytest
@@ -161,3 +162,20 @@ class TestOnTheDemo:
         assert top("people") == "gpt-4"
         assert top(judges["GPT-4 pair judge"]) == "gpt-4"
         assert top(judges["Claude-v1 pair judge"]) == "claude-v1"
+
+    def test_the_pairwise_judges_replies_read_back_as_stored(self, seeded):
+        """The demo's pairwise judges answer as the MT-Bench prompt asks ("... [[A]]"), and the
+        judges' parser reads each stored reply back to the answer stored with it (as shown)."""
+        from annotation.rubric import Rubric
+        from judges.parsers import parse_question_choice
+
+        project = seeded["arena.preference"]
+        question = Rubric.from_schema(PRESETS["arena.preference"].rubric).question("preference")
+        outputs = JudgeOutput.objects.filter(run__project=project)
+        assert outputs.exists()
+        for out in outputs:
+            said = parse_question_choice(out.raw_output, question)["preference"]
+            stored = json.loads(out.parsed)["preference"] if isinstance(out.parsed, str) else out.parsed["preference"]
+            if out.order == JudgeOutput.Order.SWAPPED:  # stored in the item's order, said as shown
+                said = {"left": "right", "right": "left"}.get(said, said)
+            assert out.raw_output.rstrip().endswith(("[[A]]", "[[B]]", "[[C]]")) and said == stored
