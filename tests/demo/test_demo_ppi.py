@@ -22,6 +22,7 @@ from agreement import selectors
 from agreement.validation import compute_tables, main_fields, project_answers
 from annotation.models import Project
 from demo.studies import PREFIX
+from judges.models import JudgeConfig
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +69,9 @@ class TestPPIOnTheDemo:
         checked = with_ppi = 0
         for project in demo:
             frame = selectors.ratings_frame(project)
+            raters_by_label = {
+                c.short_label: c.rater.name for c in JudgeConfig.objects.filter(project=project).select_related("rater")
+            }
             tables = {t.key: t for t in compute_tables(project, bootstrap=0)}
             verdicts = tables["judge-verdicts"]
             col = {c: k for k, c in enumerate(verdicts.columns)}
@@ -84,7 +88,8 @@ class TestPPIOnTheDemo:
                 assert row.cells[col["λ"]].value is not None, (project.name, row.label)
                 assert row.cells[col["Judge-only items"]].value > 0, (project.name, row.label)
                 assert row.cells[col["Human labels saved (PPI++)"]].value is not None, (project.name, row.label)
-                judge, field = row.label.rsplit(": ", 1)
+                label, field = row.label.rsplit(": ", 1)
+                judge = raters_by_label.get(label, label)  # the table names a judge by its short label
                 if field not in fields or "[" in field:
                     continue
                 mine = ppi_by_hand(frame, field, judge)
@@ -100,7 +105,8 @@ class TestPPIOnTheDemo:
             # the headline per judge: the fewest saved over its fields, in the answer and its table
             answers = {a["judge"]: a for a in project_answers(project)}
             assert set(answers) == set(judges), project.name
-            answer_rows = {r.label: r for r in tables["judge-answers"].rows}
+            # the table names each judge by its short label; the answers and the frame by rater name
+            answer_rows = {raters_by_label.get(r.label, r.label): r for r in tables["judge-answers"].rows}
             for judge, a in answers.items():
                 saved = a["labels_saved"]
                 if not applies:  # no field PPI applies to (Turing pairs, pairwise preference: left / right / tie)
