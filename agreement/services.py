@@ -271,7 +271,7 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
             order = gap.sort_values(ascending=False, kind="stable")
             score, human_summary = gap, hmean.round(3)
         else:
-            maj = Hj.apply(_majority, axis=1)
+            maj = _majorities(Hj)
             share = Hj.ne(jv, axis=0).where(Hj.notna()).mean(axis=1)
             tab = pd.crosstab(jv[maj.notna()], maj[maj.notna()])
             labels = sorted(set(tab.index) | set(tab.columns), key=_natural)
@@ -309,11 +309,22 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
     return out
 
 
-def _majority(row: pd.Series) -> Any:
-    c = row.dropna().value_counts()
-    if c.empty or (len(c) > 1 and c.iloc[0] == c.iloc[1]):
-        return None
-    return c.index[0]
+def _majorities(H: pd.DataFrame) -> pd.Series:
+    """Each row's most frequent label (missing ones left out); None for an empty row or a tie at
+    the top. Counted in one pass over the whole table: a per-row ``value_counts`` was half of
+    the CQ-Bench story demo's report time (cProfile, docs/benchmarks.md)."""
+    vals = H.to_numpy(dtype=object)
+    present = pd.notna(vals)
+    out = np.full(len(H), None, dtype=object)
+    if not present.any():
+        return pd.Series(out, index=H.index, dtype=object)
+    codes, labels = pd.factorize(vals[present])  # row-major, as np.nonzero below
+    counts = np.zeros((len(H), len(labels)), dtype=np.int64)
+    np.add.at(counts, (np.nonzero(present)[0], codes), 1)
+    top = counts.max(axis=1)
+    clear = (top > 0) & ((counts == top[:, None]).sum(axis=1) == 1)
+    out[clear] = np.asarray(labels, dtype=object)[counts[clear].argmax(axis=1)]
+    return pd.Series(out, index=H.index, dtype=object)
 
 
 def _natural(k: Any):
