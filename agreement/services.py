@@ -251,7 +251,16 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
     wide = pd.DataFrame({"item": sub["item"], "rater": sub["rater"], "v": val}).pivot(
         index="item", columns="rater", values="v"
     )
-    info = sub.drop_duplicates("item").set_index("item")[["item_pk", "external_id", "element"]]
+    first = sub.drop_duplicates("item")
+    # item -> (pk, external id, element), read once: a ``.loc`` per drill-down row cost more than
+    # the statistics on small studies
+    info = dict(
+        zip(
+            first["item"].tolist(),
+            zip(first["item_pk"].tolist(), first["external_id"].tolist(), first["element"].tolist(), strict=True),
+            strict=True,
+        )
+    )
     H = wide.reindex(columns=humans)
     out: dict[str, Any] = {}
     for j in judges:
@@ -273,32 +282,32 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
         else:
             maj = _majorities(Hj)
             share = Hj.ne(jv, axis=0).where(Hj.notna()).mean(axis=1)
-            tab = pd.crosstab(jv[maj.notna()], maj[maj.notna()])
-            labels = sorted(set(tab.index) | set(tab.columns), key=_natural)
-            tab = tab.reindex(index=labels, columns=labels, fill_value=0)
-            d["confusion"] = {
-                "labels": labels,
-                "rows": "judge",
-                "columns": "human majority",
-                "matrix": tab.to_numpy().astype(int).tolist(),
-            }
+            d["confusion"] = _confusion(jv[maj.notna()].tolist(), maj[maj.notna()].tolist())
             order = share.sort_values(ascending=False, kind="stable")
             score, human_summary = share, maj
+        top = order.index[:DRILLDOWN_ROWS]
+        top_score = score.reindex(top).to_numpy(dtype=float)
+        top_judge = jv.reindex(top).tolist()
+        top_humans = Hj.reindex(top)
+        human_values = top_humans.to_numpy(dtype=object)
+        top_summary = human_summary.reindex(top).tolist()
         rows = []
-        for item in order.index[:DRILLDOWN_ROWS]:
-            if not score[item] > 0:
+        for pos, item in enumerate(top):
+            if not top_score[pos] > 0:
                 break
-            meta = info.loc[item]
+            item_pk, external_id, element = info[item]
             rows.append(
                 {
                     "item": item,
-                    "item_pk": int(meta["item_pk"]),
-                    "external_id": meta["external_id"],
-                    "element": int(meta["element"]) or None,
-                    "judge": _py(jv[item]),
-                    "humans": {h: _py(v) for h, v in Hj.loc[item].items() if pd.notna(v)},
-                    "human_summary": _py(human_summary[item]),
-                    "disagreement": round(float(score[item]), 4),
+                    "item_pk": int(item_pk),
+                    "external_id": external_id,
+                    "element": int(element) or None,
+                    "judge": _py(top_judge[pos]),
+                    "humans": {
+                        h: _py(v) for h, v in zip(top_humans.columns, human_values[pos], strict=True) if pd.notna(v)
+                    },
+                    "human_summary": _py(top_summary[pos]),
+                    "disagreement": round(float(top_score[pos]), 4),
                 }
             )
         d["disagreements"] = rows
@@ -307,6 +316,17 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
         )
         out[j] = d
     return out
+
+
+def _confusion(judge: list[Any], majority: list[Any]) -> dict[str, Any]:
+    """Judge label (rows) x human majority label (columns) counts over the labels either uses,
+    in natural order."""
+    labels = sorted(set(judge) | set(majority), key=_natural)
+    at = {label: k for k, label in enumerate(labels)}
+    matrix = np.zeros((len(labels), len(labels)), dtype=int)
+    for a, b in zip(judge, majority, strict=True):
+        matrix[at[a], at[b]] += 1
+    return {"labels": labels, "rows": "judge", "columns": "human majority", "matrix": matrix.tolist()}
 
 
 def _majorities(H: pd.DataFrame) -> pd.Series:
