@@ -36,12 +36,14 @@ export reads :func:`submitted_annotations`, so a hidden judge leaves them all at
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db.models import Max, QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from annotation.answers import flatten_answers
 from annotation.models import Annotation, Assignment, Item, Project, Rater
@@ -90,6 +92,26 @@ def annotations_signature(project: Project) -> str:
     """Changes whenever an annotation is added or edited: the cache key of stored reports."""
     agg = submitted_annotations(project).aggregate(n=Max("id"), t=Max("updated_at"))
     return f"{annotation_count(project)}:{agg['n']}:{agg['t'].isoformat() if agg['t'] else ''}"
+
+
+def report_fingerprint(project: Project) -> str:
+    """What a stored report was computed from, cheaply (four small queries, no rating read): the
+    submitted annotations (count, last id, last edit: a rating added, edited or its assignment
+    made no longer regular), the hidden judges, the raters' names and attributes (judge labels,
+    annotator groups of the paper tables), the rubric version and the active samples. A stored
+    report is current only while this is unchanged; report parameters are keyed separately."""
+    agg = submitted_annotations(project).aggregate(n=Count("id"), last=Max("id"), t=Max("updated_at"))
+    raters = sorted(project_raters(project).values_list("id", "name", "kind", "backend", "attributes"))
+    samples = list(Sample.objects.filter(project=project).order_by("id").values_list("id", "design"))
+    parts = {
+        "annotations": [agg["n"], agg["last"], agg["t"].isoformat() if agg["t"] else ""],
+        "hidden": sorted(hidden_rater_ids(project)),
+        "raters": raters,
+        "rubric": project.rubric_version_id,
+        "samples": samples,
+    }
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return f"{agg['n']}:{agg['last'] or 0}:{digest}"
 
 
 def _meta_column(key: str) -> str:

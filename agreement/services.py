@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.models import Project
 from core import csvsafe, jobs
@@ -366,21 +367,73 @@ def _py(v: Any) -> Any:
 
 # ------------------------------------------------------------------------------ the workflow
 def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str, Any] | AgreementReport:
-    """Answer inline (a result dict) while the project has at most ``HV_AGREEMENT_INLINE_MAX``
-    submitted annotations; otherwise return the stored :class:`AgreementReport` for these
-    parameters and this data, queueing a worker run when there is none yet."""
-    if selectors.annotation_count(project) <= inline_max():
-        return compute_report(project=project, params=params)
-    signature = selectors.annotations_signature(project)
-    existing = (
-        AgreementReport.objects.filter(project=project, params=params.as_dict(), data_signature=signature)
-        .exclude(status=AgreementReport.Status.FAILED)
-        .order_by("-created_at")
+    """The stored :class:`AgreementReport` for these parameters, never a stale one presented as
+    current (issue 35, fast reports).
+
+    The project's :func:`selectors.report_fingerprint` (what the ratings, judges and raters are
+    now) keys the stored reports. A done report with the current fingerprint is answered at once.
+    Otherwise one job per parameters and fingerprint is queued (or the queued one reused), and the
+    pending job is returned with ``last_good`` set: the newest done report for these parameters
+    computed from older data (None when there is none), which the pages and the API show marked
+    out of date while the job runs. Only a project with no stored report yet and at most
+    ``HV_AGREEMENT_INLINE_MAX`` submitted annotations is computed in the request, and stored."""
+    fingerprint = selectors.report_fingerprint(project)
+    stored = AgreementReport.objects.filter(project=project, params=params.as_dict())
+    current = stored.filter(data_signature=fingerprint).exclude(status=AgreementReport.Status.FAILED).first()
+    if current is not None and current.status == AgreementReport.Status.DONE:
+        current.last_good = None
+        return current
+    last_good = (
+        stored.filter(status=AgreementReport.Status.DONE)
+        .exclude(data_signature=fingerprint)
+        .order_by("-finished_at", "-id")
         .first()
     )
-    if existing is not None:
-        return existing
-    return start_report(project=project, params=params, user=user, signature=signature)
+    if current is None:
+        if last_good is None and selectors.annotation_count(project) <= inline_max():
+            return store_inline(project=project, params=params, user=user, fingerprint=fingerprint)
+        current = start_report(project=project, params=params, user=user, signature=fingerprint)
+    current.last_good = last_good
+    return current
+
+
+def store_inline(*, project: Project, params: ReportParams, user=None, fingerprint: str) -> AgreementReport:
+    """Compute a small project's first report in the request and store it as a done report
+    (``fingerprint`` read before the ratings, so data changing meanwhile makes it out of date,
+    never current). A refusal (an unknown field) raises before anything is stored."""
+    result = compute_report(project=project, params=params)
+    job = AgreementReport.objects.create(
+        project=project,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+        params=params.as_dict(),
+        data_signature=fingerprint,
+        status=AgreementReport.Status.DONE,
+        progress=1.0,
+        result=result,
+        finished_at=timezone.now(),
+    )
+    job.last_good = None
+    return job
+
+
+def last_good_for(job: AgreementReport) -> AgreementReport | None:
+    """While ``job`` is pending: the newest done report for its parameters, which the page shows
+    marked out of date until ``job`` ends."""
+    if not job.is_pending:
+        return None
+    return (
+        AgreementReport.objects.filter(project_id=job.project_id, params=job.params, status=AgreementReport.Status.DONE)
+        .exclude(pk=job.pk)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+
+
+def is_current(job: AgreementReport) -> bool:
+    """Whether a stored report was computed from the project's ratings, judges and raters as they
+    are now (the poll of a job that ended checks this, so a report overtaken by new ratings while
+    it ran is marked out of date)."""
+    return job.data_signature == selectors.report_fingerprint(job.project)
 
 
 def validation_tables_for(
@@ -392,13 +445,9 @@ def validation_tables_for(
     min_rater_items: int = MIN_RATER_ITEMS,
     user=None,
 ) -> list[Table] | AgreementReport:
-    """The protocol's validation tables: computed inline while the project is small (they are
-    cheap next to the full report), else read from the stored full report for these bootstrap
-    settings (queued when there is none yet), whose ``validation`` entry holds the same tables."""
-    if selectors.annotation_count(project) <= inline_max():
-        return validation.compute_tables(
-            project, bootstrap=bootstrap, seed=seed, epsilon=epsilon, min_rater_items=min_rater_items
-        )
+    """The protocol's validation tables, read from the stored full report for these bootstrap
+    settings (its ``validation`` entry; see :func:`report_for`), or the pending report while it
+    is computed."""
     params = ReportParams(bootstrap=bootstrap, seed=seed, epsilon=epsilon, min_rater_items=min_rater_items)
     answer = report_for(project=project, params=params, user=user)
     if isinstance(answer, AgreementReport):
@@ -414,14 +463,15 @@ def start_report(*, project: Project, params: ReportParams, user=None, signature
             project=project,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             params=params.as_dict(),
-            data_signature=signature if signature is not None else selectors.annotations_signature(project),
+            data_signature=signature if signature is not None else selectors.report_fingerprint(project),
         )
         jobs.enqueue_on_commit(job)  # sent by agreement.tasks's sender once this commits
     return job
 
 
 def run_report_job(*, job: AgreementReport) -> AgreementReport:
-    """Compute a stored report, recording progress (0..1, per field) and the result."""
+    """Compute a stored report, recording progress (0..1, per field) and the result; once done,
+    the older done reports for the same parameters are superseded and deleted."""
 
     def progress(p: float) -> None:
         # the frame is read first (about 10% of the time on large projects)
@@ -434,7 +484,15 @@ def run_report_job(*, job: AgreementReport) -> AgreementReport:
         result = compute_report(project=job.project, params=params, frame=frame, progress=progress)
         return {"result": result, "progress": 1.0, "message": ""}
 
-    return jobs.run(job, work)
+    job = jobs.run(job, work)
+    if job.status == AgreementReport.Status.DONE:
+        AgreementReport.objects.filter(
+            project_id=job.project_id,
+            params=job.params,
+            status=AgreementReport.Status.DONE,
+            created_at__lt=job.created_at,
+        ).delete()
+    return job
 
 
 # ------------------------------------------------------------------------------ CSV export

@@ -33,13 +33,21 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
     except DomainError as exc:
         ctx["error"] = exc.message
         return render(request, "agreement/report.html", ctx, status=400)
-    if isinstance(answer, AgreementReport):
-        ctx["job"] = answer
-        if answer.status == AgreementReport.Status.DONE:
-            ctx.update(report_context(answer.result))
-    else:
-        ctx.update(report_context(answer))
+    ctx.update(_answer_context(answer))
     return render(request, "agreement/report.html", ctx)
+
+
+def _answer_context(answer: dict[str, Any] | AgreementReport) -> dict[str, Any]:
+    """The stored report to show: the job (its status, progress and when it was computed) and the
+    report itself, or, while it is updating, the last good one marked out of date."""
+    if not isinstance(answer, AgreementReport):
+        return report_context(answer)
+    ctx: dict[str, Any] = {"job": answer, "last_good": getattr(answer, "last_good", None)}
+    if answer.status == AgreementReport.Status.DONE:
+        ctx.update(report_context(answer.result))
+    elif answer.is_pending and ctx["last_good"] is not None:
+        ctx.update(report_context(ctx["last_good"].result))
+    return ctx
 
 
 @login_required
@@ -53,7 +61,12 @@ def report_job(request: HttpRequest, project_id: int, job_id: int) -> HttpRespon
         "epsilon_guidance": EPSILON_GUIDANCE,
     }
     if job.status == AgreementReport.Status.DONE:
+        # overtaken by new ratings while it ran: shown, but never as current
+        ctx["out_of_date"] = not services.is_current(job)
         ctx.update(report_context(job.result))
+    elif job.is_pending and (last_good := services.last_good_for(job)) is not None:
+        ctx["last_good"] = last_good
+        ctx.update(report_context(last_good.result))
     template = "agreement/_job.html" if request.headers.get("HX-Request") else "agreement/report.html"
     return render(request, template, ctx)
 
@@ -73,8 +86,13 @@ def printable_report(request: HttpRequest, project_id: int) -> HttpResponse:
         return render(request, "agreement/printable.html", ctx, status=400)
     if isinstance(answer, AgreementReport):
         ctx["job"] = answer
-        if answer.status != AgreementReport.Status.DONE:
+        ctx["last_good"] = getattr(answer, "last_good", None)
+        # the report when done; while it updates, the last good one marked out of date
+        shown = answer if answer.status == AgreementReport.Status.DONE else None
+        if answer.is_pending:
+            shown = ctx["last_good"]
+        if shown is None:
             return render(request, "agreement/printable.html", ctx)
-        answer = answer.result
+        answer = shown.result
     ctx.update(printable_context(answer, selectors.study_settings(project)))
     return render(request, "agreement/printable.html", ctx)
