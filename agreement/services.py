@@ -281,7 +281,7 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
             order = gap.sort_values(ascending=False, kind="stable")
             score, human_summary = gap, hmean.round(3)
         else:
-            maj = _majorities(Hj)
+            maj = human_majorities(Hj)
             share = Hj.ne(jv, axis=0).where(Hj.notna()).mean(axis=1)
             d["confusion"] = _confusion(jv[maj.notna()].tolist(), maj[maj.notna()].tolist())
             order = share.sort_values(ascending=False, kind="stable")
@@ -330,7 +330,7 @@ def _confusion(judge: list[Any], majority: list[Any]) -> dict[str, Any]:
     return {"labels": labels, "rows": "judge", "columns": "human majority", "matrix": matrix.tolist()}
 
 
-def _majorities(H: pd.DataFrame) -> pd.Series:
+def human_majorities(H: pd.DataFrame) -> pd.Series:
     """Each row's most frequent label (missing ones left out); None for an empty row or a tie at
     the top. Counted in one pass over the whole table: a per-row ``value_counts`` was half of
     the CQ-Bench story demo's report time (cProfile, docs/benchmarks.md)."""
