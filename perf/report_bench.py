@@ -34,10 +34,11 @@ def main() -> None:
     ap.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     a = ap.parse_args()
     root = Path(a.code_dir).resolve() if a.code_dir else Path(__file__).resolve().parent.parent
-    sys.path.insert(0, str(root))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    os.chdir(root)
     from _common import machine, setup_django
+
+    sys.path.insert(0, str(root))  # before _common's own checkout: the code measured is root's
+    os.chdir(root)
 
     info = setup_django(a.database_url)
     from django.core.management import call_command
