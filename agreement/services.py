@@ -366,7 +366,7 @@ def _py(v: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------ the workflow
-def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str, Any] | AgreementReport:
+def report_for(*, project: Project, params: ReportParams, user=None) -> AgreementReport:
     """The stored :class:`AgreementReport` for these parameters, never a stale one presented as
     current (issue 35, fast reports).
 
@@ -378,7 +378,8 @@ def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str
     out of date while the job runs. Only a project with no stored report yet and at most
     ``HV_AGREEMENT_INLINE_MAX`` submitted annotations is computed in the request, and stored."""
     fingerprint = selectors.report_fingerprint(project)
-    stored = AgreementReport.objects.filter(project=project, params=params.as_dict())
+    # the result JSON is read only where it is shown and not yet rendered (agreement.views)
+    stored = AgreementReport.objects.filter(project=project, params=params.as_dict()).defer("result")
     current = stored.filter(data_signature=fingerprint).exclude(status=AgreementReport.Status.FAILED).first()
     if current is not None and current.status == AgreementReport.Status.DONE:
         current.last_good = None
@@ -423,6 +424,7 @@ def last_good_for(job: AgreementReport) -> AgreementReport | None:
         return None
     return (
         AgreementReport.objects.filter(project_id=job.project_id, params=job.params, status=AgreementReport.Status.DONE)
+        .defer("result")
         .exclude(pk=job.pk)
         .order_by("-finished_at", "-id")
         .first()
