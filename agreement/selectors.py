@@ -95,23 +95,34 @@ def annotations_signature(project: Project) -> str:
 
 
 def report_fingerprint(project: Project) -> str:
-    """What a stored report was computed from, cheaply (four small queries, no rating read): the
-    submitted annotations (count, last id, last edit: a rating added, edited or its assignment
-    made no longer regular), the hidden judges, the raters' names and attributes (judge labels,
-    annotator groups of the paper tables), the rubric version and the active samples. A stored
-    report is current only while this is unchanged; report parameters are keyed separately."""
-    agg = submitted_annotations(project).aggregate(n=Count("id"), last=Max("id"), t=Max("updated_at"))
-    raters = sorted(project_raters(project).values_list("id", "name", "kind", "backend", "attributes"))
-    samples = list(Sample.objects.filter(project=project).order_by("id").values_list("id", "design"))
+    """What a stored report was computed from, cheaply (one pass over the project's submitted
+    annotations, grouped by rater, and three small reads; no answer is read): per rater the
+    submitted annotations' count, last id and last edit (a rating added, edited, or its
+    assignment no longer submitted and regular), the raters' names, kinds, backends and
+    attributes (judge labels, annotator groups of the paper tables), the hidden judges, the
+    rubric version and the samples (active estimates). A stored report is current only while
+    this is unchanged; the report's parameters are keyed separately."""
+    per_rater = sorted(
+        (r["rater_id"], r["n"], r["last"], r["t"].isoformat() if r["t"] else "")
+        for r in submitted_annotations(project)
+        .order_by()
+        .values("rater_id")
+        .annotate(n=Count("id"), last=Max("id"), t=Max("updated_at"))
+    )
+    raters = sorted(
+        Rater.objects.filter(pk__in=[r[0] for r in per_rater]).values_list(
+            "id", "name", "kind", "backend", "attributes"
+        )
+    )
     parts = {
-        "annotations": [agg["n"], agg["last"], agg["t"].isoformat() if agg["t"] else ""],
-        "hidden": sorted(hidden_rater_ids(project)),
+        "annotations": per_rater,
         "raters": raters,
+        "hidden": sorted(hidden_rater_ids(project)),
         "rubric": project.rubric_version_id,
-        "samples": samples,
+        "samples": list(Sample.objects.filter(project=project).order_by("id").values_list("id", "design")),
     }
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
-    return f"{agg['n']}:{agg['last'] or 0}:{digest}"
+    return f"{sum(r[1] for r in per_rater)}:{max((r[2] for r in per_rater), default=0)}:{digest}"
 
 
 def _meta_column(key: str) -> str:
