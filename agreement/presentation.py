@@ -16,7 +16,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext, pgettext
 
 from hvstats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
-from hvstats.answers import MIN_HUMANS_TESTED
+from hvstats.answers import MIN_HUMANS_TESTED, field_status
+from hvstats.notes import SMALL_SAMPLE_ITEMS
 from studies.forms import QCForm
 from studies.models import AssignmentPlan, Sample
 
@@ -89,6 +90,8 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         "judge_lines": _judge_lines(result),
         "verdicts": _verdict_panel(result),
         "answers": _answer_panel(result),
+        "notes": note_sentences(result.get("notes") or [], result.get("judge_labels", {})),
+        "small_sample_items": SMALL_SAMPLE_ITEMS,
         "joint_verdicts": _joint_panel(result),
         "epsilon_guidance": EPSILON_GUIDANCE,
         "export_formats": EXPORT_FORMATS,
@@ -265,9 +268,86 @@ def _answer_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "sure": sure,
                 "stability": a["stability"],
                 "borderline": borderline,
+                "saved": _saved_words(a.get("labels_saved")),
+                "saved_items": (a.get("labels_saved") or {}).get("items"),
             }
         )
     return out
+
+
+def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The report's notes (``hvstats.notes``) in the UI's language, built from each note's code
+    and numbers (the English ``text`` is what the command and the downloads print)."""
+    labels = labels or {}
+    out = []
+    for n in notes:
+        field = n.get("field") or ""
+        where = f"{field} ({n['stratum']})" if n.get("stratum") else field
+        judge = labels.get(n.get("judge") or "", n.get("judge") or "")
+        words = {
+            "where": where,
+            "judge": judge,
+            "who": judge or _("humans"),
+            "statistic": n.get("statistic") or "",
+            "n": n.get("n_items"),
+            "humans": n.get("n_humans"),
+            "min": n.get("threshold"),
+            "percent": f"{100 * n['value']:.0f}%" if n.get("value") is not None else "",
+        }
+        code = n["code"]
+        if code == "no_variation" and not n.get("judge"):
+            text = _(
+                "%(where)s: no variation: every rating is the same value, so the chance-corrected coefficients are "
+                "undefined."
+            )
+        elif code == "no_variation":
+            text = _(
+                "%(judge)s on %(where)s: alt-test: no variation: the test cannot tell (every rating is the same value)."
+            )
+        elif code == "one_category":
+            text = _(
+                "%(judge)s on %(where)s: alt-test: one category only: every human rating is the same value, the "
+                "humans never disagree."
+            )
+        elif code == "too_few_humans":
+            text = _(
+                "%(judge)s on %(where)s: alt-test: too few humans: %(humans)s tested (the alt-test asks for at least %(min)s)."
+            )
+        elif code == "no_common_item":
+            text = _("%(judge)s on %(where)s: the judge rated no item a human rated: the alt-test cannot tell.")
+        elif code == "small_sample":
+            text = _(
+                "%(where)s: %(who)s: %(statistic)s on %(n)s items, fewer than %(min)s: a small sample, the interval is "
+                "rough."
+            )
+        else:  # exact_interval
+            text = _(
+                "%(where)s: %(who)s: %(statistic)s is %(percent)s of %(n)s items: exact binomial (Clopper-Pearson) "
+                "95%% interval, since the normal and bootstrap intervals have zero width there."
+            )
+        out.append({"code": code, "field": field, "judge": n.get("judge"), "text": text % words})
+    return out
+
+
+def _saved_words(s: dict[str, Any] | None) -> str:
+    """A judge's headline of human labels saved (:func:`hvstats.ppi.judge_labels_saved`) in words;
+    zero and a cost said as such."""
+    if not s or s.get("items") is None:
+        return ""
+    n = s["items"]
+    if n == 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none (the judge does not narrow the interval on %(field)s)."
+        ) % {"field": s["field"]}
+    if n < 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none; the judge costs %(items)s human-rated items "
+            "(%(ratings)s ratings) on %(field)s, where it widens the interval."
+        ) % {"items": -n, "ratings": -s["human_ratings"], "field": s["field"]}
+    return _(
+        "Human labels saved with PPI++ on this pool: %(items)s human-rated items (%(ratings)s ratings), the "
+        "fewest over its fields (%(field)s): people alone would need that many more for the same half-width."
+    ) % {"items": n, "ratings": s["human_ratings"], "field": s["field"]}
 
 
 def _joint_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -347,6 +427,17 @@ def _alt_test_words(judge: str, field: str, a: dict[str, Any] | None) -> dict[st
         why = a.get("reason") or "undefined"
         if why.startswith("undefined: "):
             why = why[len("undefined: ") :]
+        return {
+            "status": "undefined",
+            "sentence": _("%(judge)s: no alt-test verdict on %(field)s: %(reason)s")
+            % {"judge": judge, "field": field, "reason": table_strings.translate(why)},
+            "notes": notes,
+        }
+    warnings = a.get("warnings") or []
+    notes += [table_strings.translate(w) for w in warnings]
+    status, why = field_status(a, warnings)
+    if status == "undecided" and warnings and why in warnings:
+        # a pass on data with no variation is no verdict (hvstats.answers.field_status)
         return {
             "status": "undefined",
             "sentence": _("%(judge)s: no alt-test verdict on %(field)s: %(reason)s")

@@ -145,7 +145,9 @@ def compute_report(
     bootstrap, seed, verdicts=VERDICTS, epsilon, half_width)["fields"][f]``, so each judge's
     entry ``judges_vs_humans[judge]`` carries the alt-test (``alt_test``) and, for numeric and
     binary fields, the PPI++ mean (``ppi``, with the budget advice when ``half_width`` is set)
-    under the keys the ``agreement`` command writes; ``answers`` is one answer per judge over the
+    under the keys the ``agreement`` command writes; ``notes`` are the fields' notes
+    (``hvstats.notes``: no variation, one category, too few humans, no common item, small samples,
+    exact intervals), as the command's ``"notes"``; ``answers`` is one answer per judge over the
     fields (``hvstats.answers``, as the command's ``"answers"``); ``drilldown[f][judge]`` holds the judge-vs-mean-human
     scatter (numeric fields) or confusion table (nominal fields) and the items where the judge
     and the humans disagree most."""
@@ -170,6 +172,8 @@ def compute_report(
         "levels": {},
         "fields": {},
         "drilldown": {},
+        # what makes a number uninformative or rough (hvstats.notes), as the command's "notes"
+        "notes": [],
     }
     out["judge_labels"] = {
         name: judge_label(name, p["backend"])
@@ -211,6 +215,7 @@ def compute_report(
             half_width=params.half_width,
         )
         out["fields"][f] = rep["fields"][f]
+        out["notes"] += rep.get("notes", [])
         out["drilldown"][f] = judge_drilldown(sub, level)
         if progress is not None:
             progress((k + 1) / len(fields))
@@ -518,13 +523,32 @@ _SKIP = {"matrix", "raters", "labels", "humans", "judges", "strata", "per_rater_
 
 
 def report_rows(result: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """One row per coefficient (and per pair, per rater, per stratum) of a report."""
+    """One row per coefficient (and per pair, per rater, per stratum) of a report, then one per
+    note (section ``notes``, metric = the note's code, reason = its text; ``hvstats.notes``)."""
     for f, fo in result.get("fields", {}).items():
         level = result.get("levels", {}).get(f, fo.get("level"))
         yield from _walk(fo, {"field": f, "level": level, "stratum_column": "", "stratum": ""}, [])
         for col, groups in (fo.get("strata") or {}).items():
             for g, go in groups.items():
                 yield from _walk(go, {"field": f, "level": level, "stratum_column": col, "stratum": g}, [])
+    for n in result.get("notes") or []:
+        col, _, g = (n.get("stratum") or "").partition("=")
+        yield {
+            "field": n.get("field"),
+            "level": result.get("levels", {}).get(n.get("field")),
+            "stratum_column": col,
+            "stratum": g,
+            "section": "notes",
+            "subject": n.get("judge") or "",
+            "metric": n["code"],
+            "value": None,
+            "ci_low": None,
+            "ci_high": None,
+            "p_value": None,
+            "n_items": n.get("n_items"),
+            "n_raters": n.get("n_humans"),
+            "reason": n["text"],
+        }
 
 
 def _walk(node: Any, base: dict[str, Any], path: list[str]) -> Iterator[dict[str, Any]]:

@@ -268,6 +268,14 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Human-only mean"),
     gettext_noop("Human-rated items"),
     gettext_noop("Judge-only items"),
+    gettext_noop("Human labels saved (PPI++)"),
+    gettext_noop(
+        "Human labels saved (PPI++): the human-rated items people alone would need for the half-width of the "
+        "PPI++ interval on this pool (the ratio of the human-only to the PPI++ variance), minus those at hand."
+    ),
+    gettext_noop("A judge's human labels saved is the fewest over its fields with a PPI++ mean."),
+    gettext_noop("none: the judge does not narrow the interval"),
+    gettext_noop("a cost: with the judge the interval is wider"),
     gettext_noop("Judge: field"),
     gettext_noop("not tested"),
     gettext_noop("no verdict"),
@@ -455,6 +463,14 @@ TEMPLATES: tuple[str, ...] = (
     ),
     gettext_noop("%(name)s: the answer changes without one of %(names)s."),
     gettext_noop("%(name)s: winning rate exactly 0.5 on %(fields)s."),
+    # the notes of hvstats.notes under the paper tables and the verdicts table
+    gettext_noop(
+        "Small samples, fewer than %(n)d items (the interval is rough): %(count)d coefficients on %(least)d to "
+        "%(most)d items, in the rows %(rows)s; columns %(columns)s."
+    ),
+    gettext_noop(
+        "%(row)s: a mean at %(percent)s of %(n)d items, with the exact binomial (Clopper-Pearson) 95%% interval."
+    ),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
 )

@@ -19,6 +19,8 @@ import pandas as pd
 from annotation.models import Project
 from core.errors import DomainError
 from hvstats.alt_test import DEFAULT_EPSILON
+from hvstats.notes import with_small_sample_note
+from hvstats.ppi import attach_labels_saved
 from hvstats.report import judge_verdicts, verdict_answers
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
@@ -66,15 +68,27 @@ def main_fields(fields: list[str]) -> list[str]:
     return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]
 
 
-def answers_of(frame: pd.DataFrame, levels: dict[str, str], epsilon: float) -> list[dict[str, Any]]:
-    """One answer per judge (``hvstats.answers``) over the main fields of a ratings frame: what the
-    agreement report's ``answers``, the validation report's ``answers`` and its ``judge-answers``
-    table say."""
+def answers_of(
+    frame: pd.DataFrame,
+    levels: dict[str, str],
+    epsilon: float,
+    verdicts: dict[str, dict[str, dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """One answer per judge (``hvstats.answers``) over the main fields of a ratings frame, each with
+    its headline of human labels saved (``labels_saved``, :func:`hvstats.ppi.judge_labels_saved`
+    over the same fields' PPI++ means): what the agreement report's ``answers``, the validation
+    report's ``answers`` and its ``judge-answers`` table say. ``verdicts``: the frame's
+    :func:`hvstats.report.judge_verdicts` where the caller has them (else computed here)."""
     fields = main_fields(list(dict.fromkeys(frame["field"].tolist()))) if len(frame) else []
     if not fields:
         return []
     sub = frame[frame["field"].isin(fields)]
-    return verdict_answers(sub, {f: levels[f] for f in fields if f in levels}, epsilon)
+    main_levels = {f: levels[f] for f in fields if f in levels}
+    answers = verdict_answers(sub, main_levels, epsilon)
+    if verdicts is None:
+        verdicts = judge_verdicts(sub, levels=main_levels, epsilon=epsilon)
+    ppi = {f: {j: v.get("ppi") for j, v in per.items()} for f, per in verdicts.items() if f in fields}
+    return attach_labels_saved(answers, ppi)
 
 
 def project_answers(project: Project, epsilon: float = DEFAULT_EPSILON) -> list[dict[str, Any]]:
@@ -101,16 +115,18 @@ def compute_tables(
     :mod:`hvstats.verdicts`); then, for a project with an active sample, one
     table of active estimates per series (:func:`agreement.active.estimates_tables`).
     ``min_rater_items``: the least number of rated items for a rater to enter the human
-    agreement ceilings and slots."""
+    agreement ceilings and slots. Each preset table gets a note naming its coefficients on fewer
+    than ``hvstats.notes.SMALL_SAMPLE_ITEMS`` items (:func:`hvstats.notes.with_small_sample_note`)."""
     fn = project.preset.validation_report
     extra = active.estimates_tables(active.estimates(project, frame)) if active.has_active(project) else []
     if fn is None:
         return extra
     inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame, min_rater_items=min_rater_items)
     try:
-        out = list(fn(inp))
+        # a coefficient on fewer than hvstats.notes.SMALL_SAMPLE_ITEMS items is named under its table
+        out = [with_small_sample_note(t) for t in fn(inp)]
         verdicts = judge_verdicts(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else {}
-        answers = answers_of(inp.frame, dict(inp.levels), epsilon)
+        answers = answers_of(inp.frame, dict(inp.levels), epsilon, verdicts)
     except ValueError as exc:  # a pure library refused the data
         raise DomainError(f"the validation tables could not be computed: {exc}") from exc
     # one answer per judge (hvstats.answers) first, then the per-field verdicts

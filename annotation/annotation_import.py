@@ -19,7 +19,7 @@ every problem by task id or line number. Idempotent: a file already imported int
 (same SHA-256) adds nothing, and a rating already stored by an earlier import with the same
 answers is counted as ``already_imported`` instead of written again (different answers for a
 stored pair are a problem). Idempotent at the same time too: the import that writes claims the
-file's hash first in its writing transaction (:func:`claim_file`, a unique constraint per
+file's hash first in its writing transaction (``staging.claim_file``, a unique constraint per
 project), so of imports of one file running at once one writes and the others end as its
 duplicates. Provenance (SHA-256, format, item key, mapping) is the
 :class:`~annotation.models.AnnotationImport` row, a ``core.jobs`` job like the item import."""
@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from benchmarks.base import STRATA_KEYS
 from core import jobs
 from core.errors import DomainError
-from core.values import value_problem
+from core.values import loads, value_problem
 
 from . import writing
 from .bulk import insert_rows, reserve_ids
@@ -51,9 +51,11 @@ from .rubric import AnswerError, Question, Rubric
 from .sources import labelstudio_flat, registry
 from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
 from .staging import (
+    AlreadyWritten,
     Progress,
     StagedFile,
     Ticker,
+    claim_file,
     discard_token,
     run_staged,
     stage_file,
@@ -167,7 +169,7 @@ def coerce(q: Question, raw: Any) -> Any:
         if isinstance(raw, str):
             text = raw.strip()
             try:
-                raw = json.loads(text) if text.startswith("[") else re.split(r"\s*[|;]\s*", text)
+                raw = loads(text) if text.startswith("[") else re.split(r"\s*[|;]\s*", text)
             except (json.JSONDecodeError, RecursionError):
                 return raw
         if not isinstance(raw, list):
@@ -186,7 +188,7 @@ def coerce_repeated(q: Question, raw: Any) -> Any:
     """The whole list answer of a repeated question (a JSON list as text in a CSV cell)."""
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads(raw)
         except (json.JSONDecodeError, RecursionError):
             return raw
     if not isinstance(raw, list):
@@ -526,26 +528,6 @@ def as_duplicate(report: AnnotationImportReport, earlier: AnnotationImport) -> A
     report.already_imported = int((earlier.report or {}).get("annotations_created") or 0)
     report.annotations_created = report.raters_new = 0
     return report
-
-
-class AlreadyWritten(Exception):
-    """The file was written into the project by another import first (its ``written_sha256``
-    holds the same hash): this one must write nothing. Raised inside the writing transaction,
-    which it rolls back."""
-
-
-def claim_file(job: AnnotationImport, sha256: str) -> None:
-    """Mark ``job`` as the import that writes the file ``sha256`` into its project, inside the
-    writing transaction and before any row: the unique constraint on (project,
-    ``written_sha256``) lets one import hold it. On PostgreSQL a second writer waits here until
-    the holder's transaction ends (then fails if it committed, goes on if it rolled back); on
-    SQLite writers are serialised, so the second finds the first's commit. A check made before
-    the transaction (``check_annotations``) cannot see an import still writing, this can."""
-    try:
-        with transaction.atomic():  # a savepoint: the failed UPDATE must not end the caller's transaction
-            AnnotationImport.objects.filter(pk=job.pk).update(written_sha256=sha256)
-    except IntegrityError as exc:
-        raise AlreadyWritten(sha256) from exc
 
 
 def write_plan(

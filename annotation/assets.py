@@ -14,6 +14,8 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 from PIL import Image, UnidentifiedImageError
 
+from core.errors import public_text
+
 
 class ImageProblem(ValueError):
     pass
@@ -77,7 +79,7 @@ class ZipImages(ImageSource):
         try:
             self.zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as exc:
-            raise ImageProblem(f"the images file is not a readable zip archive ({exc})") from None
+            raise ImageProblem(f"the images file is not a readable zip archive ({public_text(exc)})") from None
         self.members = {}
         for info in self.zip.infolist():
             if info.is_dir():
@@ -127,8 +129,11 @@ def check_image(content: bytes, name: str = "image") -> CheckedImage:
         raise
     except Image.DecompressionBombError:
         raise ImageProblem(f"{name}: image is too large (decompression bomb guard)") from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise ImageProblem(f"{name}: not a valid image ({exc.__class__.__name__})") from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+        # not the decoder's exception type (issue 37): what was expected, which is what a person can act on
+        raise ImageProblem(
+            f"{name}: not a valid image (it does not read as {', '.join(settings.HV_ALLOWED_IMAGE_FORMATS)})"
+        ) from None
     return CheckedImage(hashlib.sha256(content).hexdigest(), fmt, width, height, content)
 
 

@@ -31,7 +31,7 @@ from django.utils import timezone
 from benchmarks.base import STRATA_KEYS, Preset
 from core import jobs
 from core.errors import DomainError
-from core.values import MAX_DEPTH, value_problem
+from core.values import MAX_DEPTH, loads, value_problem
 
 from .assets import (
     CheckedImage,
@@ -83,7 +83,7 @@ def read_jsonl(stream: io.TextIOBase) -> Iterator[tuple[int, Any, str | None]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as exc:
             yield line_no, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
             continue
@@ -121,7 +121,7 @@ def read_csv(stream: io.TextIOBase, preset: Preset) -> Iterator[tuple[int, Any, 
                 record.setdefault("meta", {})[key[5:]] = cell
             elif structured.get(key) in ("list", "object"):
                 try:
-                    record[key] = json.loads(cell)
+                    record[key] = loads(cell)
                 except json.JSONDecodeError:
                     problem = f"column '{key}' must hold JSON (a list or an object)"
                 except RecursionError:
@@ -354,7 +354,7 @@ class _Batch:
         written: list[Path] = []
         try:
             with transaction.atomic():
-                asset_ids = store_assets(self.checked_images, self.report, written)
+                asset_ids = store_assets(self.checked_images, self.report, written, project=self.project)
                 asset_ids.update(self.stored)
                 item_ids = self._insert_items(asset_ids)
                 self.report.items_created = len(item_ids)
@@ -468,9 +468,14 @@ class _Batch:
         return item_ids
 
 
-def store_assets(checked: dict[str, CheckedImage], report: ImportReport, written: list[Path]) -> dict[str, int]:
+def store_assets(
+    checked: dict[str, CheckedImage], report: ImportReport, written: list[Path], *, project: Project
+) -> dict[str, int]:
     """Write each image once by content hash (files first, then Asset rows); ``written`` lists
-    the files this call created, for the caller to remove if its transaction fails."""
+    the files this call created, for the caller to remove if its transaction fails. The report
+    counts as reused only the images this project's items already show: one stored for another
+    project only is counted as stored, so the counts do not tell an uploader which images other
+    projects hold (issue 37)."""
     by_sha = {img.sha256: img for img in checked.values()}
     if not by_sha:
         return {}
@@ -485,8 +490,9 @@ def store_assets(checked: dict[str, CheckedImage], report: ImportReport, written
         if write_atomic(path, by_sha[asset.sha256].content):
             written.append(path)
     Asset.objects.bulk_create(new, batch_size=BATCH, ignore_conflicts=True)
-    report.images_stored = len(new)
-    report.images_reused = len(by_sha) - len(new)
+    ours = set(Asset.objects.filter(sha256__in=list(existing), items__project=project).values_list("sha256", flat=True))
+    report.images_reused = len(ours)
+    report.images_stored = len(by_sha) - len(ours)
     return dict(Asset.objects.filter(sha256__in=list(by_sha)).values_list("sha256", "id"))
 
 

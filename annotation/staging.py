@@ -13,11 +13,15 @@
     run        :func:`run_staged`: ``core.jobs.run`` with the progress written beside the work
                (:class:`Ticker` says when a loop should report, ``ProgressWriter`` writes it), and
                the upload discarded once the job has ended
+    claim      :func:`claim_file`: the import that writes a file into its project claims the file's
+               SHA-256 first thing in its writing transaction (a unique constraint per project on
+               the job's ``written_sha256``), so of imports of one file running at once (a double
+               click, two API posts) one writes and the others end as its duplicates
     discard    :func:`discard_job_upload`: the job's staging folder, never anything outside the root
     reap       a job whose worker died is re-queued from its staged file while that is there, else
                failed and its upload discarded (``StagedImportJob.resume_blocker``, read by
-               ``core.reaper``, and the cleanup ``annotation.tasks`` registers with the job's
-               sender); uploads no unfinished job reads
+               ``core.reaper``, and the cleanup the job's ``tasks`` module registers with its
+               sender: ``annotation.tasks``, ``judges.tasks``); uploads no unfinished job reads
                are swept once stale (:func:`sweep_staged_uploads`, beat)"""
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any, TypeVar
 
 from django.apps import apps
 from django.conf import settings
+from django.db import IntegrityError, transaction
 
 from core import jobs
 from core.errors import DomainError
@@ -185,6 +190,27 @@ def discard_token(token: str) -> None:
         discard_staged(staging_root() / token)
 
 
+# ---------------------------------------------------------------------------------- claim
+class AlreadyWritten(Exception):
+    """The file was written into the project by another import first (its ``written_sha256``
+    holds the same hash): this one must write nothing. Raised inside the writing transaction,
+    which it rolls back."""
+
+
+def claim_file(job: StagedImportJob, sha256: str) -> None:
+    """Mark ``job`` (a model with ``written_sha256`` unique per project where set) as the import
+    that writes the file ``sha256`` into its project, inside the writing transaction and before
+    any row. On PostgreSQL a second writer waits here until the holder's transaction ends (then
+    fails if it committed, goes on if it rolled back); on SQLite writers are serialised, so the
+    second finds the first's commit. A check made before the transaction cannot see an import
+    still writing, this can (issue 37, H1)."""
+    try:
+        with transaction.atomic():  # a savepoint: the failed UPDATE must not end the caller's transaction
+            type(job).objects.filter(pk=job.pk).update(written_sha256=sha256)
+    except IntegrityError as exc:
+        raise AlreadyWritten(sha256) from exc
+
+
 # ---------------------------------------------------------------------------------- discard
 def discard_staged(folder: Path) -> None:
     """Delete a staging folder (only ever one under ``MEDIA_ROOT/imports``)."""
@@ -295,10 +321,12 @@ def sweep_staged_uploads(*, max_age_s: float | None = None, now: float | None = 
 
 
 __all__ = [
+    "AlreadyWritten",
     "Progress",
     "StagedFile",
     "StagedUpload",
     "Ticker",
+    "claim_file",
     "discard_job_upload",
     "discard_staged",
     "discard_token",

@@ -80,6 +80,11 @@ SECURE_SSL_REDIRECT = env_bool("HV_SECURE_SSL_REDIRECT", False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("HV_SECURE_COOKIES", False)
 SESSION_COOKIE_HTTPONLY = True
+# The language cookie (the switcher's and the one set at log-in) as the session's: over HTTPS only
+# where those are, not sent on cross-site posts, and out of scripts' reach (none reads it) (issue 37)
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_HTTPONLY = True
 # Proxies (IPs or networks, comma-separated) whose X-Forwarded-For / X-Forwarded-Proto are
 # believed: the client address for login throttling, and https for SECURE_SSL_REDIRECT.
 HV_TRUSTED_PROXIES = [p.strip() for p in os.environ.get("HV_TRUSTED_PROXIES", "").split(",") if p.strip()]
@@ -198,6 +203,9 @@ HV_MAX_UPLOAD_BYTES = int(os.environ.get("HV_MAX_UPLOAD_BYTES", 512 * 1024 * 102
 # (core/bodylimit.py). Default: the upload limit plus 16 MiB for the multipart envelope and the
 # form's other fields; set the reverse proxy's limit (nginx client_max_body_size) to match.
 HV_MAX_BODY_BYTES = int(os.environ.get("HV_MAX_BODY_BYTES", HV_MAX_UPLOAD_BYTES + 16 * 1024 * 1024))
+# A body sent without a length (Transfer-Encoding: chunked) is held in memory, so it has its own,
+# smaller limit (issue 37, M8); uploads from browsers and the usual clients come with a length.
+HV_MAX_CHUNKED_BODY_BYTES = int(os.environ.get("HV_MAX_CHUNKED_BODY_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE))
 # Imports whose files total at most this many bytes run inside the request; larger ones on a worker.
 HV_INLINE_IMPORT_BYTES = int(os.environ.get("HV_INLINE_IMPORT_BYTES", 4 * 1024 * 1024))
 # Agreement reports over more annotations than this run on a worker with progress.
@@ -238,7 +246,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.Pagination",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {

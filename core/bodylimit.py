@@ -7,9 +7,15 @@ for every route, signed in or not:
 
 - a ``Content-Length`` over ``HV_MAX_BODY_BYTES`` is answered 413 at once; not one byte of the
   body is read (Django, not the view, would otherwise spool it to a temporary file);
-- a body without a length (``Transfer-Encoding: chunked``, which gunicorn passes on) is read in
-  blocks, counting, up to the limit: one byte more and the answer is 413, the rest never read;
-  a body within the limit is handed to Django with its length, as if it had been sent with one.
+- a body without a length (``Transfer-Encoding: chunked``, which gunicorn passes on) has its own,
+  smaller limit, ``HV_MAX_CHUNKED_BODY_BYTES`` (default ``HV_MAX_REQUEST_BYTES``, 10 MiB; never more):
+  it is read in blocks into memory, counting, and one byte over the limit is a 413, the rest
+  never read. Issue 37, M8: it used to be read up to the whole body limit (528 MiB) into the
+  system's temporary directory before the 413, by anyone, signed in or not; browsers and the
+  usual clients send a length with every upload (``curl -F``, ``requests`` with a file), so a
+  large body without one is refused rather than spooled. A body within the limit is handed to
+  Django with its length, as if it had been sent with one, and its buffer is released when the
+  response is made (it used to stay in a spool file as long as the request object lived).
 
 A 413 closes the connection (``Connection: close``), so the server does not read the rest to
 keep the connection alive. The limit (default ``HV_MAX_UPLOAD_BYTES`` plus 16 MiB for the
@@ -18,8 +24,8 @@ multipart envelope and the form's other fields) should match the reverse proxy's
 
 from __future__ import annotations
 
+import io
 import logging
-import tempfile
 from collections.abc import Callable
 
 from django.conf import settings
@@ -28,17 +34,23 @@ from django.http import HttpRequest, HttpResponse
 logger = logging.getLogger("django.security.BodyLimit")
 
 BLOCK = 64 * 1024
-#: a chunked body within the limit stays in memory up to this size, then in a temporary file
-SPOOL_IN_MEMORY = 1024 * 1024
 
 
 def max_body_bytes() -> int:
     return int(settings.HV_MAX_BODY_BYTES)
 
 
-def too_large(limit: int) -> HttpResponse:
+def max_chunked_body_bytes() -> int:
+    """The limit of a body sent without a length: it is held in memory, so it is the smaller one."""
+    return min(int(settings.HV_MAX_CHUNKED_BODY_BYTES), max_body_bytes())
+
+
+def too_large(limit: int, *, chunked: bool = False) -> HttpResponse:
+    how = " without a Content-Length (send one for a larger body)" if chunked else ""
     response = HttpResponse(
-        f"Request body too large: at most {limit} bytes.\n", status=413, content_type="text/plain; charset=utf-8"
+        f"Request body too large: at most {limit} bytes{how}.\n",
+        status=413,
+        content_type="text/plain; charset=utf-8",
     )
     response["Connection"] = "close"
     return response
@@ -65,16 +77,20 @@ class BodyLimitMiddleware:
                 logger.warning("refused a %d-byte body (limit %d): %s %s", length, limit, request.method, request.path)
                 return too_large(limit)
         elif _chunked(request):
-            refused = self._read_chunked(request, limit)
-            if refused is not None:
-                return refused
+            buffer = self._read_chunked(request, max_chunked_body_bytes())
+            if isinstance(buffer, HttpResponse):
+                return buffer
+            try:
+                return self.get_response(request)
+            finally:
+                buffer.close()  # the body's memory goes with the response, not with the request object
         return self.get_response(request)
 
-    def _read_chunked(self, request: HttpRequest, limit: int) -> HttpResponse | None:
-        """Read a body without a length up to ``limit`` bytes: over it, 413; else the body is
-        given to Django as a stream of known length."""
+    def _read_chunked(self, request: HttpRequest, limit: int) -> io.BytesIO | HttpResponse:
+        """Read a body without a length up to ``limit`` bytes, in memory: over it, 413 (the rest
+        never read); else the buffer, given to Django as the body's stream of known length."""
         stream = request.META["wsgi.input"]
-        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115 - closed with the request
+        buffer = io.BytesIO()
         size = 0
         while True:
             block = stream.read(min(BLOCK, limit + 1 - size))
@@ -82,13 +98,13 @@ class BodyLimitMiddleware:
                 break
             size += len(block)
             if size > limit:
-                spool.close()
+                buffer.close()
                 logger.warning("refused a chunked body over %d bytes: %s %s", limit, request.method, request.path)
-                return too_large(limit)
-            spool.write(block)
-        spool.seek(0)
+                return too_large(limit, chunked=True)
+            buffer.write(block)
+        buffer.seek(0)
         request.META["CONTENT_LENGTH"] = str(size)
-        request._stream = spool  # Django's own body stream, replaced before any read
+        request._stream = buffer  # Django's own body stream, replaced before any read
         request._read_started = False
         request.META.pop("HTTP_TRANSFER_ENCODING", None)
-        return None
+        return buffer

@@ -7,6 +7,7 @@ needs to know which app raised it."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 ErrorCode = Literal["invalid", "not_found", "forbidden", "conflict", "unavailable"]
@@ -44,3 +45,18 @@ class DomainError(Exception):
     @property
     def http_status(self) -> int:
         return HTTP_STATUS[self.code]
+
+
+#: an absolute POSIX path of two or more parts (``/srv/hv/var/media/imports/x.jsonl``), as an
+#: exception's text carries it ("No such file or directory: '/srv/...'")
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/-])/(?:[^\s'\"/:]+/)+([^\s'\"/:]*)")
+
+
+def public_text(exc: BaseException, *, fallback: str = "an unexpected error (details in the server log)") -> str:
+    """What a person may be shown of an unexpected exception: its message on one line with every
+    absolute server path cut to its last part, without the exception's type name (issue 37: job
+    failures, judge failures and export notes showed both). ``fallback`` when nothing is left.
+    The full exception goes to the log, where the operator reads it."""
+    text = " ".join(str(exc).split())
+    text = _ABSOLUTE_PATH.sub(lambda m: m.group(1) or "(a server path)", text)
+    return text or fallback

@@ -35,7 +35,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from .errors import DomainError
+from .errors import DomainError, public_text
 from .heartbeat import Heartbeat
 
 logger = logging.getLogger(__name__)
@@ -213,8 +213,11 @@ def run(job: J, work: Callable[[J], dict[str, Any]]) -> J:
             _end_claimed(job, status=JobStatus.FAILED, **job.failure_fields(exc.message))
         except Exception as exc:
             logger.exception("%s %s failed", type(job).__name__, job.pk)
+            # the type and the full text are in the log; the job shows what a person may read
             _end_claimed(
-                job, status=JobStatus.FAILED, **job.failure_fields(f"internal error: {type(exc).__name__}: {exc}")
+                job,
+                status=JobStatus.FAILED,
+                **job.failure_fields(f"internal error: {public_text(exc)} (details in the server log)"),
             )
         else:
             if job.status == JobStatus.RUNNING:  # not already ended by finish_claimed
@@ -228,8 +231,9 @@ def send_or_fail(send: Callable[[], object], fail: Callable[[str], None]) -> boo
     try:
         send()
     except Exception as exc:
+        logger.exception("the task queue could not be reached")
         fail(
-            f"the task queue could not be reached ({exc.__class__.__name__}: {exc}); "
+            f"the task queue could not be reached ({public_text(exc)}); "
             "check that the broker and a worker are running, then try again"
         )
         return False

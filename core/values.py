@@ -2,12 +2,18 @@
 in text and JSON, so they ended as server errors), lone UTF-16 surrogates (issue 37, H2: JSON's
 ``"\\udc00"`` escape parses to a Python text that is no valid Unicode; SQLite stored it as the
 escape and every export of the project then failed to encode it, PostgreSQL's JSONB refuses it)
-and JSON nested deeper than :data:`MAX_DEPTH` (issue 12). Pure; iterative, so a hostile value
-cannot exhaust the stack while it is checked."""
+JSON nested deeper than :data:`MAX_DEPTH` (issue 12) and numbers that are not finite (issue 37,
+M6: ``Infinity``, ``NaN``, ``1e400``, which Python's JSON reads but no stored JSON may hold: SQLite's
+JSON_VALID check and PostgreSQL's JSONB both refuse them). :func:`loads` reads uploaded JSON so an
+integer longer than Python converts is a :class:`json.JSONDecodeError` at its place, not a bare
+ValueError. Pure; iterative, so a hostile value cannot exhaust the stack while it is checked."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import sys
 from typing import Any
 
 #: the deepest nesting of lists / objects accepted in items, answers and API bodies
@@ -21,6 +27,44 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 _BAD = re.compile("[\x00\ud800-\udfff]")
+
+#: the most digits an integer in uploaded JSON may have: Python's own limit for turning text into
+#: an int (``sys.int_info.default_max_str_digits``, 4,300), past which ``int()`` raises a bare
+#: ValueError that every reader took for a server error (issue 37, M6: a 5,000-digit id)
+MAX_INT_DIGITS = sys.int_info.default_max_str_digits
+
+_LONG_INTEGER = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
+
+
+class _IntegerTooLong(ValueError):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _IntegerTooLong(text)
+    return int(text)
+
+
+def loads(text: str | bytes, **kwargs: Any) -> Any:
+    """``json.loads(text)``, except that an integer of more than :data:`MAX_INT_DIGITS` digits is
+    a :class:`json.JSONDecodeError` pointing at it (so callers' line and column messages name the
+    place), like any other text that is not JSON."""
+    try:
+        return json.loads(text, parse_int=_parse_int, **kwargs)
+    except _IntegerTooLong:
+        doc = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        found = _LONG_INTEGER.search(doc)
+        raise json.JSONDecodeError(
+            f"a number of more than {MAX_INT_DIGITS} digits", doc, found.start() if found else 0
+        ) from None
+
+
+def shown(value: Any, *, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for a message that names a value from a file:
+    a hostile number may have thousands of digits, and a problem list is read by a person."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def text_problem(text: str, *, what: str = "text") -> str | None:
@@ -38,7 +82,8 @@ def text_problem(text: str, *, what: str = "text") -> str | None:
 
 def value_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     """Why ``value`` (parsed JSON) cannot be stored, or None: a NUL character or a lone UTF-16
-    surrogate in a text or a key, or lists / objects nested deeper than ``max_depth``."""
+    surrogate in a text or a key, a number that is not finite, or lists / objects nested deeper
+    than ``max_depth``."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         v, depth = stack.pop()
@@ -46,6 +91,8 @@ def value_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
             problem = text_problem(v)
             if problem:
                 return problem
+        elif isinstance(v, float) and not math.isfinite(v):
+            return f"a number is not finite ({v!r}: Infinity, NaN or beyond 1e308), which JSON cannot store"
         elif isinstance(v, (dict, list, tuple)):
             if depth >= max_depth:
                 return f"the value is nested too deeply (more than {max_depth} levels of lists / objects)"
@@ -75,4 +122,14 @@ def without_surrogates(value: Any) -> Any:
     return value
 
 
-__all__ = ["MAX_DEPTH", "REPLACEMENT", "SURROGATE", "text_problem", "value_problem", "without_surrogates"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "REPLACEMENT",
+    "SURROGATE",
+    "loads",
+    "shown",
+    "text_problem",
+    "value_problem",
+    "without_surrogates",
+]

@@ -5,7 +5,7 @@ from celery import shared_task
 
 from core import jobs
 
-from .exports import run_export_job
+from .exports import remove_partial_files, run_export_job
 from .models import Export
 
 
@@ -23,4 +23,10 @@ def send_export(export: Export) -> None:
     run_export.delay(export.pk)
 
 
-jobs.register_sender(Export, send_export)
+def clean_up_export(export: Export) -> None:
+    # an export failed from outside its run (the reaper, a refusing broker) never reached its
+    # writers' own cleanup: its unfinished files go here (issue 37)
+    remove_partial_files(export)
+
+
+jobs.register_sender(Export, send_export, cleanup=clean_up_export)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .active import DEFAULT_ALPHA, active_mean
 from .data import RatingTableError, to_frame
+from .notes import exact_share_interval
 from .report import field_codes
 from .result import to_jsonable
 
@@ -107,12 +108,30 @@ def _field(sub, level, by, judges, pi_all, alpha) -> dict[str, Any]:
     for k, j in enumerate(fc.judges):
         fj = X[:, nh + k]
         has = ~np.isnan(fj)
-        r = active_mean(y[has], fj[has], pi[has], alpha=alpha)
+        r = _exact_at_bounds(active_mean(y[has], fj[has], pi[has], alpha=alpha), fc.zero_one, alpha)
         r["n_items_without_judge"] = int((~has).sum())
         res["judges"][j] = r
         for c, g in groups.items():
             st = res.setdefault("strata", {}).setdefault(c, {})
             for v in sorted(set(g[has].tolist())):
                 m = has & (g == v)
-                st.setdefault(v, {})[j] = active_mean(y[m], fj[m], pi[m], alpha=alpha)
+                st.setdefault(v, {})[j] = _exact_at_bounds(
+                    active_mean(y[m], fj[m], pi[m], alpha=alpha), fc.zero_one, alpha
+                )
     return res
+
+
+def _exact_at_bounds(r: dict[str, Any], zero_one: bool, alpha: float) -> dict[str, Any]:
+    """A 0/1 field's active (and human-only) mean at exactly 0 or 1 with a zero-width CLT
+    interval (every human label the same, lambda 0): the exact binomial interval over its human
+    labels instead (Clopper and Pearson 1934; ``ci_method = "clopper_pearson"``), as
+    :mod:`.report` does for PPI++."""
+    n = int(r.get("n_labeled") or 0)
+    for d in (r, r.get("human_only") or {}):
+        ci = d.get("ci")
+        if zero_one and ci is not None and ci[0] == ci[1]:
+            exact = exact_share_interval(d.get("estimate"), n, alpha)
+            if exact is not None:
+                d["ci"] = [exact[0], exact[1]]
+                d["ci_method"] = "clopper_pearson"
+    return r

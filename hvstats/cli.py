@@ -108,6 +108,7 @@ def agreement_report_of(o: Mapping[str, Any]) -> dict[str, Any]:
     from .active_table import active_table
     from .data import RatingTableError
     from .io import read_ratings
+    from .notes import active_notes
     from .report import agreement_report
 
     metrics = o["metrics"]
@@ -134,6 +135,7 @@ def agreement_report_of(o: Mapping[str, Any]) -> dict[str, Any]:
         )
         if o["active"]:
             rep["active"] = active_table(df, fields=o["fields"], level=o["level"], by=by, judges=o["judges"])
+            rep["notes"] += active_notes(rep["active"])
     except RatingTableError as exc:
         raise CliError(str(exc)) from exc
     except ValueError as exc:

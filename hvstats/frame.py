@@ -154,7 +154,9 @@ _COEFFICIENT_COLUMNS = [
 def alt_tests(report: Mapping[str, Any]) -> pd.DataFrame:
     """The alt-test per (field, block, judge): ``winning_rate`` (ω), ``advantage_probability``
     (ρ), ``passed`` (ω >= 0.5), ``epsilon``, ``scoring``, ``n_items``, ``n_humans``,
-    ``reason`` (why undefined). The per-human tests stay in the report dict."""
+    ``reason`` (why undefined), ``warnings`` (what makes a verdict uninformative: no variation,
+    one category, too few humans, no common item; ``; ``-joined). The per-human tests stay in the
+    report dict."""
     rows = []
     for f, block, b in _blocks(report):
         for j, jd in b.get("judges_vs_humans", {}).items():
@@ -174,17 +176,20 @@ def alt_tests(report: Mapping[str, Any]) -> pd.DataFrame:
                     "n_items": a.get("n_items"),
                     "n_humans": a.get("n_humans"),
                     "reason": a.get("reason"),
+                    "warnings": "; ".join(a.get("warnings") or ()),
                 }
             )
     cols = ["field", "block", "judge", "winning_rate", "advantage_probability", "passed", "epsilon", "scoring"]
-    return pd.DataFrame(rows, columns=[*cols, "n_items", "n_humans", "reason"])
+    return pd.DataFrame(rows, columns=[*cols, "n_items", "n_humans", "reason", "warnings"])
 
 
 def answers(report: Mapping[str, Any]) -> pd.DataFrame:
     """One answer per judge (the report's ``"answers"``, :mod:`.answers`): ``verdict``
     (replace / some_fields / cannot / cannot_tell), the fields passed, failed and undecided
     (comma-joined), ``stability`` (leave-one-human-out), ``borderline``, ``n_humans``,
-    ``n_items``, ``epsilon`` and ``reason``."""
+    ``n_items``, ``epsilon``, ``reason`` and the headline of human labels saved with PPI++
+    (``labels_saved``: the fewest over the judge's fields, ``labels_saved_field`` the field that
+    sets it; :func:`.ppi.judge_labels_saved`)."""
     cols = [
         "judge",
         "verdict",
@@ -197,15 +202,28 @@ def answers(report: Mapping[str, Any]) -> pd.DataFrame:
         "n_items",
         "epsilon",
         "reason",
+        "labels_saved",
+        "labels_saved_field",
     ]
     rows = [
         {
             **{k: a.get(k) for k in cols},
             **{k: ", ".join(a.get(k) or ()) for k in ("fields_passed", "fields_failed", "fields_undecided")},
+            "labels_saved": (a.get("labels_saved") or {}).get("items"),
+            "labels_saved_field": (a.get("labels_saved") or {}).get("field"),
         }
         for a in report.get("answers") or ()
     ]
     return pd.DataFrame(rows, columns=cols)
+
+
+def notes(report: Mapping[str, Any]) -> pd.DataFrame:
+    """The report's notes (``"notes"``, :mod:`.notes`): one row per note, with its ``code``
+    (no_variation, one_category, too_few_humans, no_common_item, small_sample, exact_interval),
+    where it applies (``field``, ``stratum``, ``judge``, ``statistic``), the numbers it rests on
+    and its ``text``."""
+    cols = ["code", "field", "stratum", "judge", "statistic", "value", "n_items", "n_humans", "threshold", "text"]
+    return pd.DataFrame([{k: n.get(k) for k in cols} for n in report.get("notes") or ()], columns=cols)
 
 
 def ppi(report: Mapping[str, Any]) -> pd.DataFrame:
@@ -213,7 +231,8 @@ def ppi(report: Mapping[str, Any]) -> pd.DataFrame:
     human-only estimate and CI, ``lambda``, ``n_labeled`` / ``n_unlabeled``, and, when the
     report was asked with ``half_width``, the budget advice: human ratings (and items) needed
     for a CI of that half-width with PPI++ and with humans alone (``budget_reason`` when PPI++
-    cannot reach it)."""
+    cannot reach it), and ``labels_saved`` (human-rated items saved at the PPI++ interval's own
+    half-width, :func:`.ppi.labels_saved`)."""
     rows = []
     for f, block, b in _blocks(report):
         for j, jd in b.get("judges_vs_humans", {}).items():
@@ -243,6 +262,7 @@ def ppi(report: Mapping[str, Any]) -> pd.DataFrame:
                     "ppi_items": budget.get("ppi_items"),
                     "human_only_items": budget.get("classical_items"),
                     "budget_reason": budget.get("reason"),
+                    "labels_saved": (p.get("labels_saved") or {}).get("items"),
                     "reason": p.get("reason"),
                 }
             )
@@ -268,6 +288,7 @@ _PPI_COLUMNS = [
     "ppi_items",
     "human_only_items",
     "budget_reason",
+    "labels_saved",
     "reason",
 ]
 

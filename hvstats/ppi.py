@@ -28,11 +28,21 @@ half-width ``w`` at the same ``lambda`` and the same unlabelled pool, from the P
 ``(w / z)^2 <= sigma_f^2 / N``: the unlabelled pool alone is too small); the classical
 ``n_w = ceil(sigma_Y^2 (z / w)^2)``.  Human ratings = items x the mean number of human
 ratings per labelled item.
+
+Human labels saved (HV's headline, from PPI++'s variance ratio): at the half-width the PPI++
+interval has on the pool at hand, ``w = z se``, humans alone need ``ceil(sigma_Y^2 / se^2) =
+ceil(n r)`` labelled items, ``r = (sigma_Y^2 / n) / se^2`` the ratio of the classical variance to
+the PPI++ variance (PPI++, the power-tuned mean above: ``se^2 = sigma_D^2 / n + lambda^2 var(Yu) / N``);
+with the judge the ``n`` items at hand suffice, so ``saved = ceil(n r) - n`` items (human
+ratings: x the ratings per item). It is the budget advice above at ``w = z se``; zero when the
+judge does not narrow the interval (lambda = 0), negative when it widens it (an estimated
+lambda can).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -45,6 +55,10 @@ def ppi_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray) -> f
     """Power-tuning parameter (PPI++ optimal lambda for the mean, as ppi-python's ``_calc_lam_glm``
     with ``clip=True``); 0 when the judge is constant."""
     n, N = len(y), len(yhat_unlabeled)
+    if np.ptp(np.concatenate([yhat, yhat_unlabeled])) == 0:
+        # a constant judge: its variance is zero, but computed around a rounded theta_1 it can be
+        # a tiny positive number that would make the ratio anything
+        return 0.0
     theta1 = yhat_unlabeled.mean() + (y - yhat).mean()
     g = y - theta1
     gh = yhat - theta1
@@ -113,6 +127,7 @@ def ppi_mean(
     var_d = float((Y - lam_v * Yh).std() ** 2)
     se = math.sqrt(var_f / N + var_d / n)
     out.update(estimate=est, se=se, ci=[est - z * se, est + z * se], **{"lambda": lam_v})
+    out["labels_saved"] = labels_saved(n, float(Y.var()), se, z, ratings_per_item)
     if half_width is not None:
         out["budget"] = budget(half_width, z, var_f, var_d, float(Y.var()), n, N, ratings_per_item)
     return out
@@ -153,3 +168,56 @@ def budget(
             f"{z * math.sqrt(var_f / N):.4g}"
         )
     return out
+
+
+def labels_saved(n: int, var_y: float, se: float, z: float, ratings_per_item: float | None = None) -> dict[str, Any]:
+    """Human labels the judge saves on the pool at hand (module docstring): the labelled items
+    humans alone need for the PPI++ interval's half-width ``z se``, minus the ``n`` at hand."""
+    rpi = ratings_per_item if ratings_per_item else 1.0
+    if se <= 0:  # every label and judge value equal: no interval to match
+        return {"items": None, "reason": "no spread: the interval has zero width"}
+    ratio = (var_y / n) / se**2
+    # the small tolerance keeps a ratio of exactly 1 (lambda = 0) from rounding up to one item
+    human_only = math.ceil(n * ratio - 1e-9)
+    saved = human_only - n
+    return {
+        "items": saved,
+        "human_ratings": math.ceil(saved * rpi) if saved >= 0 else -math.ceil(-saved * rpi),
+        "human_only_items": human_only,
+        "labelled_items": n,
+        "variance_ratio": ratio,
+        "half_width": z * se,
+        "ratings_per_item": rpi,
+    }
+
+
+def judge_labels_saved(ppi_by_field: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any] | None:
+    """One judge's headline over its fields (``{field: ppi_mean result}``): the fewest labels it
+    saves on any field with a PPI++ estimate (the saving that holds on every one of them), the
+    field that sets it, and each field's. None when no field has one."""
+    per = {
+        f: p["labels_saved"]
+        for f, p in ppi_by_field.items()
+        if p and (p.get("labels_saved") or {}).get("items") is not None
+    }
+    if not per:
+        return None
+    field = min(per, key=lambda f: (per[f]["items"], f))
+    return {
+        "items": per[field]["items"],
+        "human_ratings": per[field]["human_ratings"],
+        "field": field,
+        "per_field": {f: v["items"] for f, v in per.items()},
+        "rule": "the fewest human-labelled items saved over the judge's fields with a PPI++ mean, at the "
+        "half-width PPI++ reaches on the pool at hand (labels humans alone need for it, minus those at hand)",
+    }
+
+
+def attach_labels_saved(
+    answers: list[dict[str, Any]], ppi: Mapping[str, Mapping[str, Mapping[str, Any] | None]]
+) -> list[dict[str, Any]]:
+    """Each judge's answer (``hvstats.answers``) with its headline ``labels_saved`` (None where no
+    field has a PPI++ mean); ``ppi``: ``{field: {judge: ppi_mean result}}``."""
+    for a in answers:
+        a["labels_saved"] = judge_labels_saved({f: per.get(a["judge"]) for f, per in ppi.items()})
+    return answers

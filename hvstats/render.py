@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .answers import field_status
 from .tables import Cell, Row, Table
 from .verdicts import answers_table
 
@@ -39,8 +40,17 @@ def answer_lines(rep: dict) -> list[str]:
     )
 
 
+def note_lines(rep: dict) -> list[str]:
+    """The report's notes (:mod:`.notes`: no variation, one category, too few humans, no common
+    item, small samples, exact intervals), one line each, then a blank line; nothing without."""
+    notes = rep.get("notes") or []
+    if not notes:
+        return []
+    return ["== notes: read these numbers with care ==", *(f"- {n['text']}" for n in notes), ""]
+
+
 def format_table(rep: dict) -> str:
-    lines = answer_lines(rep)
+    lines = answer_lines(rep) + note_lines(rep)
     for f, fo in rep["fields"].items():
         lines.append(f"== field {f} (level {fo['level']}, {fo['n_items']} items) ==")
         blocks = [("all", fo)] + [(f"{c}={g}", go) for c, gs in fo.get("strata", {}).items() for g, go in gs.items()]
@@ -82,8 +92,13 @@ def _alt_test_lines(j: str, a: dict, env: str = "") -> list[str]:
     head = f"   judge {j} alt_test{' ' + env if env else ''}"
     if a.get("winning_rate") is None:
         return [f"{head} {a.get('reason')}"]
+    # a degenerate pass (no variation) is no pass: say what the answers say (hvstats.answers)
+    status, why = field_status(a, a.get("warnings") or [])
+    word = {"passed": "PASSED", "failed": "FAILED"}.get(
+        status, f"CANNOT TELL ({why}; the test itself {'passed' if a['passed'] else 'failed'})"
+    )
     out = [
-        f"{head} {'PASSED' if a['passed'] else 'FAILED'} winning_rate={a['winning_rate']:.3f} "
+        f"{head} {word} winning_rate={a['winning_rate']:.3f} "
         f"advantage_probability={a['advantage_probability']:.3f} epsilon={a['epsilon']} scoring={a['scoring']} "
         f"items={a['n_items']} dropped={a['n_items_dropped']}"
     ]
@@ -92,6 +107,7 @@ def _alt_test_lines(j: str, a: dict, env: str = "") -> list[str]:
         out.append(f"     human {h}: items={d['items']} p={p} rejected={d['rejected']}")
     for h, n in a["skipped_humans"].items():
         out.append(f"     human {h}: skipped ({n} items < 30)")
+    out += [f"     note: {w}" for w in a.get("warnings") or ()]
     return out
 
 
@@ -157,6 +173,8 @@ def report_tables(rep: dict) -> list[Table]:
         shown = [(name, _block_rows(b)) for name, b in blocks if "humans_vs_humans" in b]
         notes = tuple(f"{name}: {b.get('reason')}" for name, b in blocks if "humans_vs_humans" not in b)
         notes += _positive_notes(fo)
+        # the report's notes on this field (hvstats/notes.py), under its table
+        notes += tuple(n["text"] for n in rep.get("notes") or () if n.get("field") == f)
         if shown:
             out.append(
                 _table(
@@ -275,7 +293,9 @@ def _alt_cell(a: dict) -> Cell:
 def _passed_cell(a: dict) -> Cell:
     if a.get("winning_rate") is None:
         return Cell(None, fmt="text", note=a.get("reason") or "")
-    return Cell("passed" if a["passed"] else "failed", fmt="text")
+    status, why = field_status(a, a.get("warnings") or [])
+    warn = "; ".join(a.get("warnings") or ())
+    return Cell({"passed": "passed", "failed": "failed"}.get(status, "cannot tell"), fmt="text", note=warn or why)
 
 
 def _active_cell(a: dict) -> Cell:

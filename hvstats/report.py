@@ -14,8 +14,9 @@ from .analysis import analyse_matrix
 from .answers import MIN_HUMANS_TESTED as MIN_HUMANS_TESTED
 from .answers import degenerate_warnings, judge_answers
 from .data import RatingTableError, infer_level, numeric_values, to_frame
+from .notes import exact_share_interval, report_notes
 from .options import VERDICTS
-from .ppi import DEFAULT_ALPHA, ppi_mean
+from .ppi import DEFAULT_ALPHA, attach_labels_saved, ppi_mean
 from .result import to_jsonable
 
 STRATUM_MIN_ITEMS = 2
@@ -134,7 +135,17 @@ def _report(
     if "alt_test" in vopts.verdicts:
         # one answer per judge over the fields' whole-field alt-tests (hvstats/answers.py)
         out["answers"] = judge_answers(whole, vopts.epsilon)
-    return to_jsonable(out)
+        if "ppi" in vopts.verdicts:  # each answer's headline of human labels saved (.ppi)
+            ppi = {
+                f: {j: v.get("ppi") for j, v in (fr.get("judges_vs_humans") or {}).items()}
+                for f, fr in out["fields"].items()
+                if any(f in e for e in whole.values())  # the fields the answers are over
+            }
+            attach_labels_saved(out["answers"], ppi)
+    out = to_jsonable(out)
+    # what makes a number uninformative or rough, once for every output (hvstats/notes.py)
+    out["notes"] = report_notes(out)
+    return out
 
 
 def _field_report(
@@ -178,8 +189,9 @@ def _field_report(
             seed=seed,
             positive=positive,
         )
+        _exact_percent_agreement(res)
         if vopts.verdicts:
-            _add_verdicts(res, X, hl, jl, lv, labels, vopts)
+            _add_verdicts(res, X, hl, jl, lv, labels, vopts, fc.zero_one)
             scoring = "accuracy" if lv == "nominal" else "neg_rmse"
             if env is not None and vopts.joint:
                 for k, j in enumerate(jl):
@@ -220,6 +232,8 @@ class FieldCodes(NamedTuple):
     item_codes: np.ndarray
     item_ids: Any
     rater_col: np.ndarray
+    #: every value is 0 or 1 (a two-label field, or numbers that are all 0 or 1): its means are shares
+    zero_one: bool
 
 
 def field_codes(sub: pd.DataFrame, level: str | None, judges: Sequence[str] | None) -> FieldCodes:
@@ -239,7 +253,9 @@ def field_codes(sub: pd.DataFrame, level: str | None, judges: Sequence[str] | No
     rater_codes, rater_ids = pd.factorize(sub["rater"], sort=False)
     colpos = {r: k for k, r in enumerate(cols)}
     rcol = np.array([colpos.get(r, -1) for r in rater_ids], dtype=np.int64)[rater_codes]
-    return FieldCodes(lv, vals, labels, hl, jl, item_codes, item_ids, rcol)
+    seen = vals[~np.isnan(vals)]
+    zero_one = bool(len(seen)) and ((labels is not None and len(labels) == 2) or bool(np.isin(seen, (0.0, 1.0)).all()))
+    return FieldCodes(lv, vals, labels, hl, jl, item_codes, item_ids, rcol, zero_one)
 
 
 def judge_verdicts(
@@ -265,12 +281,7 @@ def judge_verdicts(
         cols = fc.humans + fc.judges
         X = _matrix(fc.item_codes, len(fc.item_ids), fc.rater_col, fc.values, cols, fc.item_ids, f)
         res: dict[str, Any] = {"judges_vs_humans": {}}
-        _add_verdicts(res, X, fc.humans, fc.judges, fc.level, fc.labels, vopts)
-        H = X[:, : len(fc.humans)]
-        for k, j in enumerate(fc.judges):
-            a = res["judges_vs_humans"][j].get("alt_test")
-            if a is not None:
-                a["warnings"] = degenerate_warnings(H, X[:, len(fc.humans) + k], a.get("n_humans") or 0)
+        _add_verdicts(res, X, fc.humans, fc.judges, fc.level, fc.labels, vopts, fc.zero_one)
         out[f] = to_jsonable(res["judges_vs_humans"])
     return out
 
@@ -345,10 +356,18 @@ def _add_verdicts(
     level: str,
     labels: np.ndarray | None,
     vopts: _VerdictOptions,
+    zero_one: bool = False,
 ) -> None:
     """Add ``alt_test`` and/or ``ppi`` to ``res["judges_vs_humans"][judge]`` for the items x
     (humans + judges) matrix ``X`` of one field or stratum.  PPI applies to numeric fields and
-    to nominal fields with two labels (coded 0/1 in label order, the second label = 1)."""
+    to nominal fields with two labels (coded 0/1 in label order, the second label = 1).
+
+    The alt-test carries ``warnings`` (:func:`.answers.degenerate_warnings`: no variation, one
+    category, too few humans, no common item). A ``zero_one`` field's PPI++ and human-only
+    means at exactly 0 or 1 get the exact binomial interval (``ci_method`` /
+    ``classical_ci_method`` = ``"clopper_pearson"``): there every human label is the same, the
+    power-tuned lambda is 0 (no covariance), so the PPI++ estimate is the human-only mean and
+    both normal (Wald) intervals have zero width."""
     jout = res.get("judges_vs_humans")
     if jout is None:
         return
@@ -361,7 +380,8 @@ def _add_verdicts(
         jd = jout.setdefault(j, {})
         if "alt_test" in vopts.verdicts:
             scoring = "accuracy" if level == "nominal" else "neg_rmse"
-            jd["alt_test"] = alt_test(H, y, hl, scoring, vopts.epsilon)
+            a = jd["alt_test"] = alt_test(H, y, hl, scoring, vopts.epsilon)
+            a["warnings"] = degenerate_warnings(H, y, int(a.get("n_humans") or 0))
         if "ppi" in vopts.verdicts and (level != "nominal" or binary):
             has_y = ~np.isnan(y)
             lab = (cnt > 0) & has_y
@@ -372,7 +392,39 @@ def _add_verdicts(
             p["n_labeled_without_judge"] = int(((cnt > 0) & ~has_y).sum())
             if binary:
                 p["positive_label"] = labels[1]
+            if zero_one:
+                _exact_ppi_intervals(p)
             jd["ppi"] = p
+
+
+def _exact_ppi_intervals(p: dict[str, Any]) -> None:
+    """Clopper-Pearson (Clopper and Pearson 1934) on the ``n_labeled`` human-labelled items for
+    a 0/1 mean at 0 or 1 (see :func:`_add_verdicts`)."""
+    n = int(p.get("n_labeled") or 0)
+    for est, ci, method in (
+        ("classical_estimate", "classical_ci", "classical_ci_method"),
+        ("estimate", "ci", "ci_method"),
+    ):
+        exact = exact_share_interval(p.get(est), n, p.get("alpha", DEFAULT_ALPHA))
+        if exact is not None and p.get(ci) is not None:
+            p[ci] = [exact[0], exact[1]]
+            p[method] = "clopper_pearson"
+
+
+def _exact_percent_agreement(res: dict[str, Any]) -> None:
+    """Percent agreement at exactly 0% or 100% has a zero-width bootstrap interval (every
+    resample agrees, or none does): replace it with the Clopper-Pearson interval over its items
+    (each item's agreement counted as one unit; ``ci_method = "clopper_pearson"``)."""
+    blocks = [res.get("humans_vs_humans") or {}] + [
+        jd.get("vs_human_majority") or {} for jd in (res.get("judges_vs_humans") or {}).values()
+    ]
+    for b in blocks:
+        d = b.get("percent_agreement")
+        if isinstance(d, dict) and d.get("ci") is not None:
+            exact = exact_share_interval(d.get("value"), int(d.get("n_items") or 0))
+            if exact is not None:
+                d["ci"] = [exact[0], exact[1]]
+                d["ci_method"] = "clopper_pearson"
 
 
 def _matrix(

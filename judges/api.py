@@ -12,7 +12,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,12 +20,14 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from annotation.models import Project
 from annotation.sources import registry
+from core import reaper
+from core.api import Pagination
 from core.errors import DomainError
 
 from . import bias, endpoints, imported, outputs, selectors
 from .administration import check_prices, delete_judge, set_judge_hidden, set_judge_prices
 from .configuration import create_judge_config
-from .models import JudgeConfig, JudgeOutput, JudgeRun
+from .models import JudgeConfig, JudgeOutput, JudgeOutputImport, JudgeRun
 from .runs import cancel_judge_run, rerun_failed_items, start_judge_run
 
 
@@ -41,8 +42,18 @@ def _run(request: Request, run_id: int) -> JudgeRun:
     return run
 
 
+class ProjectJudgeField(serializers.PrimaryKeyRelatedField):
+    """An ensemble member: the id of a judge of the project in the serializer's context. Any
+    other id, another project's or none, gets DRF's one "does not exist" answer, so the answer
+    does not tell whether a judge id exists elsewhere (issue 37)."""
+
+    def get_queryset(self):
+        project = self.context.get("project")
+        return JudgeConfig.objects.filter(project=project) if project is not None else JudgeConfig.objects.none()
+
+
 class JudgeConfigSerializer(serializers.ModelSerializer):
-    members = serializers.PrimaryKeyRelatedField(many=True, required=False, queryset=JudgeConfig.objects.all())
+    members = ProjectJudgeField(many=True, required=False, queryset=JudgeConfig.objects.all())
     rater = serializers.IntegerField(source="rater_id", read_only=True)
     prompt_template = serializers.JSONField(required=False)
     parser = serializers.CharField(required=False)
@@ -300,7 +311,7 @@ class JudgeConfigList(APIView):
     @extend_schema(request=JudgeConfigSerializer, responses={201: JudgeConfigSerializer})
     def post(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
-        ser = JudgeConfigSerializer(data=request.data)
+        ser = JudgeConfigSerializer(data=request.data, context={"project": project})
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         config = create_judge_config(
@@ -411,7 +422,7 @@ class JudgeRunOutputs(ListAPIView):
     """The run's outputs, paginated (``failures=1``: only the failed ones)."""
 
     serializer_class = JudgeOutputSerializer
-    pagination_class = LimitOffsetPagination
+    pagination_class = Pagination
 
     @extend_schema(parameters=[OpenApiParameter("failures", str, enum=["0", "1"], description="1: failures only")])
     def get(self, request: Request, *args, **kwargs) -> Response:
@@ -443,7 +454,7 @@ class JudgeRunFailures(ListAPIView):
     """The run's failed items with the raw outputs they failed on (parse failures included)."""
 
     serializer_class = JudgeFailureSerializer
-    pagination_class = LimitOffsetPagination
+    pagination_class = Pagination
 
     def get_queryset(self):
         return selectors.run_failures(_run(self.request, self.kwargs["run_id"]))
@@ -464,7 +475,9 @@ class JudgeImportSerializer(serializers.Serializer):
 
 
 class JudgeImportReportSerializer(serializers.Serializer):
-    """What an import wrote (``ok``), or the problems by line with nothing written."""
+    """What an import wrote (``ok``), or the problems by line with nothing written; with the job
+    that ran it (``job``, ``status``, ``percent``): queued or running (202) for a file above
+    ``HV_INLINE_IMPORT_BYTES``, to be read again at ``api/projects/<id>/judges/import/<job>/``."""
 
     ok = serializers.BooleanField()
     rater = serializers.IntegerField(allow_null=True)
@@ -473,36 +486,51 @@ class JudgeImportReportSerializer(serializers.Serializer):
     lines_read = serializers.IntegerField()
     questions = serializers.ListField(child=serializers.CharField())
     metrics = serializers.ListField(child=serializers.CharField())
+    duplicate_of = serializers.IntegerField(
+        allow_null=True, help_text="the import that wrote this file into the project already (nothing written)"
+    )
     errors = serializers.ListField(child=serializers.CharField())
     errors_truncated = serializers.IntegerField()
+    job = serializers.IntegerField(allow_null=True, help_text="the import job (null: refused before one was made)")
+    status = serializers.CharField(help_text="queued, running, done or failed")
+    percent = serializers.IntegerField(help_text="how far the import is, 0-100")
+
+
+def _job_report(job: JudgeOutputImport) -> dict[str, Any]:
+    return {**imported.JudgeImportReport.of(job).as_dict(), "job": job.id, "status": job.status, "percent": job.percent}
 
 
 def _import_refused(errors: list[str]) -> Response:
     """A 400 for a request refused before reading the file: the import report with nothing
     written and the reasons."""
     report = {
-        "ok": False,
-        "rater": None,
-        "name": "",
-        "items": 0,
-        "lines_read": 0,
-        "questions": [],
-        "metrics": [],
-        "errors": errors,
-        "errors_truncated": 0,
+        **imported.JudgeImportReport(ok=False, errors=errors).as_dict(),
+        "job": None,
+        "status": JudgeOutputImport.Status.FAILED,
+        "percent": 100,
     }
     return Response(JudgeImportReportSerializer(report).data, status=status.HTTP_400_BAD_REQUEST)
 
 
+#: the answer's status code by the job's status (a pending job: 202, read it again)
+_IMPORT_CODES = {JudgeOutputImport.Status.DONE: status.HTTP_201_CREATED, JudgeOutputImport.Status.FAILED: 400}
+
+
 class JudgeImport(APIView):
     """Import a judge's (or metric's) outputs as a model rater (multipart: ``file``, ``name``,
-    ``model_id``, ``method``, ``metrics``). 201 with the report, or 400 with the problems by line
-    and nothing written. Format: ``judges/imported.py``."""
+    ``model_id``, ``method``, ``metrics``). 201 with the report, 400 with the problems by line
+    and nothing written, or 202 while a large file's job waits for a worker. Format:
+    ``judges/imported.py``."""
 
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
-        request=JudgeImportSerializer, responses={201: JudgeImportReportSerializer, 400: JudgeImportReportSerializer}
+        request=JudgeImportSerializer,
+        responses={
+            201: JudgeImportReportSerializer,
+            202: JudgeImportReportSerializer,
+            400: JudgeImportReportSerializer,
+        },
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = _project(request, project_id)
@@ -511,10 +539,21 @@ class JudgeImport(APIView):
             return _import_refused([f"{field}: {m}" for field, msgs in ser.errors.items() for m in msgs])
         d = ser.validated_data
         try:
-            report = imported.import_upload(
+            job = imported.import_upload(
                 project=project, upload=d["file"], fields=d, data_format=d.get("format"), user=request.user
             )
         except DomainError as exc:  # refused before anything was read: in the report's shape
             return _import_refused([exc.message])
-        code = status.HTTP_201_CREATED if report.ok else status.HTTP_400_BAD_REQUEST
-        return Response(JudgeImportReportSerializer(report.as_dict()).data, status=code)
+        code = _IMPORT_CODES.get(job.status, status.HTTP_202_ACCEPTED)
+        return Response(JudgeImportReportSerializer(_job_report(job)).data, status=code)
+
+
+class JudgeImportDetail(APIView):
+    """An import of judge outputs: its status, progress and report (the project's managers only)."""
+
+    @extend_schema(responses={200: JudgeImportReportSerializer})
+    def get(self, request: Request, project_id: int, job_id: int) -> Response:
+        project = _project(request, project_id)
+        job = get_object_or_404(JudgeOutputImport, pk=job_id, project=project)
+        reaper.check(job)  # a job whose worker died is shown re-queued or failed, never running for ever
+        return Response(JudgeImportReportSerializer(_job_report(job)).data)

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Sequence
 
 from annotation.models import Item
+from core.errors import public_text
 
 from .models import JudgeItemResult, JudgeRun
 
@@ -28,8 +29,8 @@ MAX_MESSAGE = 2000
 
 def chunk_error_message(exc: BaseException) -> str:
     """What an item of a chunk that raised says: the exception's type and message, on one line."""
-    text = " ".join(str(exc).split())
-    message = f"the judge failed on this item's chunk: {type(exc).__name__}" + (f": {text}" if text else "")
+    # no type name and no absolute server path (issue 37): the worker's log has both
+    message = f"the judge failed on this item's chunk: {public_text(exc)}"
     return message[:MAX_MESSAGE]
 
 

@@ -13,7 +13,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy
 
-from annotation.models import Item, Project, Rater
+from annotation.models import Item, Project, Rater, StagedImportJob
+from annotation.sources import registry as readers
 from core.jobs import TERMINAL, Job
 
 from .backends.base import KEY_LENGTH
@@ -137,6 +138,48 @@ class JudgeRun(Job):
     # without a result (outputs are unique per (run, item, pass, order): nothing is asked twice).
     def requeue_fields(self) -> dict:
         return {"attempts": models.F("attempts") + 1}
+
+
+class JudgeOutputImport(StagedImportJob):
+    """An import of a judge's (or metric's) outputs made elsewhere as one model rater
+    (``judges.imported``): a staged-upload job on the skeleton every file import shares
+    (``annotation.staging``: progress, start inline or on a worker, discard, reaping). Kept here:
+    what the rater will be (``name``, ``model_id``, ``method``, ``metrics``), the reader
+    (``data_format``, a model reader's key of ``annotation.sources.registry``), the file's
+    SHA-256 and the rater it wrote; ``report`` holds the progress while it runs, then the outcome."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_output_imports")
+    data_format = models.CharField(max_length=20, choices=readers.choices, validators=[readers.known_format])
+    name = models.CharField(max_length=150)
+    model_id = models.CharField(max_length=200, blank=True)
+    method = models.TextField(blank=True)
+    #: the declared metric columns, as given
+    metrics = models.JSONField(default=list, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    #: the file's SHA-256 on the one import of the project that wrote it, NULL on every other
+    #: (pending, failed, a duplicate): claimed first thing in the writing transaction, so of two
+    #: imports of one file running at once (a double click, two API posts) one writes and the
+    #: other meets the unique constraint below and ends as its duplicate, as annotation imports do
+    written_sha256 = models.CharField(max_length=64, null=True, blank=True, editable=False)
+    rater = models.ForeignKey(Rater, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    written_key = "items"
+
+    class Meta(StagedImportJob.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]),
+                name="judge_output_import_status_valid",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "written_sha256"],
+                condition=Q(written_sha256__isnull=False),
+                name="judge_output_import_file_written_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"judge output import {self.pk} ({self.name})"
 
 
 class JudgeOutput(models.Model):

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotation.rubric import Question, Rubric
+from core.values import loads
 
 
 class ParseError(ValueError):
@@ -66,7 +67,7 @@ def parse_json(text: str, rubric: Rubric, questions: Sequence[str]) -> dict[str,
     if start < 0 or end <= start:
         raise ParseError("no JSON object in the reply")
     try:
-        data = json.loads(raw[start : end + 1])
+        data = loads(raw[start : end + 1])
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(data, dict):
@@ -119,7 +120,7 @@ def parse_label(text: str, labels: Sequence[str]) -> str:
         raw = fenced.group(1).strip()
     if raw.startswith("{"):
         try:
-            data = json.loads(raw)
+            data = loads(raw)
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON ({exc.msg} at column {exc.colno})") from None
         if not isinstance(data, dict) or not isinstance(data.get("label"), str):

@@ -1,15 +1,19 @@
 """Celery interface: thin wrappers that call the service of the same name. Chunks are routed
 to the backend's queue (``api``, ``gpu``, ``default``) by ``runs.enqueue_chunks``, the one
 sender of chunks; a run itself is sent (by the reaper, to resume it) through the sender
-registered here (``core.jobs.register_sender``)."""
+registered here (``core.jobs.register_sender``), as is an import of a judge's outputs made
+elsewhere, with the staged-upload cleanup of one failed from outside its run (the reaper gave up
+on it, or the broker refused it), as ``annotation.tasks`` does for the other imports."""
 
 from celery import shared_task
 
+from annotation.staging import discard_job_upload
 from core import jobs
 
 from .chunk_failures import record_chunk_failure
 from .execution import execute_judge_chunk, maybe_finish
-from .models import JudgeRun
+from .imported import run_judge_import_job
+from .models import JudgeOutputImport, JudgeRun
 from .runs import resume_judge_run
 
 
@@ -42,3 +46,18 @@ def send_run(run: JudgeRun) -> None:
 
 
 jobs.register_sender(JudgeRun, send_run)
+
+
+@shared_task(acks_late=True, name="judges.run_output_import")
+def run_output_import(job_id: int) -> str:
+    job = JudgeOutputImport.objects.select_related("project__rubric_version", "created_by").get(pk=job_id)
+    if not job.is_pending:
+        return job.status  # redelivered after completion: nothing to do
+    return run_judge_import_job(job=job).status
+
+
+def send_output_import(job: JudgeOutputImport) -> None:
+    run_output_import.delay(job.pk)
+
+
+jobs.register_sender(JudgeOutputImport, send_output_import, cleanup=discard_job_upload)

@@ -9,6 +9,7 @@ from . import api, views
 urlpatterns = [
     path("projects/<int:project_id>/judges/", views.judges_page, name="judges"),
     path("projects/<int:project_id>/judges/import/", views.import_outputs, name="judge_import"),
+    path("projects/<int:project_id>/judges/imports/", views.judge_imports, name="judge_imports"),
     path("projects/<int:project_id>/judges/<int:config_id>/run/", views.start_run, name="judge_start_run"),
     path("projects/<int:project_id>/judges/<int:config_id>/", views.judge_detail, name="judge_detail"),
     path("projects/<int:project_id>/judges/<int:config_id>/hide/", views.judge_hide, name="judge_hide"),
@@ -23,6 +24,11 @@ urlpatterns = [
     ),
     path("api/projects/<int:project_id>/judges/", api.JudgeConfigList.as_view(), name="api_judges"),
     path("api/projects/<int:project_id>/judges/import/", api.JudgeImport.as_view(), name="api_judge_import"),
+    path(
+        "api/projects/<int:project_id>/judges/import/<int:job_id>/",
+        api.JudgeImportDetail.as_view(),
+        name="api_judge_import_detail",
+    ),
     path("api/projects/<int:project_id>/judges/<int:config_id>/", api.JudgeConfigDetail.as_view(), name="api_judge"),
     path(
         "api/projects/<int:project_id>/judges/<int:config_id>/runs/", api.JudgeRunStart.as_view(), name="api_judge_runs"

@@ -18,8 +18,10 @@ from django.views.decorators.http import require_POST
 from annotation.access import managed_project_or_403
 from annotation.models import Project
 from benchmarks.registry import named_templates
+from core import reaper
 from core.errors import DomainError
 from core.pages import form_error
+from core.values import loads
 from studies.models import Sample
 
 from . import bias, capabilities, endpoints, imported, selectors
@@ -138,7 +140,7 @@ class JudgeConfigForm(forms.Form):
     def clean_params(self):
         raw = self.cleaned_data.get("params") or "{}"
         try:
-            value = json.loads(raw)
+            value = loads(raw)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(
                 _("not JSON: %(why)s (line %(line)s, column %(col)s)")
@@ -291,11 +293,30 @@ def _page(
             "hidden_configs": [c for c in configs if c.hidden],
             "samples": list(Sample.objects.filter(project=project).order_by("-created_at").values_list("id", "name")),
             "imported": imported.imported_raters(project),
+            **_imports_context(project),
             # a hidden judge's runs are on its own page, not here
             "runs": [(r, selectors.run_progress(r)) for r in selectors.judge_runs(project, include_hidden=False)[:50]],
         },
         status=status,
     )
+
+
+def _imports_context(project: Project) -> dict[str, object]:
+    """The latest imports of judge outputs: how far a large file's is, why one failed (one whose
+    worker died shown re-queued or failed, never running for ever)."""
+    latest = [reaper.check(j) if j.is_pending else j for j in imported.judge_imports(project)]
+    return {"judge_imports": latest, "imports_pending": any(j.is_pending for j in latest)}
+
+
+@login_required
+def judge_imports(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The judges page's table of imports of judge outputs, which polls it while one runs."""
+    project = _project_or_403(request, project_id)
+    context = _imports_context(project)
+    response = render(request, "judges/_imports.html", {"project": project, **context})
+    if request.headers.get("HX-Request") and not context["imports_pending"]:
+        response["HX-Refresh"] = "true"  # the imported judge's row and reports appear without a manual reload
+    return response
 
 
 @login_required
@@ -308,18 +329,34 @@ def import_outputs(request: HttpRequest, project_id: int) -> HttpResponse:
         return _page(request, project, import_form=form, status=400)
     d = form.cleaned_data
     try:
-        report = imported.import_upload(project=project, upload=d["file"], fields=d, user=request.user)
+        job = imported.import_upload(project=project, upload=d["file"], fields=d, user=request.user)
     except DomainError as exc:
         form_error(form, exc)
         return _page(request, project, import_form=form, status=400)
-    if not report.ok:
+    report = imported.JudgeImportReport.of(job)
+    if job.is_pending:  # a large file: a worker imports it, the page's table shows how far
+        messages.info(
+            request,
+            _("Import %(job)d of judge %(name)r is queued: its progress is shown below.")
+            % {"job": job.id, "name": job.name},
+        )
+    elif not report.ok:
         more = [_("... and %(n)d more") % {"n": report.errors_truncated}] if report.errors_truncated else []
         return _page(request, project, import_form=form, import_errors=report.errors + more, status=400)
-    messages.success(
-        request,
-        ngettext("Imported %(n)d output as judge %(name)r.", "Imported %(n)d outputs as judge %(name)r.", report.items)
-        % {"n": report.items, "name": report.name},
-    )
+    elif report.duplicate_of is not None:
+        messages.info(
+            request,
+            _("This file was imported already (import %(job)d, judge %(name)r): nothing was added.")
+            % {"job": report.duplicate_of, "name": report.name},
+        )
+    else:
+        messages.success(
+            request,
+            ngettext(
+                "Imported %(n)d output as judge %(name)r.", "Imported %(n)d outputs as judge %(name)r.", report.items
+            )
+            % {"n": report.items, "name": report.name},
+        )
     return redirect("judges", project_id=project.id)
 
 

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import pytest
 from django.core.management import call_command
 from django.test import Client
-from django.utils import translation
+from django.utils import timezone, translation
 
 from accounts import services as account_services
 from agreement import active_pages
@@ -37,7 +37,7 @@ from curation import services as curation_services
 from demo.management.commands import seed_demo
 from judges import configuration, execution, runs
 from judges import uncertainty as judge_uncertainty
-from judges.models import JudgeConfig, JudgeRun
+from judges.models import JudgeConfig, JudgeOutputImport, JudgeRun
 from studies import plans, sampling
 from studies.models import AssignmentPlan, Sample
 
@@ -198,6 +198,18 @@ def demo(settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks):
         status=ImportJob.Status.DONE,
         report={"ok": True, "items_created": 40, "lines_read": 40, "images_stored": 80, "images_reused": 0},
     )
+    # imports of judge outputs, one done and one running (the judges page's table of them)
+    for status, report in (("done", {"ok": True, "items": 3, "questions": ["q1"]}), ("running", {"progress": 0.4})):
+        JudgeOutputImport.objects.create(
+            project=project,
+            data_file="judge-outputs.jsonl",
+            data_format="outputs-jsonl",
+            original_name="judge-outputs.jsonl",
+            name="metric judge",
+            status=status,
+            report=report,
+            heartbeat_at=timezone.now(),
+        )
     return SimpleNamespace(
         project=project, sample=sample, plan=plan, export=export, item_import=item_import, **simulated_study()
     )
@@ -325,6 +337,7 @@ def user_data(project, *more) -> set[str]:
     data |= {"annotator1", "annotator2", "annotator3", "researcher", "paper subset", "two each", "laptop"}
     # the simulated study's: its active sample, the files imported, the other tool's raters
     data |= {"unsure items", "other-tool.csv", "second-batch.csv", "items.jsonl", "ext-1", "ext-2"}
+    data |= {"metric judge", "judge-outputs.jsonl"}  # the imports of judge outputs
     data |= set(Rater.objects.filter(kind=Rater.Kind.HUMAN).values_list("name", flat=True))
     data |= set(Sample.objects.filter(project=project).values_list("name", flat=True))
     data |= set(AssignmentPlan.objects.filter(project=project).values_list("name", flat=True))

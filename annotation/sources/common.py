@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from core.values import MAX_DEPTH, value_problem
+from core.values import MAX_DEPTH, loads, shown, value_problem
 
 #: names the readers accept for the column holding the annotator's id (long and wide formats)
 RATER_COLUMNS = ("rater", "annotator", "rater_id", "annotator_id", "worker_id")
@@ -116,7 +116,15 @@ def parse_time(value: Any) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), tz=UTC)
+        # a hostile number (1e20, Infinity, a 400-digit id) is no time: fromtimestamp raises
+        # OverflowError / OSError past the platform's range, which no caller expects (issue 37, M6)
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(
+                f"{shown(value)} is not a time (a Unix time in seconds, within the years 1 to 9999, "
+                "or ISO 8601, e.g. 2024-05-01T12:00:00Z)"
+            ) from None
     text = str(value).strip()
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -134,10 +142,10 @@ def duration_ms(value: Any, *, seconds: bool) -> int | None:
         raise ValueError("a duration is a number")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{value!r} is not a duration (a number of {'seconds' if seconds else 'ms'})") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{shown(value)} is not a duration (a number of {'seconds' if seconds else 'ms'})") from None
     if not math.isfinite(number):
-        raise ValueError(f"{value!r} is not a duration")
+        raise ValueError(f"{shown(value)} is not a duration")
     ms = round(number * 1000) if seconds else round(number)
     return ms if 0 <= ms <= MAX_DURATION_MS else None
 
@@ -200,7 +208,7 @@ def load_json(text: str, problem: Problem, *, line: int | None = None) -> Any:
     """``text`` parsed, or :data:`NOT_JSON` with the problem reported where it is (the line of the
     file, or ``line`` for one line of a JSONL file)."""
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         problem(f"line {line or exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
     except RecursionError:

@@ -123,6 +123,10 @@ def read(
                     problem(where, "a result without 'from_name'")
                     bad = True
                     continue
+                if not isinstance(name, str):  # a list or an object cannot key the answers (issue 37, M6)
+                    problem(where, "a result's 'from_name' must be a text (the control's name)")
+                    bad = True
+                    continue
                 try:
                     labels, raw = result_value(result)
                 except ValueError as exc:

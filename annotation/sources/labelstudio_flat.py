@@ -32,6 +32,8 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
+from core.values import loads
+
 from .common import (
     HUMAN,
     NOT_JSON,
@@ -88,7 +90,7 @@ def decode_cell(cell: str) -> Any:
     text = cell.strip()
     if text[:1] in "[{":
         try:
-            parsed = json.loads(text)
+            parsed = loads(text)
         except (json.JSONDecodeError, RecursionError):
             return cell
         decoded = decode_result(parsed)

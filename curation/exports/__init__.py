@@ -14,7 +14,7 @@ number of rows. Rater identities are pseudonymised with HMAC-SHA256 of the rater
 random per-export salt that is never stored: consistent within one export, unlinkable across.
 """
 
-from .common import export_root
+from .common import export_root, remove_partial_files
 from .runner import content_type, file_path, main_file, run_export_job
 
-__all__ = ["content_type", "export_root", "file_path", "main_file", "run_export_job"]
+__all__ = ["content_type", "export_root", "file_path", "main_file", "remove_partial_files", "run_export_job"]

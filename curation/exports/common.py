@@ -9,6 +9,7 @@ import hmac
 import json
 import os
 import secrets
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,28 @@ def platform_version() -> str:
 
 def export_root(export: Export) -> Path:
     return Path(settings.MEDIA_ROOT) / export.relative_dir()
+
+
+#: how every writer names what it has not finished (``<dir>/.tmp-<hex>-<name>``, renamed into place)
+PARTIAL_PREFIX = ".tmp-"
+
+
+def remove_partial_files(export: Export) -> int:
+    """Delete the unfinished files and folders (``.tmp-*``) an earlier run of ``export`` left in
+    its folder, and return how many. A writer removes its own when it fails, but a worker killed
+    mid-export (``kill -9``, the out-of-memory killer) leaves them (issue 37): the re-queued run
+    starts with this, and an export the reaper fails runs it as its cleanup."""
+    root = export_root(export)
+    if not root.is_dir():
+        return 0
+    removed = 0
+    for path in root.glob(f"{PARTIAL_PREFIX}*"):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed += 1
+    return removed
 
 
 class Pseudonyms:

@@ -15,7 +15,7 @@ from core import jobs
 from ..export_formats import FORMATS
 from ..models import Export
 from .annotations import export_annotations
-from .common import export_root, provenance, write_json_atomic
+from .common import export_root, provenance, remove_partial_files, write_json_atomic
 from .items import export_items
 from .revisions import export_revisions
 
@@ -33,6 +33,7 @@ def run_export_job(*, export: Export) -> Export:
     def work(export: Export) -> dict[str, Any]:
         root = export_root(export)
         root.mkdir(parents=True, exist_ok=True)
+        remove_partial_files(export)  # what a killed earlier attempt left
         last = [0.0]
 
         def progress(p: float) -> None:

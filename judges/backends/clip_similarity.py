@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 from django.utils.translation import gettext_lazy
 
+from core.errors import public_text
+
 from .. import params as judge_params
 from .base import (
     DIRECT,
@@ -195,7 +197,7 @@ class ClipSimilarityBackend(JudgeBackend):
                 with Image.open(path) as im:
                     opened[path] = im.convert("RGB")
             except OSError as exc:
-                broken[path] = f"cannot judge this item: cannot read image {path.name}: {exc}"
+                broken[path] = f"cannot judge this item: cannot read image {path.name}: {public_text(exc)}"
         for item_id, paths in wanted.items():
             bad = next((broken[p] for p in paths if p in broken), None)
             if bad:

@@ -9,13 +9,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
 
 from annotation import annotation_import
 from annotation.models import Annotation, AnnotationImport, Assignment, Rater
-from tests import services as test_services
+from tests.concurrency import in_threads, require_postgres
 from tests.curation.helpers import valueground_project
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -26,10 +25,7 @@ IMPORTS = 4
 
 @pytest.fixture(autouse=True)
 def postgres_only():
-    if connection.vendor != "postgresql":
-        if test_services.services_required():
-            pytest.fail("the concurrency tests need PostgreSQL")
-        pytest.skip("the concurrency tests need PostgreSQL (run scripts/test)")
+    require_postgres()
 
 
 @pytest.fixture
@@ -50,26 +46,6 @@ def all_checked_before_any_writes(monkeypatch):
         return plan
 
     monkeypatch.setattr(annotation_import, "check_annotations", check_then_wait)
-
-
-def in_threads(target) -> list[BaseException]:
-    errors: list[BaseException] = []
-
-    def wrapper(n: int) -> None:
-        try:
-            target(n)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=wrapper, args=(n,)) for n in range(IMPORTS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "an import hung"
-    return errors
 
 
 def assert_written_once(project) -> None:
@@ -99,7 +75,7 @@ def test_imports_of_one_file_started_together_write_it_once(project, tmp_path, a
                 project=project, data_file=str(copy), data_format="labelstudio", mapping={"quality": "q3"}
             )
         )
-    errors = in_threads(lambda n: annotation_import.run_annotation_import_job(job=jobs[n]))
+    errors = in_threads(IMPORTS, lambda n: annotation_import.run_annotation_import_job(job=jobs[n]))
     assert not errors, errors
     assert_written_once(project)
 
@@ -116,7 +92,7 @@ def test_api_posts_of_one_file_at_once_write_it_once(project, researcher, all_ch
             resp = client.post(url, {"format": "labelstudio", "map": ["quality=q3"], "file": fh})
         statuses.append(resp.status_code)
 
-    errors = in_threads(post)
+    errors = in_threads(IMPORTS, post)
     assert not errors, errors
     assert statuses == [201] * IMPORTS
     assert_written_once(project)

@@ -20,7 +20,7 @@ from curation.models import Export
 from tests.annotation.factories import jsonl, make_project, make_user, turing_records
 from tests.benchmarks.test_lazy_tables import run_python
 
-JOB_MODELS = {"ImportJob", "AnnotationImport", "AgreementReport", "Export", "JudgeRun"}
+JOB_MODELS = {"ImportJob", "AnnotationImport", "JudgeOutputImport", "AgreementReport", "Export", "JudgeRun"}
 
 
 def test_every_job_model_is_sent_by_its_own_apps_tasks_module():

@@ -473,3 +473,52 @@ def test_make_run_restarts_a_killed_worker_keeps_serving_and_runs_one_beat(tmp_p
             for pid in _processes(tmp_path, role):
                 os.kill(pid, signal.SIGKILL)
         _stop_web(tmp_path)
+
+
+# ------------------------------------------------------------------ issue 37: a killed export's temp files
+def leave_partial_files(export) -> list:
+    """What a worker killed mid-export leaves: a table and a Hugging Face folder not yet renamed."""
+    from curation.exports import export_root
+
+    root = export_root(export)
+    root.mkdir(parents=True, exist_ok=True)
+    table = root / ".tmp-0123456789ab-items.jsonl"
+    table.write_text('{"half": "a row"')
+    folder = root / ".tmp-ba9876543210-dataset"
+    (folder / "images").mkdir(parents=True)
+    (folder / "images" / "x.png").write_bytes(b"\x89PNG")
+    return [table, folder]
+
+
+@pytest.mark.django_db
+def test_a_killed_export_failed_by_the_reaper_leaves_no_temp_file(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.HV_JOB_MAX_ATTEMPTS = 1
+    owner = make_user("owner", researcher=True)
+    project = make_project("cqbench.turing", owner=owner)
+    export = Export.objects.create(
+        project=project, created_by=owner, content="items", format="jsonl", scope="all", status="running", attempts=1
+    )
+    Export.objects.filter(pk=export.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=LEASE_S + 1))
+    left = leave_partial_files(export)
+    assert reaper.reap() == {reaper.REQUEUED: 0, reaper.FAILED: 1, reaper.RESENT: 0}
+    export.refresh_from_db()
+    assert export.status == "failed"
+    assert not any(p.exists() for p in left)
+
+
+@pytest.mark.django_db
+def test_a_requeued_export_removes_what_its_killed_attempt_left(settings, tmp_path):
+    from curation.exports import export_root, run_export_job
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    owner = make_user("owner", researcher=True)
+    project = make_project("cqbench.turing", owner=owner)
+    report = importing.import_items(project=project, data=jsonl(turing_records(3)), data_format="jsonl")
+    assert report.ok, report.errors
+    export = Export.objects.create(project=project, created_by=owner, content="items", format="jsonl", scope="all")
+    left = leave_partial_files(export)
+    export = run_export_job(export=export)
+    assert export.status == "done", export.message
+    assert not any(p.exists() for p in left)
+    assert not list(export_root(export).glob(".tmp-*"))

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from agreement.validation import compute_tables
-from annotation.models import Annotation, Assignment, Project
+from annotation.models import Annotation, Assignment, Item, Project
 from benchmarks.registry import PRESETS
 from demo import simulation as sim
 from demo.studies import PREFIX
@@ -104,3 +104,24 @@ class TestOnTheDemo:
         before = (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count())
         call_command("seed_demo", stdout=io.StringIO())
         assert (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count()) == before
+
+    def test_the_judges_rate_the_whole_pool_and_state_a_confidence(self, seeded):
+        """As in practice the judges rate the pool and people a sample of it (issue 34): every
+        study has items only the judges rated, as many as the study file asks plus the pool
+        items the sample left out; every judge states a confidence in [0, 1] on every item."""
+        for key, project in seeded.items():
+            spec = PRESETS[key].demo_study["items"]
+            regular = Annotation.objects.filter(item__project=project, assignment__purpose="regular")
+            human = set(regular.filter(rater__kind="human").values_list("item_id", flat=True))
+            for config in JudgeConfig.objects.filter(project=project, backend="openai_chat"):
+                mine = regular.filter(rater_id=config.rater_id)
+                rated = set(mine.values_list("item_id", flat=True))
+                pool = {
+                    i
+                    for i, meta in Item.objects.filter(project=project).values_list("id", "meta")
+                    if (meta or {}).get("qc") is None
+                }
+                assert rated == pool and len(pool) == spec["count"] + spec["judge_only"], (key, config.name)
+                assert len(rated - human) >= spec["judge_only"], (key, config.name)
+                confidence = [d["judge_metrics"]["confidence"] for d in mine.values_list("derived", flat=True)]
+                assert len(confidence) == len(rated) and all(0 <= c <= 1 for c in confidence), (key, config.name)

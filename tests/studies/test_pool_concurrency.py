@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.utils import timezone
 
 from annotate import annotating
@@ -22,8 +22,8 @@ from annotation.models import Annotation, Assignment
 from core.errors import DomainError
 from studies import next_item, plans, pool, sampling
 from studies.models import PoolSlot
-from tests import services as test_services
 from tests.annotation.factories import make_user
+from tests.concurrency import in_threads, require_postgres
 from tests.studies.design_helpers import strata_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,10 +33,7 @@ ANSWER = {"human_written": "right"}
 
 @pytest.fixture(autouse=True)
 def postgres_only():
-    if connection.vendor != "postgresql":
-        if test_services.services_required():
-            pytest.fail("the concurrency tests need PostgreSQL")
-        pytest.skip("the concurrency tests need PostgreSQL (run scripts/test)")
+    require_postgres()
 
 
 def _raters(n: int, nationality=lambda i: None):
@@ -50,28 +47,6 @@ def _raters(n: int, nationality=lambda i: None):
             r.save(update_fields=["attributes"])
         out.append(r)
     return out
-
-
-def _run_threads(n_threads: int, target) -> list[BaseException]:
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(n_threads)
-
-    def wrapper(idx):
-        try:
-            barrier.wait()
-            target(idx)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=wrapper, args=(i,)) for i in range(n_threads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a worker thread hung"
-    return errors
 
 
 def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
@@ -136,7 +111,7 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
     chaos_thread = threading.Thread(target=chaos)
     chaos_thread.start()
     try:
-        errors = _run_threads(n_threads, worker)
+        errors = in_threads(n_threads, worker, start_together=True)
     finally:
         stop.set()
         chaos_thread.join(timeout=30)
@@ -167,7 +142,7 @@ def test_hundreds_of_annotators_claiming_and_submitting_at_once(researcher):
                 annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
                 drained[idx] += 1
 
-    assert not _run_threads(8, drainer)
+    assert not in_threads(8, drainer, start_together=True)
     per_item = Counter(Annotation.objects.filter(assignment__plan=plan).values_list("item_id", flat=True))
     assert len(per_item) == 120 and set(per_item.values()) == {k}
     assert not PoolSlot.objects.filter(plan=plan).exclude(state="submitted").exists()
@@ -190,7 +165,7 @@ def test_one_annotator_in_many_tabs_never_gets_the_same_item_twice(researcher):
                 with lock:
                     got.append(a.item_id)
 
-    assert not _run_threads(12, tab)
+    assert not in_threads(12, tab, start_together=True)
     assert len(got) == len(set(got)) == 30
 
 
@@ -209,6 +184,6 @@ def test_eligibility_holds_under_concurrency(researcher):
             while (a := next_item.next_assignment(rater=r, project=project)) is not None:
                 annotating.submit_annotation(assignment_id=a.id, rater=r, answers=ANSWER)
 
-    assert not _run_threads(20, worker)
+    assert not in_threads(20, worker, start_together=True)
     rows = list(Assignment.objects.filter(plan=plan).values_list("item__country", "rater__attributes__nationality"))
     assert len(rows) == 80 and all(c == n for c, n in rows)

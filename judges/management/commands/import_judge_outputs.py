@@ -1,5 +1,6 @@
 """Import a judge's (or metric's) outputs from the command line as a model rater of a project:
-the same all-or-nothing service as the judges page and the API (``judges/imported.py``)."""
+the same all-or-nothing import job as the judges page and the API (``judges/imported.py``), run
+at once whatever the file's size (the file is read where it is, never moved or deleted)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,11 @@ class Command(BaseCommand):
             )
         except DomainError as exc:
             raise CommandError(exc.message) from None
+        if report.ok and report.duplicate_of is not None:
+            self.stdout.write(
+                f"this file was imported already (import {report.duplicate_of}, judge {report.name!r}): nothing added"
+            )
+            return
         if not report.ok:
             lines = "\n".join(f"  {e}" for e in report.errors)
             more = f"\n  ... and {report.errors_truncated} more" if report.errors_truncated else ""

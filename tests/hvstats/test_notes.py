@@ -1,0 +1,212 @@
+"""Issue 34 (part): degenerate and small data said in every output of the command (text, JSON,
+Markdown, LaTeX). All-identical ratings are no unqualified pass; a 0/1 mean at 0% or 100% has
+the exact binomial interval (checked against scipy's ``binomtest(...).proportion_ci(method=
+"exact")``, never against the platform's own function); a coefficient on fewer than 30 items
+says it is a small sample. Small crafted files, no bootstrap unless the interval is the point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from hvstats import frame as hvframe
+from hvstats.cli import main
+from hvstats.notes import SMALL_SAMPLE_ITEMS, with_small_sample_note
+from hvstats.report import agreement_report, judge_verdicts
+from hvstats.tables import Cell, Row, Table, to_latex
+from hvstats.verdicts import verdicts_table
+
+
+def write(path: Path, rows: list[tuple]) -> str:
+    pd.DataFrame(rows, columns=["item", "rater", "value", "rater_kind"]).to_csv(path, index=False)
+    return str(path)
+
+
+def run(capsys, *args: str) -> str:
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+def exact(k: int, n: int) -> tuple[float, float]:
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    return ci.low, ci.high
+
+
+def all_identical(n_items: int = 40) -> list[tuple]:
+    return [(f"i{i}", r, 1, "model" if r == "j" else "human") for i in range(n_items) for r in ("h1", "h2", "h3", "j")]
+
+
+# ------------------------------------------------------------------ all-identical ratings
+def test_all_identical_ratings_are_said_and_no_unqualified_pass(tmp_path, capsys):
+    f = write(tmp_path / "same.csv", all_identical())
+    text = run(capsys, f, "--format", "table", "--bootstrap", "0")
+    alt = next(line for line in text.splitlines() if "judge j alt_test" in line)
+    # the reference alt-test passes trivially (omega = rho = 1); the command must not say PASSED alone
+    assert "CANNOT TELL" in alt and "no variation" in alt and not alt.split("alt_test")[1].strip().startswith("PASSED")
+    assert "== notes: read these numbers with care ==" in text
+    assert "j on value: alt-test: no variation" in text
+    assert text.index("== notes") < text.index("== field value")  # said before the numbers
+
+    rep = json.loads(run(capsys, f, "--bootstrap", "0"))
+    codes = {(n["code"], n["judge"]) for n in rep["notes"]}
+    assert ("no_variation", "j") in codes and ("no_variation", None) in codes
+    assert rep["fields"]["value"]["judges_vs_humans"]["j"]["alt_test"]["warnings"] == [
+        "no variation: the test cannot tell (every rating is the same value)"
+    ]
+    assert rep["answers"][0]["verdict"] == "cannot_tell"
+    assert hvframe.alt_tests(rep).loc[0, "warnings"].startswith("no variation")
+
+    md = run(capsys, f, "--format", "markdown", "--bootstrap", "0")
+    assert "| j: alt-test passed | cannot tell |" in md
+    assert "j on value: alt-test: no variation: the test cannot tell" in md
+
+
+def test_one_category_too_few_humans_and_no_common_item_are_notes(tmp_path, capsys):
+    # the humans all say 1, the judge varies: one category only (the test itself stands)
+    rows = [(f"i{i}", h, 1, "human") for i in range(40) for h in ("h1", "h2", "h3")]
+    rows += [(f"i{i}", "j", i % 2, "model") for i in range(40)]
+    # a second judge that rated only items no human rated
+    rows += [(f"x{i}", "k", 1, "model") for i in range(5)]
+    rep = json.loads(run(capsys, write(tmp_path / "one.csv", rows), "--bootstrap", "0"))
+    got = {(n["code"], n["judge"]) for n in rep["notes"]}
+    assert ("one_category", "j") in got and ("no_common_item", "k") in got
+
+    rows = [(f"i{i}", h, (i + k) % 3, "human") for i in range(40) for k, h in enumerate(("h1", "h2"))]
+    rows += [(f"i{i}", "j", i % 3, "model") for i in range(40)]
+    f = write(tmp_path / "two.csv", rows)
+    rep = json.loads(run(capsys, f, "--bootstrap", "0"))
+    few = [n for n in rep["notes"] if n["code"] == "too_few_humans"]
+    assert few and few[0]["n_humans"] == 2 and few[0]["threshold"] == 3
+    text = run(capsys, f, "--format", "table", "--bootstrap", "0")
+    assert "CANNOT TELL (too few humans: 2 tested" in text
+
+
+# ------------------------------------------------------------------ 0/1 means at 0% or 100%
+@pytest.mark.parametrize("labels", [("no", "yes"), (0, 1)])
+def test_a_zero_one_mean_at_zero_gets_the_clopper_pearson_interval(tmp_path, capsys, labels):
+    """A two-label field (and a numeric 0/1 one) whose humans never say the second label: the
+    human-only mean and the PPI++ mean (lambda 0 there) are 0 with scipy's exact interval, not
+    the zero-width Wald [0, 0]."""
+    neg = labels[0]
+    n_labelled, n_judge_only = 25, 10
+    rows = [(f"i{i}", h, neg, "human") for i in range(n_labelled) for h in ("h1", "h2", "h3")]
+    rows += [(f"i{i}", "j", labels[i % 2], "model") for i in range(n_labelled + n_judge_only)]
+    f = write(tmp_path / "zero.csv", rows)
+    rep = json.loads(run(capsys, f, "--bootstrap", "0", "--metric", "ppi"))
+    p = rep["fields"]["value"]["judges_vs_humans"]["j"]["ppi"]
+    lo, hi = exact(0, n_labelled)
+    assert p["classical_estimate"] == 0 and p["classical_ci"] == pytest.approx([lo, hi], abs=1e-12)
+    assert p["classical_ci_method"] == "clopper_pearson" and hi > 0.1
+    assert p["lambda"] == 0 and p["estimate"] == 0 and p["ci"] == pytest.approx([lo, hi], abs=1e-12)
+    assert {n["statistic"] for n in rep["notes"] if n["code"] == "exact_interval"} >= {"human-only mean", "PPI++ mean"}
+    text = run(capsys, f, "--format", "table", "--bootstrap", "0", "--metric", "ppi")
+    assert f"human-only 0.000 [0.000, {hi:.3f}]" in text and "[0.000, 0.000]" not in text
+
+
+def test_an_active_mean_at_zero_gets_the_exact_interval(tmp_path, capsys):
+    """Active sampling (``--active``): 12 of 30 items labelled (pi 0.4), every human says "no":
+    the active and the human-only means are 0 with scipy's exact interval over the 12 labels."""
+    rows = [(f"i{i}", h, "no", "human", 0.4) for i in range(12) for h in ("h1", "h2")]
+    rows += [(f"i{i}", "j", "yes" if i % 2 else "no", "model", 0.4) for i in range(30)]
+    f = tmp_path / "active.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "value", "rater_kind", "pi"]).to_csv(f, index=False)
+    rep = json.loads(run(capsys, str(f), "--bootstrap", "0", "--active", "--metric", "ppi"))
+    a = rep["active"]["fields"]["value"]["judges"]["j"]
+    assert (
+        a["estimate"] == 0 and a["ci"] == pytest.approx(exact(0, 12), abs=1e-12) and a["ci_method"] == "clopper_pearson"
+    )
+    assert a["human_only"]["ci"] == pytest.approx(exact(0, 12), abs=1e-12)
+    got = {n["statistic"] for n in rep["notes"] if n["code"] == "exact_interval" and n["judge"] == "j"}
+    assert {"active mean", "active human-only mean"} <= got
+
+
+def test_percent_agreement_at_100_percent_gets_the_exact_interval(tmp_path, capsys):
+    rep = json.loads(run(capsys, write(tmp_path / "same.csv", all_identical(40)), "--bootstrap", "20"))
+    pa = rep["fields"]["value"]["humans_vs_humans"]["percent_agreement"]
+    assert pa["value"] == 1 and pa["ci"] == pytest.approx(exact(40, 40), abs=1e-12)
+    maj = rep["fields"]["value"]["judges_vs_humans"]["j"]["vs_human_majority"]["percent_agreement"]
+    assert maj["ci"] == pytest.approx(exact(40, 40), abs=1e-12)
+
+
+def test_the_verdicts_table_notes_an_exact_mean():
+    H = np.zeros((12, 3))
+    y = np.r_[np.zeros(6), np.ones(6)]
+    rows = [
+        {"item": f"i{i}", "rater": f"h{k}", "rater_kind": "human", "field": "flag", "value": H[i, k]}
+        for i in range(12)
+        for k in range(3)
+    ]
+    rows += [{"item": f"i{i}", "rater": "j", "rater_kind": "model", "field": "flag", "value": y[i]} for i in range(12)]
+    rows += [{"item": "u", "rater": "j", "rater_kind": "model", "field": "flag", "value": 1.0}]
+    v = judge_verdicts(pd.DataFrame(rows), levels={"flag": "ordinal"})
+    assert v["flag"]["j"]["ppi"]["classical_ci"] == pytest.approx(exact(0, 12), abs=1e-12)
+    t = verdicts_table(v)
+    assert any("j: flag: a mean at 0% of 12 items, with the exact binomial (Clopper-Pearson)" in n for n in t.notes)
+
+
+# ------------------------------------------------------------------ small samples
+def three_items(tmp_path: Path) -> str:
+    # three images, three humans: alpha is defined on 3 items
+    rows = [(f"img{i}", h, (i + (h == "h2")) % 3, "human") for i in range(3) for h in ("h1", "h2", "h3")]
+    return write(tmp_path / "three.csv", rows)
+
+
+def test_an_alpha_from_three_items_carries_a_small_sample_note_everywhere(tmp_path, capsys):
+    f = three_items(tmp_path)
+    rep = json.loads(run(capsys, f, "--bootstrap", "50"))
+    alpha = rep["fields"]["value"]["humans_vs_humans"]["krippendorff_alpha"]
+    assert alpha["value"] is not None and alpha["n_items"] == 3  # every image has >= 2 ratings
+    small = [n for n in rep["notes"] if n["code"] == "small_sample"]
+    assert len(small) == 1 and small[0]["n_items"] == 3 and small[0]["threshold"] == SMALL_SAMPLE_ITEMS == 30
+    assert "krippendorff_alpha" in small[0]["statistic"] and small[0]["judge"] is None
+    assert hvframe.notes(rep).loc[0, ["code", "n_items", "threshold"]].tolist() == ["small_sample", 3, 30]
+    text = run(capsys, f, "--format", "table", "--bootstrap", "50")
+    assert "krippendorff_alpha" in text.split("== field")[0] and "stand on 3 items, fewer than 30" in text
+    latex = run(capsys, f, "--format", "latex", "--bootstrap", "50")
+    assert "stand on 3 items, fewer than 30: a small sample" in latex and "krippendorff\\_alpha" in latex
+    md = run(capsys, f, "--format", "markdown", "--bootstrap", "50")
+    assert "stand on 3 items, fewer than 30" in md
+
+
+def test_the_threshold_is_thirty_items():
+    def frame(n: int) -> pd.DataFrame:
+        rng = np.random.default_rng(n)
+        return pd.DataFrame(
+            [
+                {"item": f"i{i}", "rater": h, "rater_kind": "human", "value": int(rng.integers(1, 4))}
+                for i in range(n)
+                for h in ("a", "b")
+            ]
+        )
+
+    at = agreement_report(frame(30), bootstrap=0, metrics=["krippendorff_alpha"])
+    below = agreement_report(frame(29), bootstrap=0, metrics=["krippendorff_alpha"])
+    assert [n for n in at["notes"] if n["code"] == "small_sample"] == []
+    assert [n["n_items"] for n in below["notes"] if n["code"] == "small_sample"] == [29]
+
+
+def test_a_paper_table_names_its_small_coefficients():
+    t = Table(
+        key="t",
+        title="T",
+        columns=("r", "share"),
+        rows=(
+            Row("small", (Cell(0.5, n=3, fmt="r"), Cell(0.5, n=3, fmt="%"))),
+            Row("enough", (Cell(0.5, n=30, fmt="r"), Cell(None, n=3, fmt="r"))),
+        ),
+    )
+    noted = with_small_sample_note(t)
+    assert noted.notes == (
+        "Small samples, fewer than 30 items (the interval is rough): 1 coefficients on 3 to 3 items, in the rows "
+        "small; columns r.",
+    )
+    assert "in the rows small; columns r." in to_latex([noted])
+    assert (
+        with_small_sample_note(Table(key="u", title="U", columns=("r",), rows=(Row("x", (Cell(1.0, n=30),)),))).notes
+        == ()
+    )
