@@ -254,3 +254,36 @@ def test_drilldown_majorities_equal_a_counted_majority():
         counted = collections.Counter(v for v in row if v is not None).most_common()
         tie = not counted or (len(counted) > 1 and counted[0][1] == counted[1][1])
         assert m == (None if tie else counted[0][0])
+
+
+@pytest.mark.django_db
+def test_a_stored_report_is_rendered_once_per_language_and_viewer(client, story, monkeypatch):
+    from agreement import views
+
+    client.force_login(story.owner)
+    first = _page(client, story).content.decode()
+    calls = []
+    real = views.report_context
+    monkeypatch.setattr(views, "report_context", lambda result: calls.append(1) or real(result))
+    again = _page(client, story).content.decode()
+    assert calls == [] and "Krippendorff" in again  # the cached HTML of the same stored report
+    assert again.count('data-testid="heatmap"') == first.count('data-testid="heatmap"')
+    client.cookies["django_language"] = "de"
+    german = _page(client, story).content.decode()
+    assert calls == [1] and '<html lang="de">' in german  # another language renders (and caches) its own
+    story.owner.is_staff = True  # staff see item links in the drill-down: their own rendering
+    story.owner.save()
+    _page(client, story)
+    assert calls == [1, 1]
+
+
+@pytest.mark.django_db
+def test_the_csv_api_while_updating_has_no_rows_of_the_old_report(client, story):
+    client.force_login(story.owner)
+    url = reverse("api_agreement_report", args=[story.id])
+    _page(client, story)
+    _change_a_rating(story)
+    r = client.get(url, {**PARAMS, "format": "csv"})
+    text = r.content.decode()
+    assert r.status_code == 202 and text.startswith("status,progress,report_id")
+    assert "last_good" not in text and "krippendorff" not in text.lower()
