@@ -96,12 +96,12 @@ def annotations_signature(project: Project) -> str:
 
 def report_fingerprint(project: Project) -> str:
     """What a stored report was computed from, cheaply (one pass over the project's submitted
-    annotations, grouped by rater, and three small reads; no answer is read): per rater the
+    annotations, grouped by rater, and four small reads; no answer is read): per rater the
     submitted annotations' count, last id and last edit (a rating added, edited, or its
     assignment no longer submitted and regular), the raters' names, kinds, backends and
     attributes (judge labels, annotator groups of the paper tables), the hidden judges, the
-    rubric version and the samples (active estimates). A stored report is current only while
-    this is unchanged; the report's parameters are keyed separately."""
+    rubric version, the items (count, last id) and the samples (active estimates). A stored
+    report is current only while this is unchanged; its parameters are keyed separately."""
     per_rater = sorted(
         (r["rater_id"], r["n"], r["last"], r["t"].isoformat() if r["t"] else "")
         for r in submitted_annotations(project)
@@ -119,6 +119,9 @@ def report_fingerprint(project: Project) -> str:
         "raters": raters,
         "hidden": sorted(hidden_rater_ids(project)),
         "rubric": project.rubric_version_id,
+        # items are revised as new versions (new rows), never edited in place: their count and
+        # last id say when the strata a report breaks down by may have changed
+        "items": list(Item.objects.filter(project=project).aggregate(n=Count("id"), last=Max("id")).values()),
         "samples": list(Sample.objects.filter(project=project).order_by("id").values_list("id", "design")),
     }
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
