@@ -1,8 +1,9 @@
 """The agreement report over the API, as JSON or CSV (``?format=json|csv``), and the protocol's
 validation tables (``validation-report/?format=json|markdown|latex|csv``).
 
-Small projects answer 200 with the report; large ones answer 202 with the stored report's
-status and progress while a worker computes it, then 200 with the same body plus ``result``.
+Both answer from the stored report (``services.report_for``): 200 with ``result`` (and
+``computed_at``) while it is current; 202 with the status and progress while a worker computes
+it, the previous report, if any, under ``last_good`` (``"current": false``), never as ``result``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Agreement reports of a project: compute inline (small projects) or on a worker (large ones).
+"""Agreement reports of a project, stored and served while current (issue 35): a small project's
+first report is computed inline, every other one on a worker, the last good one shown meanwhile.
 
 The numbers come only from :func:`hvstats.agreement_report`, called once per field on
 :func:`agreement.selectors.ratings_frame` with the field's level from the rubric; this module
