@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from hvstats.active import DEFAULT_FLOOR_FRACTION
+from hvstats.active import DEFAULT_FLOOR_FRACTION, DEFAULT_TAU
 
 
 class ActiveSampleForm(forms.Form):
@@ -39,7 +39,18 @@ class ActiveSampleForm(forms.Form):
         label=_("Judge's residual variance E[(Y - f)^2]"),
         help_text=_("empty: estimated from the items people and the judge both rated"),
     )
-    tau = forms.FloatField(initial=0.0, min_value=0.0, max_value=1.0, label=_("Uniform mix tau"))
+    # the default keeps the 95% intervals covering when the uncertainty carries no signal
+    # (issue 34; hvstats.active.DEFAULT_TAU, docs/benchmarks.md "Defaults that keep coverage")
+    tau = forms.FloatField(
+        required=False,  # left empty: DEFAULT_TAU (clean)
+        initial=DEFAULT_TAU,
+        min_value=0.0,
+        max_value=1.0,
+        label=_("Uniform mix tau"),
+        help_text=_(
+            "0.5 keeps the intervals valid when the uncertainty carries no signal; 0 samples by uncertainty alone"
+        ),
+    )
     floor = forms.FloatField(
         initial=DEFAULT_FLOOR_FRACTION,
         min_value=0.0001,
@@ -60,6 +71,8 @@ class ActiveSampleForm(forms.Form):
         data = super().clean()
         if not data.get("budget") and not data.get("target_half_width"):
             raise forms.ValidationError(_("give a budget or a target half-width"))
+        if data.get("tau") is None and "tau" not in self.errors:
+            data["tau"] = DEFAULT_TAU
         return data
 
 

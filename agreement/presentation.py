@@ -504,7 +504,7 @@ def _ppi_words(p: dict[str, Any] | None) -> str:
         "ci": _ci_text(p.get("ci")),
         "labeled": p["n_labeled"],
         "unlabeled": p["n_unlabeled"],
-        "lam": _fmt(p["lambda"], 2),
+        "lam": _lambda_text(p),
         "human": human,
         "level": level,
     }
@@ -541,6 +541,14 @@ def _fmt(v: Any, digits: int = 3) -> str:
     if isinstance(v, float):
         return f"{v:.{digits}f}"
     return str(v)
+
+
+def _lambda_text(r: dict[str, Any]) -> str:
+    """The estimate's lambda, with the small-sample rule when it chose it (issue 34: the reader
+    should see that lambda = 1 was imposed, not tuned)."""
+    rule = r.get("lambda_rule") or ""
+    text = _fmt(r.get("lambda"), 2)
+    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = 1:") else text
 
 
 def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
@@ -831,7 +839,7 @@ def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]
         "n_labeled": r.get("n_labeled"),
         "n_items": r.get("n_items"),
         "expected": _fmt(r.get("expected_labels"), 1),
-        "lambda": _fmt(r.get("lambda"), 2),
+        "lambda": _lambda_text(r),
         "ppi_half_width": _fmt(u.get("ppi_half_width")),
         "human_half_width": _fmt(u.get("human_only_half_width")),
         "ppi_effective": _fmt(u.get("ppi_effective_labels")) if u.get("ppi_effective_labels") is not None else "> N",

@@ -608,7 +608,8 @@ def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterato
     ``advantage_probability`` (rho), ``passed`` (1/0), ``epsilon``, ``n_items_dropped``, and per
     human (subject = the human) ``rejected`` (1/0, with its p-value and items) or ``skipped``
     (fewer than the paper's 30 items); PPI: ``estimate`` and ``classical_estimate`` with their
-    CIs, ``lambda``, ``n_unlabeled`` and the budget advice (``budget_*``)."""
+    CIs, ``lambda`` (reason: the small-sample rule where it chose lambda), ``n_unlabeled`` and the
+    budget advice (``budget_*``)."""
 
     def row(metric: str, value: Any, **kw: Any) -> dict[str, Any]:
         ci = kw.pop("ci", None) or [None, None]
@@ -640,7 +641,8 @@ def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterato
     n = v.get("n_labeled")
     yield row("estimate", v.get("estimate"), ci=v.get("ci"), n_items=n, reason=reason)
     yield row("classical_estimate", v.get("classical_estimate"), ci=v.get("classical_ci"), n_items=n)
-    yield row("lambda", v.get("lambda"), n_items=n)
+    rule = v.get("lambda_rule") or ""
+    yield row("lambda", v.get("lambda"), n_items=n, reason=rule if rule.startswith("lambda = 1:") else None)
     yield row("n_unlabeled", v.get("n_unlabeled"))
     b = v.get("budget")
     if b:

@@ -352,7 +352,7 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("labels saved vs humans only"),
     gettext_noop(
         "active inference (Zrnic and Candes, ICML 2024): mean_i(lambda f_i + (Y_i - lambda f_i) xi_i / pi_i), "
-        "power-tuned lambda, CLT interval; valid for a sample drawn with the given pi (fixed in advance)"
+        "power-tuned lambda (1 below 200 labels), CLT interval; valid for a sample drawn with the given pi (fixed in advance)"
     ),
     gettext_noop(
         # xgettext:no-python-format
@@ -442,6 +442,8 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("fewer than %(n)d strata with a value"),
     gettext_noop("leave-one-out undefined for rater(s) %(raters)s"),
     gettext_noop("%(metric)s not applicable"),
+    # hvstats.ppi / hvstats.active: the small-sample rule for lambda (issue 34)
+    gettext_noop("lambda = 1: fewer than %(n)d labels"),
     gettext_noop("no item where %(given)s is %(side)s"),
     # active samples
     gettext_noop("Active estimates: %(name)s (judge %(judge)s)"),

@@ -5,7 +5,7 @@ Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, "Prediction-powered inference"
 "PPI++: Efficient Prediction-Powered Inference" (arXiv:2311.01453, 2023), the power-tuned
 estimator and its optimal lambda, specialised to the mean.  The formulas are those of ppi-python 0.2.3's
 ``ppi_mean_pointestimate`` / ``ppi_mean_ci`` with ``lam=None`` (power tuned, clipped to
-[0, 1], ``lam_optim_mode="overall"``) and ``classical_mean_ci``, for one dimension and unit
+[0, 1], ``lam_optim_mode="overall"``; from 100 labelled items on, ``lam=1`` below: "Small samples") and ``classical_mean_ci``, for one dimension and unit
 weights; tests compare with the package itself (test-only dependency).
 
 With ``n`` labelled items (human label ``Y``, judge ``Yh``) and ``N`` unlabelled items (judge
@@ -20,6 +20,17 @@ With ``n`` labelled items (human label ``Y``, judge ``Yh``) and ``N`` unlabelled
 - standard error: ``se^2 = sigma_f^2 / N + sigma_D^2 / n`` with ``sigma_f^2 = var_0(lambda Yu)``
   and ``sigma_D^2 = var_0(Y - lambda Yh)`` (divisor = count);
 - CI: ``theta -/+ z_{1 - alpha/2} se``; classical (human-only): ``mean(Y) -/+ z sd_0(Y)/sqrt(n)``.
+
+Small samples (issue 34; a documented choice from simulation, not in the papers): with fewer
+than :data:`SMALL_SAMPLE_LABELS` (100) labelled items, ``lambda = 1`` (plain PPI, ppi-python's
+``lam=1``) instead of the power-tuned value.  The tuned ``lambda`` is fitted on the labels whose
+variance it minimises, so that variance is optimistic when ``n`` is small: over 2,000 simulated
+studies per setting (0/1 labels with mean 0.3, 200 or 2,000 items, four judges) the tuned
+interval covered 0.91-0.94 with 20-80 labels, ``lambda = 1`` about 0.01 more
+(``perf/active_defaults_sim.py``, docs/benchmarks.md "Defaults that keep coverage").  The price:
+a judge on another scale than the label (1-5 against 0/1) gives a 2.4-3x wider interval with
+``lambda = 1``; ``small_sample_labels=0`` tunes at every ``n``.  Below about 30 labels of a rare
+0/1 outcome no ``lambda`` reaches 94%: the normal approximation itself is the limit there.
 
 Budget advice (documented choice, not in the papers): the labelled items needed for a CI
 half-width ``w`` at the same ``lambda`` and the same unlabelled pool, from the PPI variance
@@ -49,6 +60,8 @@ import numpy as np
 from scipy.stats import norm
 
 DEFAULT_ALPHA = 0.05
+# Fewer labelled items than this: lambda = 1, not power tuned (module docstring, "Small samples").
+SMALL_SAMPLE_LABELS = 100
 
 
 def ppi_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray) -> float:
@@ -80,14 +93,16 @@ def ppi_mean(
     lam: float | None = None,
     half_width: float | None = None,
     ratings_per_item: float | None = None,
+    small_sample_labels: int = SMALL_SAMPLE_LABELS,
 ) -> dict[str, Any]:
     """PPI++ estimate of the mean of ``Y`` over labelled and unlabelled items.
 
     ``y``: human label of each labelled item; ``yhat``: the judge on the same items;
-    ``yhat_unlabeled``: the judge on the unlabelled items.  ``lam`` None = power tuned.
+    ``yhat_unlabeled``: the judge on the unlabelled items.  ``lam`` None = power tuned, or 1
+    with fewer than ``small_sample_labels`` labelled items (module docstring, "Small samples").
     Returns ``estimate``, ``ci`` [low, high], ``se``, ``classical_estimate``,
     ``classical_ci``, ``classical_se``, ``n_labeled``, ``n_unlabeled``, ``lambda``,
-    ``alpha`` and, with ``half_width``, ``budget`` (see the module docstring)."""
+    ``lambda_rule`` (how ``lambda`` was chosen, in words), ``alpha`` and, with ``half_width``, ``budget`` (see the module docstring)."""
     Y = np.asarray(y, dtype=float).ravel()
     Yh = np.asarray(yhat, dtype=float).ravel()
     Yu = np.asarray(yhat_unlabeled, dtype=float).ravel()
@@ -107,6 +122,7 @@ def ppi_mean(
         "n_labeled": n,
         "n_unlabeled": N,
         "lambda": None,
+        "lambda_rule": None,
         "alpha": alpha,
     }
     if n >= 2:
@@ -121,12 +137,17 @@ def ppi_mean(
             out["budget"] = budget(half_width, z, math.inf, 0.0, float(Y.var()), n, 1, ratings_per_item)
             out["budget"]["reason"] = out["reason"]
         return out
-    lam_v = ppi_lambda(Y, Yh, Yu) if lam is None else float(lam)
+    if lam is not None:
+        lam_v, rule = float(lam), "given"
+    elif n < small_sample_labels:
+        lam_v, rule = 1.0, f"lambda = 1: fewer than {small_sample_labels} labels"
+    else:
+        lam_v, rule = ppi_lambda(Y, Yh, Yu), "power-tuned"
     est = float((lam_v * Yu).mean() + (Y - lam_v * Yh).mean())
     var_f = float((lam_v * Yu).std() ** 2)
     var_d = float((Y - lam_v * Yh).std() ** 2)
     se = math.sqrt(var_f / N + var_d / n)
-    out.update(estimate=est, se=se, ci=[est - z * se, est + z * se], **{"lambda": lam_v})
+    out.update(estimate=est, se=se, ci=[est - z * se, est + z * se], lambda_rule=rule, **{"lambda": lam_v})
     out["labels_saved"] = labels_saved(n, float(Y.var()), se, z, ratings_per_item)
     if half_width is not None:
         out["budget"] = budget(half_width, z, var_f, var_d, float(Y.var()), n, N, ratings_per_item)

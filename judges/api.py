@@ -102,14 +102,6 @@ class JudgeSettingsSerializer(serializers.Serializer):
     )
 
 
-class JudgeDeletedSerializer(serializers.Serializer):
-    """What deleting the judge removed."""
-
-    runs = serializers.IntegerField()
-    outputs = serializers.IntegerField()
-    annotations = serializers.IntegerField()
-
-
 class StartRunSerializer(serializers.Serializer):
     item_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
     sample = serializers.IntegerField(required=False, min_value=1, help_text="a design sample of the project (id)")
@@ -361,12 +353,13 @@ class JudgeConfigDetail(APIView):
                 set_judge_hidden(config=config, hidden=d["hidden"])
         return Response(JudgeConfigSerializer(config).data)
 
-    @extend_schema(request=None, responses=JudgeDeletedSerializer)
+    @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, project_id: int, config_id: int) -> Response:
         """Delete the judge with its runs, outputs, ratings and rater (409 while a run of it is
-        pending or an ensemble uses it); answers what was deleted."""
+        pending or an ensemble uses it); 204, no body, as the schema says (issue 37)."""
         config = self._config(request, project_id, config_id)
-        return Response(JudgeDeletedSerializer(delete_judge(config=config)).data)
+        delete_judge(config=config)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class JudgeRunStart(APIView):

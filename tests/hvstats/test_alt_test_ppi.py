@@ -219,8 +219,11 @@ def test_ppi_equals_ppi_python(seed):
 
     Y, Yh, Yu = _ppi_data(seed)
     got = ppi_mean(Y, Yh, Yu)
-    assert got["estimate"] == pytest.approx(float(np.squeeze(ppi_mean_pointestimate(Y, Yh, Yu))), abs=1e-9)
-    lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=0.05)
+    # fewer than 100 labels: lambda = 1 (hvstats.ppi "Small samples"), ppi-python's lam=1
+    lam = 1.0 if len(Y) < 100 else None
+    assert got["lambda_rule"] == ("lambda = 1: fewer than 100 labels" if lam else "power-tuned")
+    assert got["estimate"] == pytest.approx(float(np.squeeze(ppi_mean_pointestimate(Y, Yh, Yu, lam=lam))), abs=1e-9)
+    lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=0.05, lam=lam)
     assert got["ci"][0] == pytest.approx(float(np.squeeze(lo)), abs=1e-9)
     assert got["ci"][1] == pytest.approx(float(np.squeeze(hi)), abs=1e-9)
     clo, chi = classical_mean_ci(Y, alpha=0.05)
@@ -273,8 +276,12 @@ def test_ppi_budget_formula():
 
 
 def test_ppi_degenerate_inputs():
-    r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0]))
+    # a constant judge, tuned (the small-sample rule off): lambda 0, the classical estimate
+    r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0]), small_sample_labels=0)
     assert r["lambda"] == 0.0 and r["estimate"] == pytest.approx(2.0)
+    # with the rule (3 labels): lambda 1, mean(Yu) + mean(Y - Yh) = 1 + 1
+    r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0]))
+    assert r["lambda"] == 1.0 and r["estimate"] == pytest.approx(2.0)
     none = ppi_mean(np.array([1.0, 2.0]), np.array([1.0, 2.0]), np.array([]))
     assert none["estimate"] is None and "no unlabelled" in none["reason"] and none["classical_estimate"] == 1.5
     with pytest.raises(ValueError):
