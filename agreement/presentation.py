@@ -50,6 +50,7 @@ EXPORT_FORMATS = (("markdown", "Markdown"), ("latex", "LaTeX (booktabs)"), ("csv
 
 
 def report_context(result: dict[str, Any]) -> dict[str, Any]:
+    names = result.get("judge_labels", {})  # a judge's short label (issue 35), by frame name
     fields = []
     for f, fo in result["fields"].items():
         level = result["levels"].get(f, fo.get("level"))
@@ -71,15 +72,15 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
                 for m, d in hum.get("split_half", {}).items()
             ],
             "heatmaps": [
-                _heatmap(m, pw)
+                _heatmap(m, pw, names)
                 for m, pw in hum.get("pairwise", {}).items()
                 if m in ("krippendorff_alpha", "spearman", "cohen_kappa")
             ],
             "judge_blocks": [
-                _judge(j, jd, result["drilldown"].get(f, {}).get(j, {}), level)
+                _judge(names.get(j, j), jd, result["drilldown"].get(f, {}).get(j, {}), level)
                 for j, jd in fo.get("judges_vs_humans", {}).items()
             ],
-            "strata": _strata(fo, level),
+            "strata": _strata(fo, level, names),
         }
         fields.append(block)
     return {
@@ -548,7 +549,7 @@ def _lambda_text(r: dict[str, Any]) -> str:
     should see that lambda = 1 was imposed, not tuned)."""
     rule = r.get("lambda_rule") or ""
     text = _fmt(r.get("lambda"), 2)
-    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = 1:") else text
+    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = ") else text
 
 
 def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
@@ -584,8 +585,9 @@ def colour(v: float | None) -> str:
     return f"rgb({r}, {g}, {b})"
 
 
-def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
-    names, mat = pw.get("raters", []), pw.get("matrix") or []
+def _heatmap(metric: str, pw: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """``labels``: a judge's short label by frame name (the humans keep their names)."""
+    names, mat = [labels.get(r, r) for r in pw.get("raters", [])], pw.get("matrix") or []
     rows = []
     for i, a in enumerate(names):
         cells = []
@@ -726,7 +728,7 @@ def scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int 
     return mark_safe("".join(parts))
 
 
-def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
+def _strata(fo: dict[str, Any], level: str, names: dict[str, str]) -> list[dict[str, Any]]:
     out = []
     main = "spearman" if level != "nominal" else "cohen_kappa"
     for col, groups in (fo.get("strata") or {}).items():
@@ -749,7 +751,7 @@ def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
                 d = jd.get("vs_human_mean", {}).get(main) or jd.get("vs_human_majority", {}).get(main)
                 row["judges"].append(_row(j, d) if d else None)
             rows.append(row)
-        out.append({"column": col, "metric": label(main), "judges": judges, "rows": rows})
+        out.append({"column": col, "metric": label(main), "judges": [names.get(j, j) for j in judges], "rows": rows})
     return out
 
 

@@ -176,11 +176,12 @@ def compute_report(
         # what makes a number uninformative or rough (hvstats.notes), as the command's "notes"
         "notes": [],
     }
+    profiles = selectors.rater_profiles(project)
     out["judge_labels"] = {
-        name: judge_label(name, p["backend"])
-        for name, p in selectors.rater_profiles(project).items()
-        if p["kind"] == "model"
+        name: judge_label(p["label"], p["backend"]) for name, p in profiles.items() if p["kind"] == "model"
     }
+    for r in out["raters"]:  # what the page calls each rater (a judge by its short label)
+        r["label"] = out["judge_labels"].get(r["name"], r["name"])
     if not params.field and validation.has_tables(project):
         # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
         # large project's worker computes them too and the page shows them from the stored result
@@ -642,7 +643,7 @@ def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterato
     yield row("estimate", v.get("estimate"), ci=v.get("ci"), n_items=n, reason=reason)
     yield row("classical_estimate", v.get("classical_estimate"), ci=v.get("classical_ci"), n_items=n)
     rule = v.get("lambda_rule") or ""
-    yield row("lambda", v.get("lambda"), n_items=n, reason=rule if rule.startswith("lambda = 1:") else None)
+    yield row("lambda", v.get("lambda"), n_items=n, reason=rule if rule.startswith("lambda = ") else None)
     yield row("n_unlabeled", v.get("n_unlabeled"))
     b = v.get("budget")
     if b:

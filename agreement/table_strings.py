@@ -444,6 +444,7 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("%(metric)s not applicable"),
     # hvstats.ppi / hvstats.active: the small-sample rule for lambda (issue 34)
     gettext_noop("lambda = 1: fewer than %(n)d labels"),
+    gettext_noop("lambda = N/(n+N): fewer than %(n)d labels"),
     gettext_noop("no item where %(given)s is %(side)s"),
     # active samples
     gettext_noop("Active estimates: %(name)s (judge %(judge)s)"),

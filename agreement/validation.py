@@ -48,7 +48,7 @@ def validation_input(
     fields = list(dict.fromkeys(frame["field"].tolist())) if len(frame) else []
     levels = {f: lv for f in fields if (lv := selectors.field_level(rubric, f))}
     raters = {
-        name: RaterInfo(name, p["kind"], p["attributes"], p["backend"])
+        name: RaterInfo(name, p["kind"], p["attributes"], p["backend"], p["label"])
         for name, p in selectors.rater_profiles(project).items()
     }
     return ValidationInput(

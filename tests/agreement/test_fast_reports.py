@@ -156,7 +156,7 @@ def test_a_report_overtaken_while_it_ran_is_marked_out_of_date(client, story):
 
 
 @pytest.mark.django_db
-def test_hiding_a_judge_or_renaming_a_rater_changes_the_fingerprint(story):
+def test_hiding_a_judge_relabelling_it_or_renaming_a_rater_changes_the_fingerprint(story):
     before = selectors.report_fingerprint(story)
     assert selectors.report_fingerprint(story) == before  # stable while nothing changes
     judge = Annotation.objects.filter(item__project=story, rater__kind="model").first().rater
@@ -168,6 +168,11 @@ def test_hiding_a_judge_or_renaming_a_rater_changes_the_fingerprint(story):
     config.hidden = False
     config.save()
     assert selectors.report_fingerprint(story) == before
+    config.short_label = "GPT"  # the tables' judge label
+    config.save()
+    labelled = selectors.report_fingerprint(story)
+    assert labelled != before
+    before = labelled
     judge.attributes = {"nationality": "Germany"}
     judge.save()
     assert selectors.report_fingerprint(story) != before

@@ -6,6 +6,7 @@ from Angelopoulos, Duchi and Zrnic, "PPI++: Efficient Prediction-Powered Inferen
 (arXiv:2311.01453, 2023), the power-tuned estimator and its optimal lambda specialised to the
 mean: lambda* = Cov(Y, f) / ((1 + n/N) Var(f)) (clipped to [0, 1]), theta = lambda mean(f(X~)) +
 mean(Y - lambda f(X)), and its variance lambda^2 Var(f(X~)) / N + Var(Y - lambda f(X)) / n;
+below 100 labelled items HV fixes lambda = N / (n + N), lambda* when Cov(Y, f) = Var(f);
 labels saved = the human-rated items a human-only mean needs for that variance, Var(Y) / se^2
 rounded up, minus n."""
 
@@ -49,7 +50,12 @@ def ppi_by_hand(frame: pd.DataFrame, field: str, judge: str) -> dict[str, float]
     n, N = len(Y), len(Fu)
     cov = np.mean((Y - Y.mean()) * (F - F.mean()))
     var_f = np.var(np.concatenate([F, Fu]), ddof=1)
-    lam = 0.0 if var_f == 0 else float(np.clip(cov / ((1 + n / N) * var_f), 0.0, 1.0))
+    if var_f == 0:
+        lam = 0.0
+    elif n < 100:  # HV's small-sample rule (hvstats.ppi "Small samples"): the calibrated-judge optimum
+        lam = N / (n + N)
+    else:
+        lam = float(np.clip(cov / ((1 + n / N) * var_f), 0.0, 1.0))
     theta = lam * Fu.mean() + np.mean(Y - lam * F)
     se2 = lam**2 * np.var(Fu) / N + np.var(Y - lam * F) / n
     saved = math.ceil(np.var(Y) / se2 - 1e-9) - n

@@ -18,6 +18,7 @@ from demo.studies import PREFIX
 from hvstats import tables as table_formats
 from judges.models import JudgeConfig, JudgeOutput, JudgeRun
 from studies.models import AssignmentPlan, Sample
+from tests.agreement.latex import compile_latex
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +68,7 @@ class TestOnTheDemo:
                 assert t.rows, (key, t.key)
                 assert any(c.value is not None for r in t.rows for c in r.cells), (key, t.key)
             latex = table_formats.to_latex(tables)
-            assert latex.count("\\begin{tabular}") == len(tables), key
+            assert latex.count("\\begin{table}") == len(tables), key
             as_json = {t["key"]: t for t in table_formats.to_json(tables)}
             per_judge = verdicts(as_json["judge-verdicts"])
             good = [j for j, c in per_judge.items() if c["passes"] > c["fails"]]
@@ -91,6 +92,26 @@ class TestOnTheDemo:
                 assert run.status == "done"
                 out = JudgeOutput.objects.filter(run=run).first()
                 assert out.raw_output and out.prompt_tokens and config.price_prompt_per_1m is not None
+
+    @pytest.mark.slow  # pdflatex
+    def test_every_demo_projects_latex_compiles_in_one_document(self, seeded):
+        """Issue 35: the LaTeX download of every demo project (the simulated studies and the
+        small hand-made ones) compiles with pdflatex, the CQ-Bench story study's verdicts table
+        with its warnings included; one document (a section per project) so that pdflatex
+        starts once."""
+        parts = []
+        for project in Project.objects.filter(options__demo=True).order_by("id"):
+            tables = compute_tables(project, bootstrap=20)
+            if tables:
+                parts.append(r"\section*{" + table_formats.latex_escape(project.name) + "}")
+                parts.append(table_formats.render(tables, "latex"))
+                parts.append(r"\clearpage")
+        assert len(parts) >= 3 * len(seeded)
+        story = compute_tables(seeded["cqbench.story"], bootstrap=20)
+        verdicts_notes = next(t for t in story if t.key == "judge-verdicts").notes
+        assert verdicts_notes  # the warnings that once made its caption too long for pdflatex
+        log = compile_latex("\n".join(parts))
+        assert "Output written" in log
 
     def test_a_pairwise_judge_shows_a_position_preference(self, seeded):
         from judges.bias import run_bias_checks
