@@ -157,10 +157,10 @@ def test_a_report_overtaken_while_it_ran_is_marked_out_of_date(client, story):
 
 @pytest.mark.django_db
 def test_hiding_a_judge_relabelling_it_or_renaming_a_rater_changes_the_fingerprint(story):
-    before = selectors.report_fingerprint(story)
-    assert selectors.report_fingerprint(story) == before  # stable while nothing changes
     judge = Annotation.objects.filter(item__project=story, rater__kind="model").first().rater
     config = JudgeConfig.objects.create(project=story, name="gpt-judge", backend="fake", rater=judge)
+    before = selectors.report_fingerprint(story)
+    assert selectors.report_fingerprint(story) == before  # stable while nothing changes
     config.hidden = True
     config.save()
     hidden = selectors.report_fingerprint(story)
