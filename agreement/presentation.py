@@ -759,9 +759,14 @@ def printable_context(result: dict[str, Any], study: dict[str, Any]) -> dict[str
     """The printable report page (``/projects/<id>/report/``): the protocol's tables and the
     verdicts as the agreement page shows them, and the study's settings (``selectors.study_settings``)
     as label / value rows, parameters written as ``key = value``."""
+    return {**report_context(result), **study_context(study)}
+
+
+def study_context(study: dict[str, Any]) -> dict[str, Any]:
+    """The printable page's study settings (``selectors.study_settings``) as label / value rows:
+    read live, beside a report whose rendering may come from the cache."""
     qc_labels = {k: f.label for k, f in QCForm.base_fields.items()}
     return {
-        **report_context(result),
         "printable": True,
         "study": study,
         "samples": [
