@@ -34,7 +34,7 @@ normal (Wald) intervals, as :func:`hvstats.ppi.ppi_mean`'s.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,7 @@ from scipy.stats import kendalltau, norm, rankdata, spearmanr
 from .data import RatingTableError, to_frame
 from .ranking import WinRates, pairwise_win_rates, rank_sets, rated_prediction_powered_means
 from .report import _matrix, field_codes
+from .tables import Cell, Row, Table
 
 DEFAULT_ALPHA = 0.05
 DEFAULT_BOOTSTRAP = 1000
@@ -453,4 +454,155 @@ def conclusions(
                 break
         if per_judge:
             out["fields"][f] = per_judge
+    return out
+
+
+# ------------------------------------------------------------------------------ tables
+
+
+def _rank_text(r: Sequence[int] | None) -> str:
+    return "–" if not r else (str(r[0]) if r[0] == r[1] else f"{r[0]}-{r[1]}")
+
+
+def _mean_cell(d: Mapping[str, Any], n: int | None) -> Cell:
+    ci = d.get("ci")
+    return Cell(d.get("estimate"), (ci[0], ci[1]) if ci else None, n, "num")
+
+
+def _corr_cell(d: Mapping[str, Any], n: int) -> Cell:
+    ci = d.get("ci")
+    return Cell(d.get("value"), (ci[0], ci[1]) if ci else None, n, "r")
+
+
+def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = str) -> list[Table]:
+    """:func:`conclusions` as paper tables (Markdown, LaTeX, CSV, JSON through :mod:`.tables`):
+    the per-system scores with rank-sets, the pairwise differences with their sentences, the
+    system-level agreement of each judge, and the findings. [] when nothing was scored."""
+    system, alpha = result["system"], result["alpha"]
+    scores, pairs, agreement = [], [], []
+    for f, per_judge in result["fields"].items():
+        for j, r in per_judge.items():
+            head = f"{f} · {label(j)}"
+            judge_rank = {o["system"]: o["judge_only_rank"] for o in r["judge_outside_rank_sets"]}
+            for s in r["systems"]:
+                name = s["system"]
+                scores.append(
+                    Row(
+                        f"{head} · {name}",
+                        (
+                            _mean_cell(s["human_only"], s["n_labelled"]),
+                            _mean_cell(s["judge_only"], s["n_labelled"] + s["n_judge_only"]),
+                            _mean_cell(s["ppi"], s["n_labelled"]),
+                            Cell(_rank_text(r["rank_sets"]["ppi"][name]), fmt="text"),
+                            Cell(_rank_text(r["rank_sets"]["judge_only"][name]), fmt="text"),
+                            Cell("outside" if name in judge_rank else "inside", fmt="text"),
+                        ),
+                    )
+                )
+            for p in r["pairs"]:
+                ci = p["ppi"]["ci"]
+                pairs.append(
+                    Row(
+                        f"{head} · {p['a']} - {p['b']}",
+                        (
+                            Cell(p["ppi"]["estimate"], (ci[0], ci[1]) if ci else None, fmt="num"),
+                            Cell(p["sentence"], fmt="text"),
+                            Cell(p["judge_only_sentence"], fmt="text"),
+                            Cell("yes" if p["judge_only_holds"] else "no", fmt="text"),
+                        ),
+                    )
+                )
+            ag = r["agreement"]
+
+            disc = ", ".join(f"{d['a']} / {d['b']}" for d in ag["discordant_pairs"]) or "none"
+            agreement.append(
+                Row(
+                    head,
+                    (
+                        _corr_cell(ag["kendall_tau"], len(r["systems"])),
+                        _corr_cell(ag["spearman"], len(r["systems"])),
+                        Cell(disc, fmt="text"),
+                    ),
+                )
+            )
+    if not scores:
+        return []
+    pct = f"{100 * (1 - alpha):g}%"
+    first = next(iter(next(iter(result["fields"].values())).values()))
+    out = [
+        Table(
+            key="conclusions-systems",
+            title=f"Does the benchmark's conclusion hold? Scores per {system}",
+            columns=(
+                "Human-only",
+                "Judge-only",
+                "PPI++",
+                "PPI++ rank-set",
+                "Judge-only rank-set",
+                "Judge-only rank vs PPI++ rank-set",
+            ),
+            rows=tuple(scores),
+            row_header=f"field · judge · {system}",
+            caption=(
+                f"Mean score per {system} from people only, the judge only, and the judge on all items plus "
+                f"people on the sample (PPI++, Angelopoulos, Duchi and Zrnic 2023), with simultaneous {pct} "
+                f"intervals across the systems ({first['correction']}). Rank-sets (1 = highest) at "
+                f"alpha {alpha:g} (Chatzi et al. 2024, Algorithm 2); judge-only rank: whether the judge's own "
+                "rank falls inside the PPI++ rank-set."
+            ),
+        ),
+        Table(
+            key="conclusions-pairs",
+            title=f"Every pair of {system} values: A - B",
+            columns=("PPI++ A - B", "Conclusion", "Judge-only says", "Judge-only holds"),
+            rows=tuple(pairs),
+            row_header="field · judge · pair",
+            caption=(
+                f"Difference of the PPI++ means with a {pct} interval, Bonferroni-corrected over all pairs of "
+                "one field and judge; the conclusion is 'cannot tell' when the interval holds 0. The judge-only "
+                "conclusion holds when the judge alone says the same."
+            ),
+        ),
+        Table(
+            key="conclusions-agreement",
+            title=f"System-level agreement: the judge's {system} scores vs people's",
+            columns=("Kendall τ", "Spearman ρ", "Pairs ordered differently"),
+            rows=tuple(agreement),
+            row_header="field · judge",
+            caption=(
+                f"Rank correlation of the judge-only and human-only means over the {system} values (n = systems), "
+                f"with a {pct} percentile interval from {first['agreement']['bootstrap']} item resamples within "
+                "each system; the pairs the judge orders the other way round from people."
+            ),
+        ),
+    ]
+    if result["findings"]:
+        rows = []
+        for fd in result["findings"]:
+            ci = fd["ppi"]["ci"]
+            rows.append(
+                Row(
+                    f"{fd['field']} · {label(fd['judge'])} · {fd['a']} - {fd['b']}",
+                    (
+                        Cell(fd["ppi"]["estimate"], (ci[0], ci[1]) if ci else None, fmt="num"),
+                        _mean_cell(fd["human_only"], None),
+                        _mean_cell(fd["judge_only"], None),
+                        Cell(fd["sentence"], fmt="text"),
+                        Cell("yes" if fd["judge_only_holds"] else "no", fmt="text"),
+                    ),
+                )
+            )
+        out.append(
+            Table(
+                key="conclusions-findings",
+                title="Findings: named comparisons of item groups",
+                columns=("PPI++ A - B", "Human-only A - B", "Judge-only A - B", "Conclusion", "Judge-only holds"),
+                rows=tuple(rows),
+                row_header="field · judge · finding",
+                caption=(
+                    f"Difference of the two groups' means with a {pct} interval (one comparison each, no correction); "
+                    "the judge-only conclusion holds when its interval gives the same sentence as PPI++."
+                ),
+            )
+        )
     return out
