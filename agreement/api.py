@@ -20,7 +20,7 @@ from annotation.access import managed_project_or_403
 from core import csvsafe
 from hvstats import tables
 
-from . import active, services, validation
+from . import active, conclusions, services, validation
 from .models import AgreementReport
 from .services import ReportParams
 
@@ -77,6 +77,17 @@ class AgreementReportView(APIView):
                 "joint",
                 bool,
                 description="also one alt-test per judge over all fields (with by: all strata), one FDR correction",
+            ),
+            OpenApiParameter(
+                "system",
+                str,
+                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
+                "(default: the preset's, e.g. generator)",
+            ),
+            OpenApiParameter(
+                "finding",
+                str,
+                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
             ),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
@@ -158,6 +169,17 @@ class ValidationReportView(APIView):
                 description="least rated items for a rater to enter the human agreement ceilings and slots "
                 "(default 30, the alt-test's minimum; 0 = every rater)",
             ),
+            OpenApiParameter(
+                "system",
+                str,
+                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
+                "(default: the preset's, e.g. generator)",
+            ),
+            OpenApiParameter(
+                "finding",
+                str,
+                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
+            ),
             OpenApiParameter("format", str, enum=["json", "markdown", "latex", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -172,6 +194,8 @@ class ValidationReportView(APIView):
             seed=q.get("seed"),
             epsilon=q.get("epsilon"),
             min_rater_items=q.get("min_rater_items"),
+            system=q.get("system"),
+            finding=q.get("finding"),
         )
         answer = services.validation_tables_for(
             project=project,
@@ -179,6 +203,8 @@ class ValidationReportView(APIView):
             seed=params.seed,
             epsilon=params.epsilon,
             min_rater_items=params.min_rater_items,
+            system=params.system,
+            finding=params.finding,
             user=request.user,
         )
         if isinstance(answer, AgreementReport):
@@ -199,10 +225,17 @@ class ValidationReportView(APIView):
             "seed": params.seed,
             "epsilon": params.epsilon,
             "min_rater_items": params.min_rater_items,
+            "system": params.system,
+            "finding": params.finding,
         }
         if code == 200:
             # one answer per judge (hvstats.answers), as the judge-answers table says it
             body["answers"] = validation.project_answers(project, params.epsilon)
+        if code == 200:
+            # "Does the benchmark's conclusion hold?" as data (its tables are the conclusions-* above)
+            body["conclusions"] = conclusions.project_conclusions(
+                project, system=params.system, finding=params.finding, bootstrap=params.bootstrap, seed=params.seed
+            )
         if code == 200 and active.has_active(project):
             body["active"] = active.estimates(project)  # the active sample's estimates (issue 27)
         headers = {}
