@@ -325,6 +325,8 @@ def system_scores(
         sets = rank_sets(est[m].win_rate, est[m].covariance, alpha)
         ranks[m] = {s: [int(sets[i, 0]), int(sets[i, 1])] for i, s in enumerate(systems)}
     judge_rank = _point_ranks(est["judge_only"].win_rate)
+    for i, row in enumerate(rows):
+        row["judge_only_rank"] = judge_rank[i]
     outside = [
         {"system": s, "judge_only_rank": judge_rank[i], "ppi_rank_set": ranks["ppi"][s]}
         for i, s in enumerate(systems)
@@ -357,8 +359,8 @@ def system_scores(
         },
         "alpha": alpha,
         "correction": (
-            f"{CORRECTION}: each system's interval at 1 - alpha/{k} ({k} systems), each difference at "
-            f"1 - alpha/{n_pairs} ({n_pairs} pairs)"
+            f"{CORRECTION}: each of the {k} systems' intervals at 1 - alpha/{k}, each of the {n_pairs} "
+            f"differences at 1 - alpha/{n_pairs}"
         ),
     }
 
@@ -479,11 +481,17 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
     the per-system scores with rank-sets, the pairwise differences with their sentences, the
     system-level agreement of each judge, and the findings. [] when nothing was scored."""
     system, alpha = result["system"], result["alpha"]
-    scores, pairs, agreement = [], [], []
+    scores, pairs, agreement, rank_notes = [], [], [], []
     for f, per_judge in result["fields"].items():
         for j, r in per_judge.items():
             head = f"{f} · {label(j)}"
             judge_rank = {o["system"]: o["judge_only_rank"] for o in r["judge_outside_rank_sets"]}
+            outside = [f"{o['system']} ({o['judge_only_rank']})" for o in r["judge_outside_rank_sets"]]
+            rank_notes.append(
+                f"{head}: the judge-only ranking falls outside the PPI++ rank-sets: {', '.join(outside)}."
+                if outside
+                else f"{head}: the judge-only ranking lies within the PPI++ rank-sets."
+            )
             for s in r["systems"]:
                 name = s["system"]
                 scores.append(
@@ -495,7 +503,8 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                             _mean_cell(s["ppi"], s["n_labelled"]),
                             Cell(_rank_text(r["rank_sets"]["ppi"][name]), fmt="text"),
                             Cell(_rank_text(r["rank_sets"]["judge_only"][name]), fmt="text"),
-                            Cell("outside" if name in judge_rank else "inside", fmt="text"),
+                            Cell(s["judge_only_rank"], fmt="count"),
+                            Cell("no" if name in judge_rank else "yes", fmt="text"),
                         ),
                     )
                 )
@@ -514,7 +523,7 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                 )
             ag = r["agreement"]
 
-            disc = ", ".join(f"{d['a']} / {d['b']}" for d in ag["discordant_pairs"]) or "none"
+            disc = "; ".join(f"{d['a']} / {d['b']}" for d in ag["discordant_pairs"]) or "none"
             agreement.append(
                 Row(
                     head,
@@ -529,6 +538,7 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
         return []
     pct = f"{100 * (1 - alpha):g}%"
     first = next(iter(next(iter(result["fields"].values())).values()))
+    k = len(first["systems"])
     out = [
         Table(
             key="conclusions-systems",
@@ -539,17 +549,18 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                 "PPI++",
                 "PPI++ rank-set",
                 "Judge-only rank-set",
-                "Judge-only rank vs PPI++ rank-set",
+                "Judge-only rank",
+                "Inside the PPI++ rank-set",
             ),
             rows=tuple(scores),
             row_header=f"field · judge · {system}",
             caption=(
-                f"Mean score per {system} from people only, the judge only, and the judge on all items plus "
-                f"people on the sample (PPI++, Angelopoulos, Duchi and Zrnic 2023), with simultaneous {pct} "
-                f"intervals across the systems ({first['correction']}). Rank-sets (1 = highest) at "
-                f"alpha {alpha:g} (Chatzi et al. 2024, Algorithm 2); judge-only rank: whether the judge's own "
-                "rank falls inside the PPI++ rank-set."
+                f"Mean score per {system} from people only, the judge only, and the judge on all items plus people "
+                f"on the sample (PPI++, Angelopoulos, Duchi and Zrnic 2023), with simultaneous {pct} intervals "
+                f"across the {k} systems (Bonferroni: each at 1 - alpha/k). Rank-sets (1 = highest) at alpha "
+                f"{alpha:g} (Chatzi et al. 2024, Algorithm 2); the judge-only rank is the judge's own rank of each system."
             ),
+            notes=tuple(rank_notes),
         ),
         Table(
             key="conclusions-pairs",
@@ -558,9 +569,9 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
             rows=tuple(pairs),
             row_header="field · judge · pair",
             caption=(
-                f"Difference of the PPI++ means with a {pct} interval, Bonferroni-corrected over all pairs of "
-                "one field and judge; the conclusion is 'cannot tell' when the interval holds 0. The judge-only "
-                "conclusion holds when the judge alone says the same."
+                f"Difference of the PPI++ means with a {pct} interval, Bonferroni-corrected over the "
+                f"{k * (k - 1) // 2} pairs of one field and judge; the conclusion is 'cannot tell' when the "
+                "interval holds 0. The judge-only conclusion holds when the judge alone says the same."
             ),
         ),
         Table(
@@ -572,7 +583,7 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
             caption=(
                 f"Rank correlation of the judge-only and human-only means over the {system} values (n = systems), "
                 f"with a {pct} percentile interval from {first['agreement']['bootstrap']} item resamples within "
-                "each system; the pairs the judge orders the other way round from people."
+                "each system; the last column names the pairs the judge orders the other way round from people."
             ),
         ),
     ]
