@@ -216,8 +216,8 @@ def _difference(est: WinRates, i: int, j: int, z: float) -> dict[str, Any]:
     var = est.covariance[i, i] + est.covariance[j, j] - 2 * est.covariance[i, j]
     if not (math.isfinite(d) and math.isfinite(var)):
         return {"estimate": None, "se": None, "ci": None, "outcome": CANNOT_TELL}
-    se = math.sqrt(max(var, 0.0))
-    lo, hi = d - z * se, d + z * se
+    se = math.sqrt(max(float(var), 0.0))
+    lo, hi = float(d - z * se), float(d + z * se)
     return {"estimate": float(d), "se": se, "ci": [lo, hi], "outcome": verdict(lo, hi)}
 
 
@@ -468,12 +468,12 @@ def _rank_text(r: Sequence[int] | None) -> str:
 
 def _mean_cell(d: Mapping[str, Any], n: int | None) -> Cell:
     ci = d.get("ci")
-    return Cell(d.get("estimate"), (ci[0], ci[1]) if ci else None, n, "num")
+    return Cell(d.get("estimate"), (float(ci[0]), float(ci[1])) if ci else None, n, "num")
 
 
 def _corr_cell(d: Mapping[str, Any], n: int) -> Cell:
     ci = d.get("ci")
-    return Cell(d.get("value"), (ci[0], ci[1]) if ci else None, n, "r")
+    return Cell(d.get("value"), (float(ci[0]), float(ci[1])) if ci else None, n, "r")
 
 
 def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = str) -> list[Table]:
@@ -514,7 +514,7 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                     Row(
                         f"{head} · {p['a']} - {p['b']}",
                         (
-                            Cell(p["ppi"]["estimate"], (ci[0], ci[1]) if ci else None, fmt="num"),
+                            Cell(p["ppi"]["estimate"], (float(ci[0]), float(ci[1])) if ci else None, fmt="num"),
                             Cell(p["sentence"], fmt="text"),
                             Cell(p["judge_only_sentence"], fmt="text"),
                             Cell("yes" if p["judge_only_holds"] else "no", fmt="text"),
@@ -595,7 +595,7 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                 Row(
                     f"{fd['field']} · {label(fd['judge'])} · {fd['a']} - {fd['b']}",
                     (
-                        Cell(fd["ppi"]["estimate"], (ci[0], ci[1]) if ci else None, fmt="num"),
+                        Cell(fd["ppi"]["estimate"], (float(ci[0]), float(ci[1])) if ci else None, fmt="num"),
                         _mean_cell(fd["human_only"], None),
                         _mean_cell(fd["judge_only"], None),
                         Cell(fd["sentence"], fmt="text"),
