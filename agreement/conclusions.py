@@ -19,7 +19,7 @@ from core.errors import DomainError
 from hvstats.systems import Finding, SystemsInputError, conclusions
 
 from . import selectors
-from .validation import main_fields
+from .selectors import main_fields
 
 
 def system_column(project: Project, frame: pd.DataFrame, system: str | None) -> str | None:

@@ -27,6 +27,8 @@ from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput, judg
 from hvstats.verdicts import answers_table, verdicts_table
 
 from . import active, selectors
+from .conclusions import project_conclusions
+from .selectors import main_fields
 
 FORMATS = ("json", "markdown", "latex", "csv")
 
@@ -60,12 +62,6 @@ def validation_input(
         assignment_order=selectors.assignment_order(project),
         min_rater_items=min_rater_items,
     )
-
-
-def main_fields(fields: list[str]) -> list[str]:
-    """The fields a judge's one answer is over: a per-element field (``q[1]``) counts through its
-    pooled ``q[*]``, as on the verdict panel, so that no question is counted twice."""
-    return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]
 
 
 def answers_of(frame: pd.DataFrame, levels: dict[str, str], epsilon: float) -> list[dict[str, Any]]:
@@ -109,8 +105,6 @@ def compute_tables(
     Last, "Does the benchmark's conclusion hold?" (:func:`hvstats.systems.conclusions_tables`) for a
     project with a system stratum: ``conclusions`` when the caller computed them
     (:func:`agreement.conclusions.project_conclusions`), else the preset's defaults."""
-    from .conclusions import project_conclusions
-
     fn = project.preset.validation_report
     extra = active.estimates_tables(active.estimates(project, frame)) if active.has_active(project) else []
     if conclusions is None and project.preset.system_stratum:

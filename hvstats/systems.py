@@ -44,7 +44,7 @@ from scipy.stats import kendalltau, norm, rankdata, spearmanr
 
 from .data import RatingTableError, to_frame
 from .ranking import WinRates, pairwise_win_rates, rank_sets, rated_prediction_powered_means
-from .report import _matrix, field_codes
+from .report import field_codes, item_rater_matrix
 from .tables import Cell, Row, Table
 
 DEFAULT_ALPHA = 0.05
@@ -127,7 +127,7 @@ def item_scores(frame: Any, column: str, field: str, judge: str, level: str | No
     if judge not in fc.judges:
         raise SystemsInputError(f"{judge!r} is not a judge of field {field!r}")
     cols = [*fc.humans, judge]
-    X = _matrix(fc.item_codes, len(fc.item_ids), _columns(sub, cols), fc.values, cols, fc.item_ids, field)
+    X = item_rater_matrix(fc.item_codes, len(fc.item_ids), _columns(sub, cols), fc.values, cols, fc.item_ids, field)
     H = X[:, : len(fc.humans)]
     cnt = (~np.isnan(H)).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
