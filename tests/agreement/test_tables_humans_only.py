@@ -215,7 +215,9 @@ def test_cultivate_human_tables_ignore_images_only_the_judge_rated(cultivate, tm
         tmp_path / "x",
     )
     after = validation.compute_tables(project, bootstrap=200, seed=3)
-    compile_latex(after)  # every table of the preset, the verdicts table included
+    # every table of the preset, the verdicts table and "Does the benchmark's conclusion hold?" included
+    assert {"conclusions-systems", "conclusions-pairs", "conclusions-agreement"} <= {t.key for t in after}
+    compile_latex(after)
 
     def humans_only(key: str, row: str, col: str) -> bool:
         return key in ("cultivate-agreement-by-country", "cultivate-agreement-by-region", "cultivate-table13") or (
