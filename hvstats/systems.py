@@ -485,6 +485,9 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
     for f, per_judge in result["fields"].items():
         for j, r in per_judge.items():
             head = f"{f} · {label(j)}"
+            # the field and the judge in columns of their own: every row label is the researcher's
+            # data (a system, a pair, a group), which the page shows as it is in every language
+            who = (Cell(f, fmt="text"), Cell(label(j), fmt="text"))
             judge_rank = {o["system"]: o["judge_only_rank"] for o in r["judge_outside_rank_sets"]}
             outside = [f"{o['system']} ({o['judge_only_rank']})" for o in r["judge_outside_rank_sets"]]
             rank_notes.append(
@@ -496,8 +499,9 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                 name = s["system"]
                 scores.append(
                     Row(
-                        f"{head} · {name}",
+                        name,
                         (
+                            *who,
                             _mean_cell(s["human_only"], s["n_labelled"]),
                             _mean_cell(s["judge_only"], s["n_labelled"] + s["n_judge_only"]),
                             _mean_cell(s["ppi"], s["n_labelled"]),
@@ -512,8 +516,9 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                 ci = p["ppi"]["ci"]
                 pairs.append(
                     Row(
-                        f"{head} · {p['a']} - {p['b']}",
+                        f"{p['a']} - {p['b']}",
                         (
+                            *who,
                             Cell(p["ppi"]["estimate"], (float(ci[0]), float(ci[1])) if ci else None, fmt="num"),
                             Cell(p["sentence"], fmt="text"),
                             Cell(p["judge_only_sentence"], fmt="text"),
@@ -526,8 +531,9 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
             disc = "; ".join(f"{d['a']} / {d['b']}" for d in ag["discordant_pairs"]) or "none"
             agreement.append(
                 Row(
-                    head,
+                    label(j),
                     (
+                        Cell(f, fmt="text"),
                         _corr_cell(ag["kendall_tau"], len(r["systems"])),
                         _corr_cell(ag["spearman"], len(r["systems"])),
                         Cell(disc, fmt="text"),
@@ -544,6 +550,8 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
             key="conclusions-systems",
             title=f"Does the benchmark's conclusion hold? Scores per {system}",
             columns=(
+                "Field",
+                "Judge",
                 "Human-only",
                 "Judge-only",
                 "PPI++",
@@ -553,7 +561,7 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
                 "Inside the PPI++ rank-set",
             ),
             rows=tuple(scores),
-            row_header=f"field · judge · {system}",
+            row_header=system,
             caption=(
                 f"Mean score per {system} from people only, the judge only, and the judge on all items plus people "
                 f"on the sample (PPI++, Angelopoulos, Duchi and Zrnic 2023), with simultaneous {pct} intervals "
@@ -565,9 +573,9 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
         Table(
             key="conclusions-pairs",
             title=f"Every pair of {system} values: A - B",
-            columns=("PPI++ A - B", "Conclusion", "Judge-only says", "Judge-only holds"),
+            columns=("Field", "Judge", "PPI++ A - B", "Conclusion", "Judge-only says", "Judge-only holds"),
             rows=tuple(pairs),
-            row_header="field · judge · pair",
+            row_header="A - B",
             caption=(
                 f"Difference of the PPI++ means with a {pct} interval, Bonferroni-corrected over the "
                 f"{k * (k - 1) // 2} pairs of one field and judge; the conclusion is 'cannot tell' when the "
@@ -577,9 +585,9 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
         Table(
             key="conclusions-agreement",
             title=f"System-level agreement: the judge's {system} scores vs people's",
-            columns=("Kendall τ", "Spearman ρ", "Pairs ordered differently"),
+            columns=("Field", "Kendall τ", "Spearman ρ", "Pairs ordered differently"),
             rows=tuple(agreement),
-            row_header="field · judge",
+            row_header="Judge",
             caption=(
                 f"Rank correlation of the judge-only and human-only means over the {system} values (n = systems), "
                 f"with a {pct} percentile interval from {first['agreement']['bootstrap']} item resamples within "
@@ -593,8 +601,10 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
             ci = fd["ppi"]["ci"]
             rows.append(
                 Row(
-                    f"{fd['field']} · {label(fd['judge'])} · {fd['a']} - {fd['b']}",
+                    f"{fd['a']} - {fd['b']}",
                     (
+                        Cell(fd["field"], fmt="text"),
+                        Cell(label(fd["judge"]), fmt="text"),
                         Cell(fd["ppi"]["estimate"], (float(ci[0]), float(ci[1])) if ci else None, fmt="num"),
                         _mean_cell(fd["human_only"], None),
                         _mean_cell(fd["judge_only"], None),
@@ -607,9 +617,17 @@ def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = 
             Table(
                 key="conclusions-findings",
                 title="Findings: named comparisons of item groups",
-                columns=("PPI++ A - B", "Human-only A - B", "Judge-only A - B", "Conclusion", "Judge-only holds"),
+                columns=(
+                    "Field",
+                    "Judge",
+                    "PPI++ A - B",
+                    "Human-only A - B",
+                    "Judge-only A - B",
+                    "Conclusion",
+                    "Judge-only holds",
+                ),
                 rows=tuple(rows),
-                row_header="field · judge · finding",
+                row_header="Finding",
                 caption=(
                     f"Difference of the two groups' means with a {pct} interval (one comparison each, no correction); "
                     "the judge-only conclusion holds when its interval gives the same sentence as PPI++."
