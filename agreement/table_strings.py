@@ -517,6 +517,8 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("%(name)s: %(label)s"),
     # the pairs a judge orders differently from people ("A / B; C / D"): names only, last of all
     gettext_noop("%(first)s / %(second)s"),
+    # a pair of systems or groups ("gpt - gemini", "family + social - politics"): names only
+    gettext_noop("%(a)s - %(b)s"),
 )
 
 RATERS_NOTE = re.compile(r"^(\d+) annotators?, (\d+) judges?\.$")
