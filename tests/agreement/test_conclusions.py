@@ -9,10 +9,14 @@ from people somewhere."""
 from __future__ import annotations
 
 import html
+import io
+import json
 
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
@@ -95,6 +99,18 @@ def test_the_validation_report_and_the_pages_show_the_section(vg):
         page = owner.get(url).content.decode()
         assert 'data-testid="conclusions"' in page and 'data-table="conclusions-pairs"' in page, url
         assert page.count('data-table="conclusions-systems"') == 1  # not again among the protocol's tables
+
+
+def test_the_validation_report_command_names_a_system_and_a_finding_as_the_api_does(vg):
+    project, _ids, _humans = vg
+    q = {"bootstrap": 20, "seed": 1, "system": "generator", "finding": "generator: gpt vs gemini"}
+    api = client_for(project.created_by).get(reverse("api_validation_report", args=[project.id]), q).json()
+    out = io.StringIO()
+    call_command("validation_report", project.id, format="json", stdout=out, **q)
+    assert json.loads(out.getvalue()) == api["tables"]
+    assert "conclusions-findings" in [t["key"] for t in api["tables"]]
+    with pytest.raises(CommandError, match="unknown system stratum 'nope'"):
+        call_command("validation_report", project.id, system="nope", stdout=io.StringIO())
 
 
 def test_the_tables_words_are_translated():
