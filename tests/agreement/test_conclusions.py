@@ -191,6 +191,7 @@ class TestDemo:
         # a judge whose ranking of the systems differs from people's somewhere
         assert differs
 
+    @pytest.mark.slow  # the whole agreement report of the CULTIVate demo study (about 10 s)
     def test_the_demo_page_shows_the_section(self, demo):
         c = Client()
         c.force_login(get_user_model().objects.get(username="researcher"))
