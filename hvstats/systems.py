@@ -448,12 +448,15 @@ def conclusions(
             try:
                 scores = item_scores(sub, system, f, j, (levels or {}).get(f))
                 per_judge[j] = system_scores(scores, alpha=alpha, bootstrap=bootstrap, seed=seed + 1000 * fi + ji)
-                for fd in findings:
-                    out["findings"].append(finding(sub, fd, f, j, alpha=alpha, level=(levels or {}).get(f)))
             except (SystemsInputError, RatingTableError) as exc:
                 out["skipped"][f] = str(exc)
                 per_judge = {}
                 break
+            for fd in findings:
+                try:
+                    out["findings"].append(finding(sub, fd, f, j, alpha=alpha, level=(levels or {}).get(f)))
+                except SystemsInputError as exc:  # this field lacks a group's items: the others still count
+                    out["skipped"][f"{f}: {fd}"] = str(exc)
         if per_judge:
             out["fields"][f] = per_judge
     return out

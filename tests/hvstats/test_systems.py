@@ -234,3 +234,16 @@ def test_a_nominal_field_with_three_labels_is_skipped_with_why():
     df["value"] = np.array(["x", "y", "z"])[np.arange(len(df)) % 3]
     out = conclusions(df, "gen", fields=["value"], levels={"value": "nominal"}, bootstrap=0)
     assert out["fields"] == {} and "three" not in out["skipped"]["value"] and "3 labels" in out["skipped"]["value"]
+
+
+def test_a_finding_a_field_cannot_answer_leaves_the_systems_of_that_field():
+    df = _study(n=8, labelled=4).assign(field="value")
+    other = df.assign(field="other")
+    other = other[other["region"] == "North"]  # no South item in this field
+    both = pd.concat([df, other], ignore_index=True)
+    out = conclusions(
+        both, "gen", fields=["value", "other"], findings=[Finding.parse("region: North vs South")], bootstrap=0
+    )
+    assert set(out["fields"]) == {"value", "other"}
+    assert [f["field"] for f in out["findings"]] == ["value"]
+    assert "no value 'South'" in out["skipped"]["other: region: North vs South"]
