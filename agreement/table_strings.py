@@ -415,6 +415,7 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("%(a)s scores higher than %(b)s"),
     gettext_noop("cannot tell %(a)s from %(b)s"),
     gettext_noop("field '%(field)s' is nominal with %(n)d labels: scores need numbers or two labels"),
+    gettext_noop("'%(column)s' has no value %(values)s; its values: %(known)s"),
     gettext_noop(
         "Mean score per %(system)s from people only, the judge only, and the judge on all items plus people on "
         "the sample (PPI++, Angelopoulos, Duchi and Zrnic 2023), with simultaneous %(level)s intervals across "

@@ -120,6 +120,10 @@ def test_the_tables_words_are_translated():
             == "Hält die Schlussfolgerung des Benchmarks? Werte pro generator"
         )
         assert table_strings.translate("cannot tell gpt from gemini") == "gpt und gemini nicht unterscheidbar"
+        assert (
+            table_strings.translate("'region' has no value 'South'; its values: North")
+            == "'region' hat keinen Wert 'South'; seine Werte: North"
+        )
     with translation.override("zh-hans"):
         assert table_strings.translate("gpt scores higher than gemini") == "gpt 的得分高于 gemini"
 
