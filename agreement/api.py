@@ -93,6 +93,17 @@ class AgreementReportView(APIView):
                 bool,
                 description="also one alt-test per judge over all fields (with by: all strata), one FDR correction",
             ),
+            OpenApiParameter(
+                "system",
+                str,
+                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
+                "(default: the preset's, e.g. generator)",
+            ),
+            OpenApiParameter(
+                "finding",
+                str,
+                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
+            ),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -173,6 +184,17 @@ class ValidationReportView(APIView):
                 description="least rated items for a rater to enter the human agreement ceilings and slots "
                 "(default 30, the alt-test's minimum; 0 = every rater)",
             ),
+            OpenApiParameter(
+                "system",
+                str,
+                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
+                "(default: the preset's, e.g. generator)",
+            ),
+            OpenApiParameter(
+                "finding",
+                str,
+                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
+            ),
             OpenApiParameter("format", str, enum=["json", "markdown", "latex", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -187,6 +209,8 @@ class ValidationReportView(APIView):
             seed=q.get("seed"),
             epsilon=q.get("epsilon"),
             min_rater_items=q.get("min_rater_items"),
+            system=q.get("system"),
+            finding=q.get("finding"),
         )
         # the tables, the judges' answers and the active estimates all come from the one stored
         # report for these settings (services.report_for), never recomputed per request
@@ -197,6 +221,8 @@ class ValidationReportView(APIView):
                 seed=params.seed,
                 epsilon=params.epsilon,
                 min_rater_items=params.min_rater_items,
+                system=params.system,
+                finding=params.finding,
             ),
             user=request.user,
         )
@@ -209,12 +235,18 @@ class ValidationReportView(APIView):
             "seed": params.seed,
             "epsilon": params.epsilon,
             "min_rater_items": params.min_rater_items,
+            "system": params.system,
+            "finding": params.finding,
         }
         if code == 200:
             # one answer per judge (hvstats.answers), as the judge-answers table says it
             body["answers"] = result.get("answers", [])
         if code == 200 and "active" in result:
             body["active"] = result["active"]  # the active sample's estimates (issue 27)
+        if code == 200:
+            # "Does the benchmark's conclusion hold?" as data (its tables are the conclusions-* above),
+            # from the same stored report
+            body["conclusions"] = result.get("conclusions")
         headers = {}
         fmt = request.accepted_renderer.format
         if fmt in EXTENSIONS and code == 200:

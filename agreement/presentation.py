@@ -18,6 +18,7 @@ from django.utils.translation import gettext_noop, ngettext, pgettext
 from hvstats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 from hvstats.answers import MIN_HUMANS_TESTED, field_status
 from hvstats.notes import SMALL_SAMPLE_ITEMS
+from hvstats.systems import conclusions_tables
 from studies.forms import QCForm
 from studies.models import AssignmentPlan, Sample
 
@@ -87,7 +88,10 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         "result": result,
         "fields": fields,
         "field_groups": _field_groups(fields),
-        "validation": _validation(result.get("validation") or []),
+        "validation": _validation(
+            [t for t in result.get("validation") or [] if not t["key"].startswith(CONCLUSIONS_PREFIX)]
+        ),
+        "conclusions": _conclusions(result),
         "judge_lines": _judge_lines(result),
         "verdicts": _verdict_panel(result),
         "answers": _answer_panel(result),
@@ -112,6 +116,26 @@ def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {**t, "first": k == 0, "rows": [{**r, "cells": [_compact(c) for c in r["cells"]]} for r in t["rows"]]}
         for k, t in enumerate(translated)
     ]
+
+
+#: the validation tables of "Does the benchmark's conclusion hold?" (hvstats.systems.conclusions_tables)
+CONCLUSIONS_PREFIX = "conclusions-"
+
+
+def _conclusions(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The section "Does the benchmark's conclusion hold?": the report's per-system scores, pairs,
+    system-level agreement and findings as the validation tables show them (translated, compact
+    cells), the fields it could not score and why; None when the report has no system stratum."""
+    found = result.get("conclusions")
+    if not found:
+        return None
+    labels = result.get("judge_labels") or {}
+    tables = [t.to_dict() for t in conclusions_tables(found, lambda j: labels.get(j, j))]
+    return {
+        "system": found["system"],
+        "tables": _validation(tables),
+        "skipped": [(f, table_strings.translate(why)) for f, why in found.get("skipped", {}).items()],
+    }
 
 
 def _compact(cell: dict[str, Any]) -> dict[str, Any]:

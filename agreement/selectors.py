@@ -500,3 +500,9 @@ def study_settings(project: Project) -> dict[str, Any]:
         "qc": quality.qc_settings(project),
         "judges": judges,
     }
+
+
+def main_fields(fields: list[str]) -> list[str]:
+    """The fields a judge's one answer is over: a per-element field (``q[1]``) counts through its
+    pooled ``q[*]``, as on the verdict panel, so that no question is counted twice."""
+    return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]

@@ -31,7 +31,7 @@ from hvstats.report import joint_alt_tests
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, judge_label
 
-from . import active, selectors, validation
+from . import active, conclusions, selectors, validation
 from .models import AgreementReport
 
 MAX_BOOTSTRAP = 10_000
@@ -59,6 +59,10 @@ class ReportParams:
     # the least number of rated items for a rater to enter the validation tables' human
     # agreement ceilings and slots (``hvstats.validation.MIN_RATER_ITEMS``: the alt-test's 30)
     min_rater_items: int = MIN_RATER_ITEMS
+    # "Does the benchmark's conclusion hold?": the item stratum whose values are the systems
+    # (None: the preset's) and a named comparison "column: A, B vs C" (None: the preset's)
+    system: str | None = None
+    finding: str | None = None
 
     @classmethod
     def parse(
@@ -72,6 +76,8 @@ class ReportParams:
         half_width: Any = None,
         joint: Any = None,
         min_rater_items: Any = None,
+        system: Any = None,
+        finding: Any = None,
     ) -> ReportParams:
         """Validate raw (query-string) values; raises DomainError with a clear message."""
         try:
@@ -101,12 +107,25 @@ class ReportParams:
             half_width=w,
             joint=str(joint).lower() in ("1", "true", "on", "yes"),
             min_rater_items=m,
+            system=_short_text(system, "system"),
+            finding=_short_text(finding, "finding"),
         )
 
     @classmethod
     def from_query(cls, q: Any) -> ReportParams:
         """:meth:`parse` of a request's query string (the page and the API read the same keys)."""
-        keys = ("field", "by", "bootstrap", "seed", "epsilon", "half_width", "joint", "min_rater_items")
+        keys = (
+            "field",
+            "by",
+            "bootstrap",
+            "seed",
+            "epsilon",
+            "half_width",
+            "joint",
+            "min_rater_items",
+            "system",
+            "finding",
+        )
         return cls.parse(**{k: q.get(k) for k in keys})
 
     def as_dict(self) -> dict[str, Any]:
@@ -114,6 +133,17 @@ class ReportParams:
 
 
 _EPSILON_HINT = "the paper's guidance: " + ", ".join(f"{v} for {k} annotators" for k, v in EPSILON_GUIDANCE.items())
+
+
+#: the longest system stratum or finding a report accepts
+MAX_TEXT = 500
+
+
+def _short_text(raw: Any, name: str) -> str | None:
+    text = str(raw).strip() if raw not in (None, "") else ""
+    if len(text) > MAX_TEXT:
+        raise DomainError(f"{name} must be at most {MAX_TEXT} characters")
+    return text or None
 
 
 def _number(raw: Any, name: str, default: float | None) -> float | None:
@@ -182,6 +212,11 @@ def compute_report(
     }
     for r in out["raters"]:  # what the page calls each rater (a judge by its short label)
         r["label"] = out["judge_labels"].get(r["name"], r["name"])
+    # "Does the benchmark's conclusion hold?" (hvstats.systems): one computation for the page,
+    # the printable report and the validation tables
+    out["conclusions"] = conclusions.project_conclusions(
+        project, frame=frame, system=params.system, finding=params.finding, bootstrap=params.bootstrap, seed=params.seed
+    )
     if not params.field and validation.has_tables(project):
         # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
         # large project's worker computes them too and the page shows them from the stored result
@@ -192,6 +227,7 @@ def compute_report(
             frame=frame,
             epsilon=params.epsilon,
             min_rater_items=params.min_rater_items,
+            conclusions=out["conclusions"],
         )
         out["validation"] = [t.to_dict() for t in tables]
     if not params.field and active.has_active(project):
@@ -452,12 +488,21 @@ def validation_tables_for(
     seed: int = 0,
     epsilon: float = DEFAULT_EPSILON,
     min_rater_items: int = MIN_RATER_ITEMS,
+    system: str | None = None,
+    finding: str | None = None,
     user=None,
 ) -> list[Table] | AgreementReport:
     """The protocol's validation tables, read from the stored full report for these bootstrap
     settings (its ``validation`` entry; see :func:`report_for`), or the pending report while it
     is computed."""
-    params = ReportParams(bootstrap=bootstrap, seed=seed, epsilon=epsilon, min_rater_items=min_rater_items)
+    params = ReportParams(
+        bootstrap=bootstrap,
+        seed=seed,
+        epsilon=epsilon,
+        min_rater_items=min_rater_items,
+        system=system,
+        finding=finding,
+    )
     answer = report_for(project=project, params=params, user=user)
     if isinstance(answer, AgreementReport):
         if answer.status != AgreementReport.Status.DONE:
