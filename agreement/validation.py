@@ -124,7 +124,8 @@ def compute_tables(
         conclusions = project_conclusions(project, frame=frame, bootstrap=bootstrap, seed=seed)
     if conclusions:
         labels = {name: judge_label(name, p["backend"]) for name, p in selectors.rater_profiles(project).items()}
-        extra = extra + conclusions_tables(conclusions, lambda j: labels.get(j, j))
+        # their coefficients on fewer than SMALL_SAMPLE_ITEMS units are named too, as the protocol tables'
+        extra = extra + [with_small_sample_note(t) for t in conclusions_tables(conclusions, lambda j: labels.get(j, j))]
     if fn is None:
         return extra
     inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame, min_rater_items=min_rater_items)
