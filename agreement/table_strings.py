@@ -25,6 +25,8 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop, ngettext
 
+from core.numbers import localize_numbers
+
 # --------------------------------------------------------------------------- exact texts
 MESSAGES: tuple[str, ...] = (
     # shared
@@ -550,7 +552,9 @@ def translate(text: str) -> str:
 
 
 def translate_table(table: Mapping[str, Any]) -> dict[str, Any]:
-    """A table's ``to_dict()`` with its words in the active language (numbers untouched)."""
+    """A table's ``to_dict()`` with its words in the active language, and its numbers written
+    the way that language writes them (``0,82 [0,75; 0,88]`` in German; the downloads keep the
+    paper's English)."""
     rows = []
     for r in table.get("rows", []):
         cells = []
@@ -558,6 +562,8 @@ def translate_table(table: Mapping[str, Any]) -> dict[str, Any]:
             c = dict(c)
             if c.get("format") == "text" and isinstance(c.get("display"), str):
                 c["display"] = translate(c["display"])
+            elif isinstance(c.get("display"), str):
+                c["display"] = localize_numbers(c["display"])
             if c.get("note"):
                 c["note"] = translate(c["note"])
             cells.append(c)

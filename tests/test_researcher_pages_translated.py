@@ -158,6 +158,10 @@ ENGLISH_FRAGMENTS = (
 )
 #: a decimal written with a point: German pages write "0,2" (issue 35)
 POINT_DECIMAL = re.compile(r"(?<![\w.,/:-])\d+\.\d+(?![\w.])")
+#: a paper's section, table or equation, or a model's version, is a name, not a number
+REFERENCE = re.compile(
+    r"\b(?:Abschn|Anh|Sec|Section|App|Gl|Eq|Abb|Fig|Tabelle|Table|Gemini|GPT|Qwen|InternVL|Llama|Claude)\.?[\s-]?\S+"
+)
 
 
 def english_fragments(texts: set[str], data: set[str]) -> set[str]:
@@ -167,7 +171,7 @@ def english_fragments(texts: set[str], data: set[str]) -> set[str]:
 
 def point_decimals(texts: set[str], data: set[str]) -> set[str]:
     """Texts of a German page with a decimal point instead of the comma (user data aside)."""
-    return {t for t in texts if t not in data and POINT_DECIMAL.search(t)}
+    return {t for t in texts if t not in data and POINT_DECIMAL.search(REFERENCE.sub("", t))}
 
 
 def untranslated(english: set[str], other: set[str], data: set[str], kept: set[str] = frozenset()) -> set[str]:

@@ -21,6 +21,12 @@ IN_VIEW = """() => { const u = document.activeElement && document.activeElement.
     return r.top >= -1 && r.bottom <= window.innerHeight + 1; }"""
 
 
+#: where the first option of the question with the focus is: the one the next digit answers
+FIRST_OPTION = """() => { const u = document.activeElement && document.activeElement.closest('fieldset.unit');
+    const o = u && u.querySelector('.opt'); if (!o) return null; const r = o.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, height: window.innerHeight}; }"""
+
+
 @pytest.fixture
 def demo_presets() -> tuple[str, ...]:
     return PRESETS
@@ -35,6 +41,11 @@ def test_a_phone_opens_each_item_at_the_top_and_the_keys_still_scroll(session): 
         assert page.evaluate("window.scrollY") == 0, preset_key
         assert page.locator(".stimulus").bounding_box()["y"] < PHONE["height"] / 2, preset_key
         assert session.active_unit() is not None, preset_key  # the first question has the focus
+        # ... and its options are on screen: the first digit answers a question the annotator sees
+        # (issue 35: on ValueGround it began 1,461 px down an 844 px screen, below two images)
+        option = page.evaluate(FIRST_OPTION)
+        print(preset_key, option)
+        assert option is not None and 0 <= option["top"] and option["bottom"] <= option["height"], (preset_key, option)
         assert not page.locator(".annotate-head .keys").is_visible(), preset_key  # no keyboard hints
         units = page.locator("fieldset.unit").count()
         for _ in range(units - 1):

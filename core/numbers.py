@@ -1,0 +1,38 @@
+"""Numbers written as text, shown in the page's language (issue 35).
+
+The statistics core and the paper tables format their numbers themselves (``0.82 [0.75, 0.88]``)
+and the downloads keep that paper English. A page shows them the way its language writes
+numbers: :func:`localize_numbers` swaps the decimal point for the language's separator
+(Django's ``DECIMAL_SEPARATOR`` of the active language: ``0,82`` in German) and, where that
+separator is a comma, separates an interval's bounds with a semicolon (``[0,75; 0,88]``), as a
+comma between the bounds would read as one more decimal comma."""
+
+from __future__ import annotations
+
+import re
+
+from django.utils import formats
+
+#: a decimal number standing alone: not a part of a name or a reference ("Qwen2.5", "Sec. 4.2"
+#: are kept by the callers, who pass numbers, not prose), not a version ("1.2.3")
+DECIMAL = re.compile(r"(?<![\w.])([-−+]?\d+)\.(\d+)(?![\w.])")
+#: the comma between an interval's two bounds once the decimals carry commas
+BOUNDS = re.compile(r"([\[(][-−+]?\d[\d,]*%?), ([-−+]?\d[\d,]*%?[\])])")
+
+
+def decimal_separator() -> str:
+    """The active language's decimal separator ("." in English and Chinese, "," in German)."""
+    return str(formats.get_format("DECIMAL_SEPARATOR"))
+
+
+def localize_numbers(text: str) -> str:
+    """``text`` with its decimal numbers written as the active language writes them."""
+    if not isinstance(text, str) or not text:
+        return text
+    separator = decimal_separator()
+    if separator == ".":
+        return text
+    out = DECIMAL.sub(lambda m: f"{m.group(1)}{separator}{m.group(2)}", text)
+    if separator == ",":
+        out = BOUNDS.sub(r"\1; \2", out)
+    return out
