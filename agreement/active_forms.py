@@ -33,8 +33,8 @@ class ActiveSampleForm(forms.Form):
         label=_("Target 95% half-width"),
         # xgettext:no-python-format
         help_text=_(
-            "how wide the 95% interval may be on each side, e.g. 0.05; turned into a budget with the "
-            "judge's typical error, and with several rounds also the rule to stop"
+            "how far the 95% CI may reach on each side of the estimate, e.g. 0.05; turned into a budget "
+            "with the judge's typical error, and with several rounds also the rule to stop"
         ),
     )
     residual_variance = forms.FloatField(
