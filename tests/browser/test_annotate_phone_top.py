@@ -15,6 +15,7 @@ from .test_keyboard_annotation import PHONE, demo, session  # noqa: F401 - fixtu
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PRESETS = ("valueground.pair_quality", "counterfactuals.audit", "cqbench.story")
+IMAGE_PRESETS = ("valueground.pair_quality", "counterfactuals.audit")
 
 IN_VIEW = """() => { const u = document.activeElement && document.activeElement.closest('fieldset.unit');
     if (!u) return null; const r = u.getBoundingClientRect();
@@ -41,11 +42,15 @@ def test_a_phone_opens_each_item_at_the_top_and_the_keys_still_scroll(session): 
         assert page.evaluate("window.scrollY") == 0, preset_key
         assert page.locator(".stimulus").bounding_box()["y"] < PHONE["height"] / 2, preset_key
         assert session.active_unit() is not None, preset_key  # the first question has the focus
-        # ... and its options are on screen: the first digit answers a question the annotator sees
-        # (issue 35: on ValueGround it began 1,461 px down an 844 px screen, below two images)
-        option = page.evaluate(FIRST_OPTION)
-        print(preset_key, option)
-        assert option is not None and 0 <= option["top"] and option["bottom"] <= option["height"], (preset_key, option)
+        # ... and, on the image presets, its first option is on screen: the first digit answers a
+        # question the annotator sees (issue 35: on ValueGround it began 1,461 px down an 844 px
+        # screen, below two full-width images). CQ-Bench's story is read first, then scrolled.
+        if preset_key in IMAGE_PRESETS:
+            option = page.evaluate(FIRST_OPTION)
+            assert option is not None and option["top"] >= 0 and option["bottom"] <= option["height"], (
+                preset_key,
+                option,
+            )
         assert not page.locator(".annotate-head .keys").is_visible(), preset_key  # no keyboard hints
         units = page.locator("fieldset.unit").count()
         for _ in range(units - 1):
