@@ -617,7 +617,8 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
         "scatter_svg": scatter_svg(drill.get("scatter")),
         "confusion": drill.get("confusion"),
         "disagreements": drows,
-        "disagreement_measure": drill.get("disagreement_measure", ""),
+        # the services write the measure in English (the API's words); the page's language here
+        "disagreement_measure": table_strings.translate(drill.get("disagreement_measure", "")),
     }
 
 

@@ -36,6 +36,8 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Field"),
     gettext_noop("All"),
     gettext_noop("n"),
+    # the agreement page's list of disagreements (agreement.services.judge_drilldown)
+    gettext_noop("share of humans whose label differs from the judge's"),
     # ValueGround
     gettext_noop("Table 4: Agreement between the automatic judge and human annotations"),
     gettext_noop(
