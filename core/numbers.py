@@ -13,9 +13,9 @@ import re
 
 from django.utils import formats
 
-#: a decimal number standing alone: not a part of a name or a reference ("Qwen2.5", "Sec. 4.2"
-#: are kept by the callers, who pass numbers, not prose), not a version ("1.2.3")
-DECIMAL = re.compile(r"(?<![\w.])([-−+]?\d+)\.(\d+)(?![\w.])")
+#: a decimal number standing alone: not a part of a name ("Qwen2.5", "gpt-4.1", a path), not a
+#: version ("1.2.3"); callers pass numbers and values, not prose with "Sec. 4.2" in it
+DECIMAL = re.compile(r"(?<![\w./-])([-−+]?\d+)\.(\d+)(?![\w.])")
 #: the comma between an interval's two bounds once the decimals carry commas
 BOUNDS = re.compile(r"([\[(][-−+]?\d[\d,]*%?), ([-−+]?\d[\d,]*%?[\])])")
 
