@@ -26,6 +26,7 @@ from typing import Any
 from django.utils.translation import gettext, gettext_noop, ngettext
 
 from core.numbers import localize_numbers
+from studies.templatetags.study_labels import sample_name
 
 # --------------------------------------------------------------------------- exact texts
 MESSAGES: tuple[str, ...] = (
@@ -550,6 +551,8 @@ def translate(text: str) -> str:
     if template == "%(name)s: %(label)s" and parts["label"] not in _compiled()[0] and not _match(parts["label"]):
         return text
     values: dict[str, Any] = {k: (int(v) if v.isdigit() else translate(v)) for k, v in parts.items()}
+    if isinstance(values.get("name"), str):  # a sample's name HV wrote itself ("... (round 1 of 2)")
+        values["name"] = sample_name(values["name"])
     return gettext(template) % values
 
 

@@ -4,8 +4,8 @@ The statistics core and the paper tables format their numbers themselves (``0.82
 and the downloads keep that paper English. A page shows them the way its language writes
 numbers: :func:`localize_numbers` swaps the decimal point for the language's separator
 (Django's ``DECIMAL_SEPARATOR`` of the active language: ``0,82`` in German) and, where that
-separator is a comma, separates an interval's bounds with a semicolon (``[0,75; 0,88]``), as a
-comma between the bounds would read as one more decimal comma."""
+separator is a comma, separates an interval's bounds, and the numbers of a list, with a semicolon (``[0,75; 0,88]``),
+as a comma between them would read as one more decimal comma."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from django.utils import formats
 DECIMAL = re.compile(r"(?<![\w./-])([-−+]?\d+)\.(\d+)(?![\w.])")
 #: the comma between an interval's two bounds once the decimals carry commas
 BOUNDS = re.compile(r"([\[(][-−+]?\d[\d,]*%?), ([-−+]?\d[\d,]*%?[\])])")
+#: the comma after a number with a decimal comma, before another number (a list: "0,35; 0,6")
+LIST = re.compile(r"(\d,\d+%?), (?=[-−+]?\d)")
 
 
 def decimal_separator() -> str:
@@ -34,5 +36,5 @@ def localize_numbers(text: str) -> str:
         return text
     out = DECIMAL.sub(lambda m: f"{m.group(1)}{separator}{m.group(2)}", text)
     if separator == ",":
-        out = BOUNDS.sub(r"\1; \2", out)
+        out = LIST.sub(r"\1; ", BOUNDS.sub(r"\1; \2", out))
     return out

@@ -32,7 +32,7 @@ def test_german_uses_the_comma_and_keeps_names_and_versions():
         assert localize_numbers("12.5% [3.1%, 20.0%]") == "12,5% [3,1%; 20,0%]"
         # a version and a model's name are not numbers
         assert localize_numbers("v1.2.3 Qwen2.5 gpt-4.1 /models/3.5") == "v1.2.3 Qwen2.5 gpt-4.1 /models/3.5"
-        assert localize_numbers("-0.5, 2.25") == "-0,5, 2,25"
+        assert localize_numbers("-0.5, 2.25") == "-0,5; 2,25"  # a list, as the judge form's defaults
         assert localize_numbers("") == ""
     with translation.override("en"):
         assert localize_numbers("0.82 [0.75, 0.88]") == "0.82 [0.75, 0.88]"
