@@ -791,7 +791,7 @@ def _setting(v: Any) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k}: {_setting(x)}" for k, x in v.items())
     if isinstance(v, float):
-        return f"{v:g}"
+        return localize_numbers(f"{v:g}")
     return str(v)
 
 

@@ -28,6 +28,9 @@ from django.utils.translation import gettext, gettext_noop, ngettext
 from core.numbers import localize_numbers
 from studies.templatetags.study_labels import sample_name
 
+#: a template's part that is a number ("0.2"): written as the page's language writes it
+NUMBER = re.compile(r"[-−+]?\d+\.\d+")
+
 # --------------------------------------------------------------------------- exact texts
 MESSAGES: tuple[str, ...] = (
     # shared
@@ -550,7 +553,11 @@ def translate(text: str) -> str:
     template, parts = found
     if template == "%(name)s: %(label)s" and parts["label"] not in _compiled()[0] and not _match(parts["label"]):
         return text
-    values: dict[str, Any] = {k: (int(v) if v.isdigit() else translate(v)) for k, v in parts.items()}
+    values: dict[str, Any] = {
+        # a number in the text (an epsilon, a share) as the page's language writes it
+        k: (int(v) if v.isdigit() else localize_numbers(v) if NUMBER.fullmatch(v) else translate(v))
+        for k, v in parts.items()
+    }
     if isinstance(values.get("name"), str):  # a sample's name HV wrote itself ("... (round 1 of 2)")
         values["name"] = sample_name(values["name"])
     return gettext(template) % values
