@@ -10,7 +10,12 @@ The check compares each page's visible text (text nodes outside ``<script>``/``<
 or more letters that reads exactly as in English is untranslated, unless it is on the
 allow-list below (proper nouns, protocol and statistic names, units) or is user data (item
 ids, field names, judge, user and project names, sample and plan names). Failures of every page
-are collected and printed together, so one run lists all the work left."""
+are collected and printed together, so one run lists all the work left.
+
+Two more checks (issue 35): English hidden inside a translated text (the alt-test guidance, a
+generated sample name: :data:`ENGLISH_FRAGMENTS`), and, on German pages, a decimal written with a
+point (German writes "0,2"; a paper's section or a model's version is a name, not a number).
+Downloads are not pages and keep the paper's English."""
 
 from __future__ import annotations
 
@@ -438,3 +443,18 @@ def test_the_check_reports_an_english_sentence_and_lets_names_data_and_kept_word
     )
     left = untranslated(english, german, data={"economy", *STRATA_KEYS}, kept={"Status"})
     assert left == {"Run the judge on every item", "stratum, e.g. country=China"}
+
+
+def test_the_check_finds_english_inside_a_translated_text_and_a_german_decimal_point():
+    """The guards added for issue 35: a whole-text comparison misses English inside a translated
+    sentence and numbers written with the point; these two catch them, and let names pass."""
+    german = visible_texts(
+        "<p>Empfehlung des Papers: 0.2 expert, 0.15 skilled</p><p>Pro Stratum (by)</p>"
+        "<p>Abschn. 4.2 und Qwen2.5-VL</p><p>0,82 [0,75; 0,88]</p><p>0.82</p>"
+    )
+    assert english_fragments(german, data=set()) == {
+        "Empfehlung des Papers: 0.2 expert, 0.15 skilled",
+        "Pro Stratum (by)",
+    }
+    assert point_decimals(german, data=set()) == {"Empfehlung des Papers: 0.2 expert, 0.15 skilled", "0.82"}
+    assert point_decimals({"0.82"}, data={"0.82"}) == set()  # user data shown as it is
