@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from hvstats.active import DEFAULT_FLOOR_FRACTION
+from hvstats.active import DEFAULT_FLOOR_FRACTION, DEFAULT_TAU
 
 
 class ActiveSampleForm(forms.Form):
@@ -46,14 +46,17 @@ class ActiveSampleForm(forms.Form):
             "empty: estimated from the items people and the judge both rated"
         ),
     )
+    # the default keeps the 95% intervals covering when the uncertainty carries no signal
+    # (issue 34; hvstats.active.DEFAULT_TAU, docs/benchmarks.md "Defaults that keep coverage")
     tau = forms.FloatField(
-        initial=0.0,
+        required=False,  # left empty: DEFAULT_TAU (clean)
+        initial=DEFAULT_TAU,
         min_value=0.0,
         max_value=1.0,
         label=_("Share of items drawn at random"),
         help_text=_(
-            "between 0 and 1: the part of the draw that ignores the judge's uncertainty, e.g. 0.1; "
-            "0 follows the uncertainty only"
+            "between 0 and 1: the part of the draw that ignores the judge's uncertainty, e.g. 0.5, which "
+            "keeps the intervals valid when the uncertainty carries no signal; 0 follows the uncertainty only"
         ),
     )
     floor = forms.FloatField(
@@ -88,6 +91,8 @@ class ActiveSampleForm(forms.Form):
         data = super().clean()
         if not data.get("budget") and not data.get("target_half_width"):
             raise forms.ValidationError(_("give a budget or a target half-width"))
+        if data.get("tau") is None and "tau" not in self.errors:
+            data["tau"] = DEFAULT_TAU
         return data
 
 

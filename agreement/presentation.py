@@ -51,6 +51,7 @@ EXPORT_FORMATS = (("markdown", "Markdown"), ("latex", "LaTeX (booktabs)"), ("csv
 
 
 def report_context(result: dict[str, Any]) -> dict[str, Any]:
+    names = result.get("judge_labels", {})  # a judge's short label (issue 35), by frame name
     fields = []
     for f, fo in result["fields"].items():
         level = result["levels"].get(f, fo.get("level"))
@@ -72,15 +73,15 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
                 for m, d in hum.get("split_half", {}).items()
             ],
             "heatmaps": [
-                _heatmap(m, pw)
+                _heatmap(m, pw, names)
                 for m, pw in hum.get("pairwise", {}).items()
                 if m in ("krippendorff_alpha", "spearman", "cohen_kappa")
             ],
             "judge_blocks": [
-                _judge(j, jd, result["drilldown"].get(f, {}).get(j, {}), level)
+                _judge(names.get(j, j), jd, result["drilldown"].get(f, {}).get(j, {}), level)
                 for j, jd in fo.get("judges_vs_humans", {}).items()
             ],
-            "strata": _strata(fo, level),
+            "strata": _strata(fo, level, names),
         }
         fields.append(block)
     return {
@@ -269,6 +270,8 @@ def _answer_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "sure": sure,
                 "stability": a["stability"],
                 "borderline": borderline,
+                "saved": _saved_words(a.get("labels_saved")),
+                "saved_items": (a.get("labels_saved") or {}).get("items"),
             }
         )
     return out
@@ -326,6 +329,27 @@ def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = 
             )
         out.append({"code": code, "field": field, "judge": n.get("judge"), "text": text % words})
     return out
+
+
+def _saved_words(s: dict[str, Any] | None) -> str:
+    """A judge's headline of human labels saved (:func:`hvstats.ppi.judge_labels_saved`) in words;
+    zero and a cost said as such."""
+    if not s or s.get("items") is None:
+        return ""
+    n = s["items"]
+    if n == 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none (the judge does not narrow the interval on %(field)s)."
+        ) % {"field": s["field"]}
+    if n < 0:
+        return _(
+            "Human labels saved with PPI++ on this pool: none; the judge costs %(items)s human-rated items "
+            "(%(ratings)s ratings) on %(field)s, where it widens the interval."
+        ) % {"items": -n, "ratings": -s["human_ratings"], "field": s["field"]}
+    return _(
+        "Human labels saved with PPI++ on this pool: %(items)s human-rated items (%(ratings)s ratings), the "
+        "fewest over its fields (%(field)s): people alone would need that many more for the same half-width."
+    ) % {"items": n, "ratings": s["human_ratings"], "field": s["field"]}
 
 
 def _joint_panel(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -482,7 +506,7 @@ def _ppi_words(p: dict[str, Any] | None) -> str:
         "ci": _ci_text(p.get("ci")),
         "labeled": p["n_labeled"],
         "unlabeled": p["n_unlabeled"],
-        "lam": _fmt(p["lambda"], 2),
+        "lam": _lambda_text(p),
         "human": human,
         "level": level,
     }
@@ -527,6 +551,14 @@ def _interval(low: Any, high: Any) -> str:
     return localize_numbers(f"[{_fmt(low)}, {_fmt(high)}]")
 
 
+def _lambda_text(r: dict[str, Any]) -> str:
+    """The estimate's lambda, with the small-sample rule when it chose it (issue 34: the reader
+    should see that lambda = 1 was imposed, not tuned)."""
+    rule = r.get("lambda_rule") or ""
+    text = _fmt(r.get("lambda"), 2)
+    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = ") else text
+
+
 def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
     ci = d.get("ci")
     return {
@@ -560,8 +592,9 @@ def colour(v: float | None) -> str:
     return f"rgb({r}, {g}, {b})"
 
 
-def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
-    names, mat = pw.get("raters", []), pw.get("matrix") or []
+def _heatmap(metric: str, pw: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """``labels``: a judge's short label by frame name (the humans keep their names)."""
+    names, mat = [labels.get(r, r) for r in pw.get("raters", [])], pw.get("matrix") or []
     rows = []
     for i, a in enumerate(names):
         cells = []
@@ -703,7 +736,7 @@ def scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int 
     return mark_safe("".join(parts))
 
 
-def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
+def _strata(fo: dict[str, Any], level: str, names: dict[str, str]) -> list[dict[str, Any]]:
     out = []
     main = "spearman" if level != "nominal" else "cohen_kappa"
     for col, groups in (fo.get("strata") or {}).items():
@@ -726,7 +759,7 @@ def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
                 d = jd.get("vs_human_mean", {}).get(main) or jd.get("vs_human_majority", {}).get(main)
                 row["judges"].append(_row(j, d) if d else None)
             rows.append(row)
-        out.append({"column": col, "metric": label(main), "judges": judges, "rows": rows})
+        out.append({"column": col, "metric": label(main), "judges": [names.get(j, j) for j in judges], "rows": rows})
     return out
 
 
@@ -811,7 +844,7 @@ def _active_row(label: str, r: dict[str, Any], sequence: bool) -> dict[str, Any]
         "n_labeled": r.get("n_labeled"),
         "n_items": r.get("n_items"),
         "expected": _fmt(r.get("expected_labels"), 1),
-        "lambda": _fmt(r.get("lambda"), 2),
+        "lambda": _lambda_text(r),
         "ppi_half_width": _fmt(u.get("ppi_half_width")),
         "human_half_width": _fmt(u.get("human_only_half_width")),
         "ppi_effective": _fmt(u.get("ppi_effective_labels")) if u.get("ppi_effective_labels") is not None else "> N",

@@ -174,11 +174,12 @@ def compute_report(
         # what makes a number uninformative or rough (hvstats.notes), as the command's "notes"
         "notes": [],
     }
+    profiles = selectors.rater_profiles(project)
     out["judge_labels"] = {
-        name: judge_label(name, p["backend"])
-        for name, p in selectors.rater_profiles(project).items()
-        if p["kind"] == "model"
+        name: judge_label(p["label"], p["backend"]) for name, p in profiles.items() if p["kind"] == "model"
     }
+    for r in out["raters"]:  # what the page calls each rater (a judge by its short label)
+        r["label"] = out["judge_labels"].get(r["name"], r["name"])
     if not params.field and validation.has_tables(project):
         # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
         # large project's worker computes them too and the page shows them from the stored result
@@ -516,7 +517,8 @@ def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterato
     ``advantage_probability`` (rho), ``passed`` (1/0), ``epsilon``, ``n_items_dropped``, and per
     human (subject = the human) ``rejected`` (1/0, with its p-value and items) or ``skipped``
     (fewer than the paper's 30 items); PPI: ``estimate`` and ``classical_estimate`` with their
-    CIs, ``lambda``, ``n_unlabeled`` and the budget advice (``budget_*``)."""
+    CIs, ``lambda`` (reason: the small-sample rule where it chose lambda), ``n_unlabeled`` and the
+    budget advice (``budget_*``)."""
 
     def row(metric: str, value: Any, **kw: Any) -> dict[str, Any]:
         ci = kw.pop("ci", None) or [None, None]
@@ -548,7 +550,8 @@ def _verdict_rows(kind: str, v: dict[str, Any], base: dict[str, Any]) -> Iterato
     n = v.get("n_labeled")
     yield row("estimate", v.get("estimate"), ci=v.get("ci"), n_items=n, reason=reason)
     yield row("classical_estimate", v.get("classical_estimate"), ci=v.get("classical_ci"), n_items=n)
-    yield row("lambda", v.get("lambda"), n_items=n)
+    rule = v.get("lambda_rule") or ""
+    yield row("lambda", v.get("lambda"), n_items=n, reason=rule if rule.startswith("lambda = ") else None)
     yield row("n_unlabeled", v.get("n_unlabeled"))
     b = v.get("budget")
     if b:

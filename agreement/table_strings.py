@@ -276,6 +276,14 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Human-only mean"),
     gettext_noop("Human-rated items"),
     gettext_noop("Judge-only items"),
+    gettext_noop("Human labels saved (PPI++)"),
+    gettext_noop(
+        "Human labels saved (PPI++): the human-rated items people alone would need for the half-width of the "
+        "PPI++ interval on this pool (the ratio of the human-only to the PPI++ variance), minus those at hand."
+    ),
+    gettext_noop("A judge's human labels saved is the fewest over its fields with a PPI++ mean."),
+    gettext_noop("none: the judge does not narrow the interval"),
+    gettext_noop("a cost: with the judge the interval is wider"),
     gettext_noop("Judge: field"),
     gettext_noop("not tested"),
     gettext_noop("no verdict"),
@@ -352,7 +360,7 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("labels saved vs humans only"),
     gettext_noop(
         "active inference (Zrnic and Candes, ICML 2024): mean_i(lambda f_i + (Y_i - lambda f_i) xi_i / pi_i), "
-        "power-tuned lambda, CLT interval; valid for a sample drawn with the given pi (fixed in advance)"
+        "power-tuned lambda (1 below 200 labels), CLT interval; valid for a sample drawn with the given pi (fixed in advance)"
     ),
     gettext_noop(
         # xgettext:no-python-format
@@ -442,6 +450,9 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("fewer than %(n)d strata with a value"),
     gettext_noop("leave-one-out undefined for rater(s) %(raters)s"),
     gettext_noop("%(metric)s not applicable"),
+    # hvstats.ppi / hvstats.active: the small-sample rule for lambda (issue 34)
+    gettext_noop("lambda = 1: fewer than %(n)d labels"),
+    gettext_noop("lambda = N/(n+N): fewer than %(n)d labels"),
     gettext_noop("no item where %(given)s is %(side)s"),
     # active samples
     gettext_noop("Active estimates: %(name)s (judge %(judge)s)"),

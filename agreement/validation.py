@@ -20,6 +20,7 @@ from annotation.models import Project
 from core.errors import DomainError
 from hvstats.alt_test import DEFAULT_EPSILON
 from hvstats.notes import with_small_sample_note
+from hvstats.ppi import attach_labels_saved
 from hvstats.report import judge_verdicts, verdict_answers
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
@@ -47,7 +48,7 @@ def validation_input(
     fields = list(dict.fromkeys(frame["field"].tolist())) if len(frame) else []
     levels = {f: lv for f in fields if (lv := selectors.field_level(rubric, f))}
     raters = {
-        name: RaterInfo(name, p["kind"], p["attributes"], p["backend"])
+        name: RaterInfo(name, p["kind"], p["attributes"], p["backend"], p["label"])
         for name, p in selectors.rater_profiles(project).items()
     }
     return ValidationInput(
@@ -67,15 +68,27 @@ def main_fields(fields: list[str]) -> list[str]:
     return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]
 
 
-def answers_of(frame: pd.DataFrame, levels: dict[str, str], epsilon: float) -> list[dict[str, Any]]:
-    """One answer per judge (``hvstats.answers``) over the main fields of a ratings frame: what the
-    agreement report's ``answers``, the validation report's ``answers`` and its ``judge-answers``
-    table say."""
+def answers_of(
+    frame: pd.DataFrame,
+    levels: dict[str, str],
+    epsilon: float,
+    verdicts: dict[str, dict[str, dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """One answer per judge (``hvstats.answers``) over the main fields of a ratings frame, each with
+    its headline of human labels saved (``labels_saved``, :func:`hvstats.ppi.judge_labels_saved`
+    over the same fields' PPI++ means): what the agreement report's ``answers``, the validation
+    report's ``answers`` and its ``judge-answers`` table say. ``verdicts``: the frame's
+    :func:`hvstats.report.judge_verdicts` where the caller has them (else computed here)."""
     fields = main_fields(list(dict.fromkeys(frame["field"].tolist()))) if len(frame) else []
     if not fields:
         return []
     sub = frame[frame["field"].isin(fields)]
-    return verdict_answers(sub, {f: levels[f] for f in fields if f in levels}, epsilon)
+    main_levels = {f: levels[f] for f in fields if f in levels}
+    answers = verdict_answers(sub, main_levels, epsilon)
+    if verdicts is None:
+        verdicts = judge_verdicts(sub, levels=main_levels, epsilon=epsilon)
+    ppi = {f: {j: v.get("ppi") for j, v in per.items()} for f, per in verdicts.items() if f in fields}
+    return attach_labels_saved(answers, ppi)
 
 
 def project_answers(project: Project, epsilon: float = DEFAULT_EPSILON) -> list[dict[str, Any]]:
@@ -113,7 +126,7 @@ def compute_tables(
         # a coefficient on fewer than hvstats.notes.SMALL_SAMPLE_ITEMS items is named under its table
         out = [with_small_sample_note(t) for t in fn(inp)]
         verdicts = judge_verdicts(inp.frame, levels=dict(inp.levels), epsilon=epsilon) if len(inp.frame) else {}
-        answers = answers_of(inp.frame, dict(inp.levels), epsilon)
+        answers = answers_of(inp.frame, dict(inp.levels), epsilon, verdicts)
     except ValueError as exc:  # a pure library refused the data
         raise DomainError(f"the validation tables could not be computed: {exc}") from exc
     # one answer per judge (hvstats.answers) first, then the per-field verdicts

@@ -324,8 +324,9 @@ HV_CROWD_PID_KEY = os.environ.get("HV_CROWD_PID_KEY", "")
 # variable holding its key; only these are allowed (comma-separated; see the README).
 HV_JUDGE_API_BASE = os.environ.get("HV_JUDGE_API_BASE", "")  # the default endpoint, always allowed
 # environment variables a judge may use as its key (a trailing * is a prefix); HV_JUDGE_API_KEY always.
-# NAME@host:port binds a key to an endpoint (repeat the name for more); a name without @ goes only
-# to HV_JUDGE_API_BASE (docs/security.md)
+# NAME@host:port (or PREFIX*@host:port) binds a key to an endpoint (repeat the name for more), and a
+# bound key goes only there; a name listed exactly without @ goes only to HV_JUDGE_API_BASE; a key
+# matched only by a prefix without @ is sent nowhere (docs/security.md)
 HV_JUDGE_API_KEYS = [
     n.strip() for n in os.environ.get("HV_JUDGE_API_KEYS", "HV_JUDGE_API_KEY,HV_JUDGE_KEY_*").split(",") if n.strip()
 ]
@@ -336,6 +337,13 @@ HV_JUDGE_ALLOWED_HOSTS = [
     for h in os.environ.get("HV_JUDGE_ALLOWED_HOSTS", "127.0.0.1:8000,localhost:8000,[::1]:8000").split(",")
     if h.strip()
 ]
+
+# Nobody stalls the shared worker (judges/share.py, docs/judges.md#bounds-and-the-shared-worker):
+# judge chunks of one project at work at once (0: no limit); a chunk over it is sent again after
+# about this many seconds; how often a working chunk reads whether its run was cancelled.
+HV_JUDGE_PROJECT_SHARE = int(os.environ.get("HV_JUDGE_PROJECT_SHARE", 1))
+HV_JUDGE_SHARE_RETRY_SECONDS = float(os.environ.get("HV_JUDGE_SHARE_RETRY_SECONDS", 3))
+HV_JUDGE_CANCEL_POLL_SECONDS = float(os.environ.get("HV_JUDGE_CANCEL_POLL_SECONDS", 1))
 
 # Cache: per-process memory by default; HV_CACHE_URL=redis://... shares it between processes.
 _CACHE_URL = os.environ.get("HV_CACHE_URL", "")

@@ -242,3 +242,25 @@ def rater_models(specs: Sequence[Mapping[str, Any]], groups: Mapping[str, Mappin
 def rng_for(seed: int, *parts: int) -> np.random.Generator:
     """The generator of one (rater, item) draw: independent of the order anything is drawn in."""
     return np.random.default_rng([int(seed), *map(int, parts)])
+
+
+#: the name of a simulated judge's stated confidence among its metrics (``judge_metrics``)
+CONFIDENCE_METRIC = "confidence"
+
+
+def _flat(v: Any) -> list[Any]:
+    return [repr(x) for x in v] if isinstance(v, list) else [repr(v)]
+
+
+def confidence(
+    rng: np.random.Generator, given: Mapping[str, Any], exact: Mapping[str, Any], how: Mapping[str, float]
+) -> float:
+    """A judge's stated confidence in [0.05, 0.99], two decimals: ``base + calibration x (a -
+    0.5) + N(0, noise)``, ``a`` the share of the judge's answers (each element of a repeated
+    question, each checklist as a whole) equal to the hidden truth's. ``calibration`` 0: a
+    confidence that says nothing about being right (an overconfident judge: a high ``base``)."""
+    pairs = [(x, y) for q, v in given.items() if q in exact for x, y in zip(_flat(v), _flat(exact[q]), strict=False)]
+    a = sum(x == y for x, y in pairs) / len(pairs) if pairs else 0.5
+    c = float(how.get("base", 0.7)) + float(how.get("calibration", 0.4)) * (a - 0.5)
+    c += float(rng.normal(scale=float(how.get("noise", 0.08))))
+    return round(min(max(c, 0.05), 0.99), 2)

@@ -94,14 +94,20 @@ class DemoFiles:
         return [dict(r) for r in self.made[preset.key]]
 
 
-def item_records(preset: Preset, study: dict[str, Any], templates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def item_records(
+    preset: Preset, study: dict[str, Any], templates: list[dict[str, Any]], *, pool: bool = False
+) -> list[dict[str, Any]]:
     """The study's items: the preset's demo items as templates, ``items.count`` of them in turn,
     each with the strata of ``items.strata`` (cycled; a template's own country named in its text
-    is replaced by the new one), plus the attention check(s) of ``qc.attention``."""
+    is replaced by the new one), plus the attention check(s) of ``qc.attention``. ``pool``: the
+    rest of the pool instead, ``items.judge_only`` more items made the same way (numbered on
+    from ``count``), which only the judges rate."""
     spec = study["items"]
     strata = spec.get("strata") or [{}]
     out = []
-    for n in range(int(spec["count"])):
+    first = int(spec["count"]) if pool else 0
+    last = first + int(spec.get("judge_only", 0)) if pool else int(spec["count"])
+    for n in range(first, last):
         t = dict(templates[n % len(templates)])
         s = (
             strata[n % len(strata)]
@@ -120,6 +126,8 @@ def item_records(preset: Preset, study: dict[str, Any], templates: list[dict[str
         meta["simulated"] = True
         t["meta"] = meta
         out.append(t)
+    if pool:
+        return out
     for k, check in enumerate((study.get("qc") or {}).get("attention", [])):
         t = dict(templates[k % len(templates)])
         t["id"] = f"{spec.get('prefix', 'sim')}-attention-{k + 1}"
@@ -192,6 +200,7 @@ class Seeder:
             self.attention_checks(project, raters)
             for demo_user in ("annotator1", "annotator2"):
                 self.keep_open(project, plan, self.users[demo_user])
+            self.import_pool(project)
             for k, judge in enumerate(study.get("judges", [])):
                 self.judge(project, judge, k)
         return project
@@ -254,6 +263,28 @@ class Seeder:
         self.write(
             f"{project.name}: {len(annotations)} simulated answers by {len(raters)} annotators, {len(skipped)} skipped"
         )
+
+    def import_pool(self, project: Project) -> None:
+        """The rest of the pool (``items.judge_only``): items that only the judges rate, as in
+        practice (a judge rates the whole pool, people a sample of it), so that PPI++ has
+        judge-only items to lean on. Imported after the sample is drawn (a later batch of the
+        same pool), so the people's sample, plan and answers are those of the study file; every
+        item but the attention checks is then the pool the judges rate."""
+        records = item_records(self.preset, self.study, self.files.records(self.preset), pool=True)
+        if records:
+            data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)
+            report = importing.import_items(
+                project=project,
+                data=data,
+                data_format="jsonl",
+                images=self.files.folder(self.preset) if self.preset.image_fields() else None,
+            )
+            if not report.ok:
+                raise DomainError(f"the judge-only items of {self.preset.name} do not import: {report.errors[:3]}")
+        for it in Item.objects.filter(project=project).exclude(pk__in=list(self.truths)).order_by("id"):
+            if (it.meta or {}).get("qc") != "attention":
+                self.truths[it.id] = self.truth(it)
+        self.write(f"{project.name}: {len(self.truths)} items in the pool the judges rate")
 
     def truth(self, item: Item) -> sim.Truth:
         shift = 0.0
@@ -331,7 +362,7 @@ class Seeder:
             created_by=self.users["researcher"],
             started_at=started,
             finished_at=started + timedelta(seconds=int(len(items) * (2 if both else 1) * 1.4)),
-            scope="sample 'Simulated study sample'",
+            scope="every item but the attention checks",
         )
         outputs, judged = [], []
         tokens = spec.get("tokens", [900, 60])
@@ -363,7 +394,7 @@ class Seeder:
                 )
                 if not swapped:
                     answers = parsed
-            judged.append((it, answers))
+            judged.append((it, answers, self.confidence(spec, k, it, answers, questions)))
         insert_rows(
             JudgeOutput,
             [
@@ -384,7 +415,7 @@ class Seeder:
         insert_rows(
             JudgeItemResult,
             ["run", "item", "status", "answers", "error", "created_at"],
-            [(run.id, it.id, JudgeItemResult.Status.OK, json.dumps(ans), "", started) for it, ans in judged],
+            [(run.id, it.id, JudgeItemResult.Status.OK, json.dumps(ans), "", started) for it, ans, _ in judged],
         )
         # the judge rater's rating: a submitted regular assignment and its annotation per item,
         # the one writer's rows (annotation.writing), as judges.ratings.write_judge_annotation
@@ -403,7 +434,7 @@ class Seeder:
                     created_at=started,
                     opened_at=started,
                 )
-                for aid, (it, _) in zip(ids, judged, strict=True)
+                for aid, (it, _, _) in zip(ids, judged, strict=True)
             ],
         )
         insert_rows(
@@ -417,14 +448,35 @@ class Seeder:
                         rater_id=config.rater_id,
                         rubric_version_id=project.rubric_version_id,
                         answers=ans,
-                        derived=judge_derived(rubric_part, ans, None),
+                        derived=judge_derived(rubric_part, ans, None, conf),
                         at=started,
                     )
                 )
-                for aid, (it, ans) in zip(ids, judged, strict=True)
+                for aid, (it, ans, conf) in zip(ids, judged, strict=True)
             ],
         )
         self.write(f"{project.name}: judge {config.name!r} ran on {len(items)} items")
+
+    def confidence(
+        self, spec: dict[str, Any], k: int, item: Item, given: dict[str, Any], questions: list[str]
+    ) -> dict[str, float] | None:
+        """The judge's stated confidence in its answer (``judge_metrics``, the uncertainty an
+        active sample reads), when the study file gives it one (``confidence``): drawn from a
+        stream of its own, so the judge's answers are those it gives without one."""
+        how = spec.get("confidence")
+        if not how:
+            return None
+        rng = sim.rng_for(self.seed, 20 + k, 0, key(item))
+        exact = sim.answer(
+            rng,
+            self.models,
+            self.truths[item.id],
+            sim.RaterModel(name="truth"),
+            questions=questions,
+            first_shown=self.first_shown(False),
+            exact=True,
+        )
+        return {sim.CONFIDENCE_METRIC: sim.confidence(rng, given, exact, how)}
 
     def first_shown(self, swapped: bool) -> dict[str, str]:
         """What a judge is shown first: each pairwise question's first field (the item's own

@@ -24,9 +24,22 @@ Setting: ``N`` items, the judge's value ``f_i`` on every item, a sampling probab
   ``A_i = Y_i xi_i / pi_i`` and ``B_i = f_i (xi_i / pi_i - 1)``, the increment is
   ``Z_i = A_i - lambda B_i``, unbiased for ``E[Y]`` for every fixed ``lambda`` (``E[B] = 0``).
   ``lambda = cov_0(A, B) / var_0(B)`` (divisor ``N``), the value that minimises the estimated
-  variance ``var_0(Z)``, clipped to [0, 1] as :mod:`.ppi` does (0 = inverse-probability-weighted
-  human-only estimate, 1 = the reference code's active estimator); 0 when ``var_0(B) = 0``
-  (every ``pi = 1``: then ``Z_i = Y_i`` whatever ``lambda``).
+  variance ``var_0(Z)``; 0 when ``var_0(B) = 0`` (every ``pi = 1``: then ``Z_i = Y_i`` whatever
+  ``lambda``).  Not clipped to [0, 1] by default (issue 34): ``A`` and ``B`` are uncentred, so
+  with a judge on a narrower scale than the human value the optimum is well above 1 (about 4
+  for a judge reporting ``f / 4``), and clipping it widened the interval 1.18-1.25x with no
+  gain in coverage (``perf/active_defaults_sim.py``, docs/benchmarks.md).  ``lambda = 0`` is
+  the inverse-probability-weighted human-only estimate, 1 the reference code's active estimator.
+- **Small samples** (issue 34, a documented choice from simulation, not in the paper): with
+  fewer than :data:`SMALL_SAMPLE_LABELS` (200) labelled items, ``lambda = 1`` instead of the
+  tuned value.  The tuned ``lambda`` is fitted on the same draws as the variance it minimises,
+  which makes that variance optimistic, more so than in uniform PPI++ because the weights
+  ``1 / pi`` vary: over 2,000 simulated studies per setting the tuned interval covered
+  0.89-0.94 with 20-60 labels and 0.934-0.953 with 120-150 (below 0.94 in 5 of 8 settings),
+  ``lambda = 1`` 0.94-0.96 and 0.942-0.956; with 200 labels the tuned one covered 0.939-0.950,
+  with 300 0.943-0.958 (docs/benchmarks.md "Defaults that keep coverage").  The
+  price: with a judge on another scale than the human value (1 + 4 f against a 0/1 label)
+  ``lambda = 1`` is 3.5-5x wider; pass ``small_sample_labels=0`` to tune anyway.
 - **Interval** (the paper's CLT, Theorem 1 for the mean): ``se = sd_0(Z) / sqrt(N)`` (as the
   reference's ``np.std(...) / np.sqrt(n)``), ``theta -/+ z_{1 - alpha/2} se``.
 - **Comparisons at the same number of human labels ``n``** (population moments estimated from
@@ -60,13 +73,24 @@ Setting: ``N`` items, the judge's value ``f_i`` on every item, a sampling probab
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
+from .ppi import SMALL_SAMPLE_LABELS as PPI_SMALL_SAMPLE_LABELS
+
 DEFAULT_ALPHA = 0.05
 DEFAULT_FLOOR_FRACTION = 0.05  # floor = DEFAULT_FLOOR_FRACTION * n_b / N
+# Weight of the uniform rule (issue 34): with an uncertainty that carries no signal, tau = 0
+# needed 41-130% more labels than uniform PPI++ and, with lambda tuned, covered 0.911-0.922
+# (2,000 items, 200 labels); tau = 0.5 needed 3-19% more and covered 0.939-0.944, while an
+# informative uncertainty still saves 11-12% (16-17% at tau = 0).  perf/active_defaults_sim.py,
+# docs/benchmarks.md "Defaults that keep coverage".
+DEFAULT_TAU = 0.5
+# Fewer labelled items than this: lambda = 1, not power tuned (module docstring, "Small samples").
+SMALL_SAMPLE_LABELS = 200
 
 STOP_GUARANTEE = (
     "asymptotic confidence sequence (Waudby-Smith et al., 2024): the interval at a round chosen by "
@@ -89,7 +113,7 @@ def sampling_probabilities(
     uncertainty: np.ndarray,
     budget: float,
     floor: float | None = None,
-    tau: float = 0.0,
+    tau: float = DEFAULT_TAU,
 ) -> np.ndarray:
     """Each item's sampling probability for an expected budget of ``budget`` human-labelled
     items (module docstring, "Sampling rule").
@@ -97,7 +121,7 @@ def sampling_probabilities(
     ``uncertainty``: ``u_i >= 0`` per item (an estimate of the judge's root expected squared
     error); all zero = the uniform rule.  ``floor``: the smallest probability, default
     ``DEFAULT_FLOOR_FRACTION * budget / N``; must be in (0, budget / N].  ``tau`` in [0, 1]:
-    weight of the uniform rule ``budget / N``.  The result ``pi`` is
+    weight of the uniform rule ``budget / N`` (default :data:`DEFAULT_TAU`).  The result ``pi`` is
     ``clip(c * p_i, floor, 1)`` with ``p`` the mixed rule and ``c`` the scale for which
     ``sum(pi) = budget`` (found by bisection, then solved exactly on the items strictly
     between the bounds), i.e. the excess above 1 and the deficit below the floor are
@@ -182,9 +206,10 @@ def _inputs(y, yhat, xi, pi) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return np.where(X == 1, Y, 0.0), f, X, P
 
 
-def active_lambda(y: np.ndarray, yhat: np.ndarray, xi: np.ndarray | None, pi: np.ndarray, clip: bool = True) -> float:
+def active_lambda(y: np.ndarray, yhat: np.ndarray, xi: np.ndarray | None, pi: np.ndarray, clip: bool = False) -> float:
     """Power-tuning parameter: ``cov_0(A, B) / var_0(B)`` with ``A = Y xi / pi`` and
-    ``B = f (xi / pi - 1)`` (module docstring), clipped to [0, 1]; 0 when ``var_0(B) = 0``."""
+    ``B = f (xi / pi - 1)`` (module docstring), clipped to [0, 1] only with ``clip``; 0 when
+    ``var_0(B) = 0``.  The small-sample rule is :func:`active_mean`'s, not applied here."""
     Y, f, X, P = _inputs(y, yhat, xi, pi)
     return _lambda(Y * X / P, f * (X / P - 1.0), clip)
 
@@ -205,16 +230,19 @@ def active_mean(
     xi: np.ndarray | None = None,
     alpha: float = DEFAULT_ALPHA,
     lam: float | None = None,
-    clip_lambda: bool = True,
+    clip_lambda: bool = False,
     compare: bool = True,
+    small_sample_labels: int = SMALL_SAMPLE_LABELS,
 ) -> dict[str, Any]:
     """Active (inverse-probability-weighted, power-tuned) estimate of the mean of ``Y`` over
     all items, with its CLT interval (module docstring).
 
     ``y``: human value per item, NaN (or anything) where ``xi = 0``; ``yhat``: the judge on
     every item; ``pi``: each item's sampling probability; ``xi``: 0/1 sampled, default
-    ``~isnan(y)``.  ``lam`` None = power tuned.  Returns ``estimate``, ``se``, ``ci``,
-    ``half_width``, ``lambda``, ``variance`` (of the estimate), ``n_items``, ``n_labeled``,
+    ``~isnan(y)``.  ``lam`` None = power tuned (unclipped unless ``clip_lambda``), or 1 with
+    fewer than ``small_sample_labels`` labelled items (module docstring, "Small samples").
+    Returns ``estimate``, ``se``, ``ci``, ``half_width``, ``lambda``, ``lambda_rule`` (how
+    ``lambda`` was chosen, in words), ``variance`` (of the estimate), ``n_items``, ``n_labeled``,
     ``expected_labels`` (``sum(pi)``), ``alpha``; ``human_only`` (the same draws with
     ``lambda = 0``: Horvitz-Thompson); with ``compare``, ``uniform`` (projections at the same
     number of labels and effective sample sizes, :func:`compare_uniform`).  Fewer than 2
@@ -228,6 +256,7 @@ def active_mean(
         "ci": None,
         "half_width": None,
         "lambda": None,
+        "lambda_rule": None,
         "variance": None,
         "n_items": N,
         "n_labeled": n,
@@ -239,7 +268,7 @@ def active_mean(
         return out
     A = Y * X / P
     B = f * (X / P - 1.0)
-    lam_v = _lambda(A, B, clip_lambda) if lam is None else float(lam)
+    lam_v, rule = lambda_choice(lam, n, small_sample_labels, lambda: _lambda(A, B, clip_lambda))
     Z = A - lam_v * B
     est = float(Z.mean())
     se = float(Z.std() / math.sqrt(N))
@@ -251,12 +280,26 @@ def active_mean(
         ci=[est - z * se, est + z * se],
         half_width=z * se,
         variance=se**2,
+        lambda_rule=rule,
         human_only={"estimate": ha, "se": hse, "ci": [ha - z * hse, ha + z * hse], "lambda": 0.0},
         **{"lambda": lam_v},
     )
     if compare:
         out["uniform"] = compare_uniform(y, yhat, pi, xi, se, alpha)
     return out
+
+
+def lambda_choice(
+    lam: float | None, n_labeled: int, small_sample_labels: int, tuned: Callable[[], float]
+) -> tuple[float, str]:
+    """``(lambda, rule)``: the given ``lam``; 1 with fewer than ``small_sample_labels``
+    labelled items (module docstring, "Small samples"); else ``tuned()``.  ``rule`` says which,
+    in the words the outputs show ("lambda = 1: fewer than 100 labels")."""
+    if lam is not None:
+        return float(lam), "given"
+    if n_labeled < small_sample_labels:
+        return 1.0, f"lambda = 1: fewer than {small_sample_labels} labels"
+    return tuned(), "power-tuned"
 
 
 def population_moments(
@@ -283,13 +326,16 @@ def population_moments(
 
 def uniform_ppi_se(m: np.ndarray | float, N: int, mom: dict[str, float]) -> np.ndarray:
     """Standard error of uniform PPI++ (:mod:`.ppi`) with ``m`` uniformly drawn labelled items
-    and ``N - m`` judge-only ones, at its optimal (clipped) lambda, from :func:`population_moments`."""
+    and ``N - m`` judge-only ones, at its optimal (clipped) lambda, or ``N_u / (m + N_u)`` with fewer than
+    :data:`.ppi.SMALL_SAMPLE_LABELS` labels as :func:`.ppi.ppi_mean` does, from :func:`population_moments`."""
     m = np.asarray(m, dtype=float)
     Nu = N - m
     vf = mom["var_f"]
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(vf > 0, mom["cov_yf"] / ((1 + m / Nu) * vf), 0.0)
     lam = np.clip(np.nan_to_num(lam), 0.0, 1.0)
+    # below the small-sample count, ppi_mean's lambda fixed from the counts (0 for a constant judge)
+    lam = np.where(m < PPI_SMALL_SAMPLE_LABELS, np.where(vf > 0, Nu / (m + Nu), 0.0), lam)
     var_d = np.maximum(mom["var_y"] - 2 * lam * mom["cov_yf"] + lam**2 * mom["var_f_weighted"], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = lam**2 * vf / Nu + var_d / m

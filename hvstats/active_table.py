@@ -28,7 +28,7 @@ from .result import to_jsonable
 
 METHOD = (
     "active inference (Zrnic and Candes, ICML 2024): mean_i(lambda f_i + (Y_i - lambda f_i) xi_i / pi_i), "
-    "power-tuned lambda, CLT interval; valid for a sample drawn with the given pi (fixed in advance)"
+    "power-tuned lambda (1 below 200 labels), CLT interval; valid for a sample drawn with the given pi (fixed in advance)"
 )
 
 

@@ -187,7 +187,9 @@ def answers(report: Mapping[str, Any]) -> pd.DataFrame:
     """One answer per judge (the report's ``"answers"``, :mod:`.answers`): ``verdict``
     (replace / some_fields / cannot / cannot_tell), the fields passed, failed and undecided
     (comma-joined), ``stability`` (leave-one-human-out), ``borderline``, ``n_humans``,
-    ``n_items``, ``epsilon`` and ``reason``."""
+    ``n_items``, ``epsilon``, ``reason`` and the headline of human labels saved with PPI++
+    (``labels_saved``: the fewest over the judge's fields, ``labels_saved_field`` the field that
+    sets it; :func:`.ppi.judge_labels_saved`)."""
     cols = [
         "judge",
         "verdict",
@@ -200,11 +202,15 @@ def answers(report: Mapping[str, Any]) -> pd.DataFrame:
         "n_items",
         "epsilon",
         "reason",
+        "labels_saved",
+        "labels_saved_field",
     ]
     rows = [
         {
             **{k: a.get(k) for k in cols},
             **{k: ", ".join(a.get(k) or ()) for k in ("fields_passed", "fields_failed", "fields_undecided")},
+            "labels_saved": (a.get("labels_saved") or {}).get("items"),
+            "labels_saved_field": (a.get("labels_saved") or {}).get("field"),
         }
         for a in report.get("answers") or ()
     ]
@@ -225,7 +231,8 @@ def ppi(report: Mapping[str, Any]) -> pd.DataFrame:
     human-only estimate and CI, ``lambda``, ``n_labeled`` / ``n_unlabeled``, and, when the
     report was asked with ``half_width``, the budget advice: human ratings (and items) needed
     for a CI of that half-width with PPI++ and with humans alone (``budget_reason`` when PPI++
-    cannot reach it)."""
+    cannot reach it), and ``labels_saved`` (human-rated items saved at the PPI++ interval's own
+    half-width, :func:`.ppi.labels_saved`)."""
     rows = []
     for f, block, b in _blocks(report):
         for j, jd in b.get("judges_vs_humans", {}).items():
@@ -255,6 +262,7 @@ def ppi(report: Mapping[str, Any]) -> pd.DataFrame:
                     "ppi_items": budget.get("ppi_items"),
                     "human_only_items": budget.get("classical_items"),
                     "budget_reason": budget.get("reason"),
+                    "labels_saved": (p.get("labels_saved") or {}).get("items"),
                     "reason": p.get("reason"),
                 }
             )
@@ -280,6 +288,7 @@ _PPI_COLUMNS = [
     "ppi_items",
     "human_only_items",
     "budget_reason",
+    "labels_saved",
     "reason",
 ]
 

@@ -111,6 +111,12 @@ def _alt_test_lines(j: str, a: dict, env: str = "") -> list[str]:
     return out
 
 
+def _rule(r: dict) -> str:
+    """`` (lambda = N/(n+N): fewer than 100 labels)`` where a small-sample rule chose lambda."""
+    rule = r.get("lambda_rule") or ""
+    return f" ({rule})" if rule.startswith("lambda = ") else ""
+
+
 def _ppi_lines(j: str, p: dict) -> list[str]:
     def ci(c: Any) -> str:
         return "undefined" if c is None else f"[{c[0]:.3f}, {c[1]:.3f}]"
@@ -122,7 +128,8 @@ def _ppi_lines(j: str, p: dict) -> list[str]:
         return [s]
     out = [
         f"   judge {j} ppi mean {p['estimate']:.3f} {ci(p['ci'])} (human-only {p['classical_estimate']:.3f} "
-        f"{ci(p['classical_ci'])}) lambda={p['lambda']:.3f} n_labeled={p['n_labeled']} n_unlabeled={p['n_unlabeled']}"
+        f"{ci(p['classical_ci'])}) lambda={p['lambda']:.3f}{_rule(p)} n_labeled={p['n_labeled']} "
+        f"n_unlabeled={p['n_unlabeled']}"
     ]
     b = p.get("budget")
     if b:
@@ -148,7 +155,7 @@ def _active_lines(af: dict) -> list[str]:
                 continue
             s = (
                 f"   active {name} judge {j}: mean {a['estimate']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}] "
-                f"lambda={a['lambda']:.3f} labels={a['n_labeled']}/{a['n_items']}"
+                f"lambda={a['lambda']:.3f}{_rule(a)} labels={a['n_labeled']}/{a['n_items']}"
             )
             u = a.get("uniform") or {}
             if u.get("ppi_effective_labels") is not None:

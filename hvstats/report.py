@@ -16,7 +16,7 @@ from .answers import degenerate_warnings, judge_answers
 from .data import RatingTableError, infer_level, numeric_values, to_frame
 from .notes import exact_share_interval, report_notes
 from .options import VERDICTS
-from .ppi import DEFAULT_ALPHA, ppi_mean
+from .ppi import DEFAULT_ALPHA, attach_labels_saved, ppi_mean
 from .result import to_jsonable
 
 STRATUM_MIN_ITEMS = 2
@@ -135,6 +135,13 @@ def _report(
     if "alt_test" in vopts.verdicts:
         # one answer per judge over the fields' whole-field alt-tests (hvstats/answers.py)
         out["answers"] = judge_answers(whole, vopts.epsilon)
+        if "ppi" in vopts.verdicts:  # each answer's headline of human labels saved (.ppi)
+            ppi = {
+                f: {j: v.get("ppi") for j, v in (fr.get("judges_vs_humans") or {}).items()}
+                for f, fr in out["fields"].items()
+                if any(f in e for e in whole.values())  # the fields the answers are over
+            }
+            attach_labels_saved(out["answers"], ppi)
     out = to_jsonable(out)
     # what makes a number uninformative or rough, once for every output (hvstats/notes.py)
     out["notes"] = report_notes(out)

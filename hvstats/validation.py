@@ -48,6 +48,7 @@ class RaterInfo:
     kind: str  # "human" or "model"
     attributes: Mapping[str, Any] = field(default_factory=dict)
     backend: str = ""
+    label: str = ""  # what tables call the rater (a judge's short label); empty: its name
 
 
 @dataclass(frozen=True)
@@ -178,9 +179,12 @@ class ValidationInput:
         return None if v in (None, "") else str(v)
 
     def judge_label(self, judge: str) -> str:
-        """The researcher's name for a judge: "LLM ensemble (<name>)" for an ensemble rater."""
+        """The researcher's name for a judge: its label (a short label, issue 35), "LLM
+        ensemble (<label>)" for an ensemble rater."""
         info = self.raters.get(judge)
-        return judge_label(judge, info.backend if info is not None else "")
+        if info is None:
+            return judge_label(judge)
+        return judge_label(info.label or judge, info.backend)
 
     def agreement_raters(
         self, field_name: str, raters: Sequence[str] | None = None

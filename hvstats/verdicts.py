@@ -27,7 +27,25 @@ COLUMNS = (
     "λ",
     "Human-rated items",
     "Judge-only items",
+    "Human labels saved (PPI++)",
 )
+#: what the labels-saved column means (a note under both tables; hvstats.ppi.labels_saved)
+SAVED_NOTE = (
+    "Human labels saved (PPI++): the human-rated items people alone would need for the half-width of the "
+    "PPI++ interval on this pool (the ratio of the human-only to the PPI++ variance), minus those at hand."
+)
+SAVED_FEWEST_NOTE = "A judge's human labels saved is the fewest over its fields with a PPI++ mean."
+SAVED_NONE = "none: the judge does not narrow the interval"
+SAVED_COST = "a cost: with the judge the interval is wider"
+
+
+def saved_cell(saved: Mapping[str, Any] | None) -> Cell:
+    """Human labels saved (:func:`.ppi.labels_saved` or a judge's headline), said in words when
+    there are none (zero) or the judge costs labels (negative)."""
+    items = (saved or {}).get("items")
+    if items is None:
+        return Cell(None, fmt="count")
+    return Cell(items, fmt="count", note=SAVED_NONE if items == 0 else (SAVED_COST if items < 0 else ""))
 
 
 def _alt_cells(a: Mapping[str, Any] | None) -> list[Cell]:
@@ -51,7 +69,7 @@ def _ppi_cells(p: Mapping[str, Any] | None) -> list[Cell]:
     if not p:
         return [Cell(None, note="PPI applies to numeric and two-label fields"), Cell(None), Cell(None)] + [
             Cell(None, fmt="count")
-        ] * 2
+        ] * 3
 
     def ci(key: str) -> tuple[float, float] | None:
         v = p.get(key)
@@ -63,6 +81,7 @@ def _ppi_cells(p: Mapping[str, Any] | None) -> list[Cell]:
         Cell(p.get("lambda"), fmt="num"),
         Cell(p.get("n_labeled"), fmt="count"),
         Cell(p.get("n_unlabeled"), fmt="count"),
+        saved_cell(p.get("labels_saved")),
     ]
 
 
@@ -112,7 +131,7 @@ def verdicts_table(
             "variation, one category only, too few humans, no overlap) says when the test cannot tell."
         ),
         row_header="Judge: field",
-        notes=warnings,
+        notes=(*warnings, SAVED_NOTE),
     )
 
 
@@ -155,6 +174,7 @@ def answers_table(answers: Sequence[Mapping[str, Any]], label: Callable[[str], s
                     Cell("yes" if a["borderline"] else "no", fmt="text"),
                     Cell(a["n_humans"], fmt="count"),
                     Cell(a["n_items"], fmt="count"),
+                    saved_cell(a.get("labels_saved")),
                 ),
             )
         )
@@ -166,7 +186,7 @@ def answers_table(answers: Sequence[Mapping[str, Any]], label: Callable[[str], s
     return Table(
         key="judge-answers",
         title="One answer per judge: can it replace the annotators",
-        columns=("Answer", *fields, "Stability", "Borderline", "Humans tested", "Items"),
+        columns=("Answer", *fields, "Stability", "Borderline", "Humans tested", "Items", "Human labels saved (PPI++)"),
         rows=tuple(rows),
         caption=(
             f"Alternative annotator test (Calderon, Reichart and Dror 2025) at epsilon {answers[0]['epsilon']:g} "
@@ -179,5 +199,5 @@ def answers_table(answers: Sequence[Mapping[str, Any]], label: Callable[[str], s
             "field's test used."
         ),
         row_header="Judge",
-        notes=tuple(notes),
+        notes=(*notes, SAVED_NOTE, SAVED_FEWEST_NOTE),
     )

@@ -25,7 +25,14 @@ from core.api import Pagination
 from core.errors import DomainError
 
 from . import bias, endpoints, imported, outputs, selectors
-from .administration import check_prices, delete_judge, set_judge_hidden, set_judge_prices
+from .administration import (
+    check_judge_short_label,
+    check_prices,
+    delete_judge,
+    set_judge_hidden,
+    set_judge_prices,
+    set_judge_short_label,
+)
 from .configuration import create_judge_config
 from .models import JudgeConfig, JudgeOutput, JudgeOutputImport, JudgeRun
 from .runs import cancel_judge_run, rerun_failed_items, start_judge_run
@@ -58,12 +65,19 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
     prompt_template = serializers.JSONField(required=False)
     parser = serializers.CharField(required=False)
     questions = serializers.ListField(child=serializers.CharField(), required=False)
+    short_label = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=32,
+        help_text="what tables and pages call the judge, e.g. GPT-4o; blank or left out: derived from the name",
+    )
 
     class Meta:
         model = JudgeConfig
         fields = [
             "id",
             "name",
+            "short_label",
             "backend",
             "model_id",
             "prompt_template",
@@ -94,20 +108,15 @@ class JudgeSettingsSerializer(serializers.Serializer):
     neither; one given alone is paired with the other's current value)."""
 
     hidden = serializers.BooleanField(required=False)
+    short_label = serializers.CharField(
+        required=False, max_length=32, help_text="what tables and pages call the judge (unique in the project)"
+    )
     price_prompt_per_1m = serializers.DecimalField(
         max_digits=12, decimal_places=6, min_value=0, allow_null=True, required=False
     )
     price_completion_per_1m = serializers.DecimalField(
         max_digits=12, decimal_places=6, min_value=0, allow_null=True, required=False
     )
-
-
-class JudgeDeletedSerializer(serializers.Serializer):
-    """What deleting the judge removed."""
-
-    runs = serializers.IntegerField()
-    outputs = serializers.IntegerField()
-    annotations = serializers.IntegerField()
 
 
 class StartRunSerializer(serializers.Serializer):
@@ -330,6 +339,7 @@ class JudgeConfigList(APIView):
             created_by=request.user,
             price_prompt_per_1m=d.get("price_prompt_per_1m"),
             price_completion_per_1m=d.get("price_completion_per_1m"),
+            short_label=d.get("short_label"),
         )
         return Response(JudgeConfigSerializer(config).data, status=status.HTTP_201_CREATED)
 
@@ -345,8 +355,8 @@ class JudgeConfigDetail(APIView):
 
     @extend_schema(request=JudgeSettingsSerializer, responses=JudgeConfigSerializer)
     def patch(self, request: Request, project_id: int, config_id: int) -> Response:
-        """Hide or show the judge (a hidden judge is left out of reports, curation and exports)
-        and set its prices per 1M tokens; all or nothing."""
+        """Hide or show the judge (a hidden judge is left out of reports, curation and exports),
+        set its prices per 1M tokens and its short label; all or nothing."""
         config = self._config(request, project_id, config_id)
         ser = JudgeSettingsSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -354,19 +364,24 @@ class JudgeConfigDetail(APIView):
         prompt = d.get("price_prompt_per_1m", config.price_prompt_per_1m)
         completion = d.get("price_completion_per_1m", config.price_completion_per_1m)
         check_prices(prompt, completion)  # refused before anything changes
+        if "short_label" in d:
+            check_judge_short_label(config=config, label=d["short_label"])
         with transaction.atomic():
+            if "short_label" in d:
+                set_judge_short_label(config=config, label=d["short_label"])
             if "price_prompt_per_1m" in d or "price_completion_per_1m" in d:
                 set_judge_prices(config=config, prompt=prompt, completion=completion)
             if "hidden" in d:
                 set_judge_hidden(config=config, hidden=d["hidden"])
         return Response(JudgeConfigSerializer(config).data)
 
-    @extend_schema(request=None, responses=JudgeDeletedSerializer)
+    @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, project_id: int, config_id: int) -> Response:
         """Delete the judge with its runs, outputs, ratings and rater (409 while a run of it is
-        pending or an ensemble uses it); answers what was deleted."""
+        pending or an ensemble uses it); 204, no body, as the schema says (issue 37)."""
         config = self._config(request, project_id, config_id)
-        return Response(JudgeDeletedSerializer(delete_judge(config=config)).data)
+        delete_judge(config=config)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class JudgeRunStart(APIView):

@@ -10,10 +10,15 @@ to the endpoint those parameters name. So both are allow-listed by whoever runs 
   Django setting, and the platform's own secrets are refused even when listed. Each key is
   **bound to the endpoints it may be sent to** (issue 23, finding 6): ``NAME@endpoint`` entries
   (``HV_JUDGE_KEY_LAB@gpu-box:8000``; repeat the name for more endpoints), in the endpoint
-  syntax below; a name listed without ``@`` goes only to the default endpoint
-  ``HV_JUDGE_API_BASE``. A judge naming a key not bound to its endpoint is refused when created
-  and by the worker; the default key ``HV_JUDGE_API_KEY``, when the judge names none, is simply
-  not sent to an endpoint it is not bound to.
+  syntax below, or ``PREFIX*@endpoint`` for every key of a prefix. A key goes only to the
+  host:port pairs it is bound to, whatever the path (issue 37, M7): a bound key never goes to
+  the default endpoint ``HV_JUDGE_API_BASE`` unless bound there too. A name listed by itself
+  (exactly, without ``@``) goes only to the default endpoint (same scheme, host and port), and
+  so does ``HV_JUDGE_API_KEY`` when no entry binds it; a key matched only by a prefix without
+  ``@`` is allowed as a name but bound nowhere, so it is sent nowhere. A judge naming a key not
+  bound to its endpoint is refused when created and by the worker; the default key
+  ``HV_JUDGE_API_KEY``, when the judge names none, is simply not sent to an endpoint it is not
+  bound to.
 - **endpoints** (``params.base_url``): ``http(s)`` URLs whose host *and port* are in
   ``settings.HV_JUDGE_ALLOWED_HOSTS``: ``host:port``; ``host`` alone means the scheme's default
   port (80 for http, 443 for https); ``host:*`` any port (not advised); ``.example.com`` (with
@@ -22,6 +27,9 @@ to the endpoint those parameters name. So both are allow-listed by whoever runs 
   default endpoint ``HV_JUDGE_API_BASE``. No credentials in the URL. A refusal names the
   allow-list, never what a connection found; the worker's connection errors say only that the
   endpoint could not be reached (no open / closed port oracle).
+- **no invisible characters**: control characters, line and paragraph separators and format
+  characters (bidi overrides such as U+202E, zero-width spaces) are refused in an endpoint URL,
+  a key name and a key: a URL shown with a bidi override reads as another host (issue 37).
 - **no literal secrets** in a judge's parameters: any key naming a key, token, secret, password
   or authorization (but ``api_key_env``) is refused, and :func:`public_params` hides such
   values already stored wherever parameters are shown or exported.
@@ -70,8 +78,10 @@ REDACTED = "(hidden)"
 
 # ------------------------------------------------------------------------------ control characters
 #: Unicode categories refused in a URL, a key name or a key (a header value): control characters
-#: (line breaks, tab, NUL, DEL...) and the line / paragraph separators
-CONTROL_CATEGORIES = frozenset({"Cc", "Zl", "Zp"})
+#: (line breaks, tab, NUL, DEL...), the line / paragraph separators, and format characters (Cf:
+#: the bidi overrides and isolates U+202A-U+202E, U+2066-U+2069, zero-width spaces, the BOM),
+#: which make a URL read as another host on a page (issue 37)
+CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def has_control(text: str) -> bool:
@@ -80,9 +90,13 @@ def has_control(text: str) -> bool:
 
 def check_no_control(what: str, text: str) -> str:
     """``text`` when it holds no control character (issue 23, finding 2): a URL parser strips a
-    line break the HTTP client then refuses, mid-run; refused here, when the judge is created."""
+    line break the HTTP client then refuses, mid-run; refused here, when the judge is created.
+    Nor a format character: a bidi override shows the URL as another one (issue 37)."""
     if has_control(text):
-        raise ValueError(f"{what} must not hold control characters (line breaks, tabs, NUL)")
+        raise ValueError(
+            f"{what} must not hold control characters (line breaks, tabs, NUL) or invisible characters "
+            "(bidi overrides, zero-width spaces)"
+        )
     return text
 
 
@@ -160,22 +174,37 @@ def key_endpoints(name: str) -> list[str]:
     return [e for pattern, e in _key_entries() if e and _name_matches(pattern, name)]
 
 
-def key_bound_to(name: str, url: str) -> bool:
-    """Whether the key ``name`` may be sent to ``url``: the default endpoint takes any allowed
-    key; any other endpoint only the keys bound to it."""
-    host, port, scheme = _host_port(url)
-    default = default_base_url()
-    if default and _host_port(default)[:2] == (host, port):
+def goes_to_default(name: str) -> bool:
+    """Whether the key ``name`` may go to the default endpoint ``HV_JUDGE_API_BASE``: listed by
+    its exact name without ``@``, or the default key ``HV_JUDGE_API_KEY`` that no entry binds.
+    A prefix without ``@`` binds nothing (issue 37, M7): it allows names, not destinations."""
+    entries = _key_entries()
+    if any(endpoint is None and pattern == name for pattern, endpoint in entries):
         return True
-    return any(_entry_matches(e, host, port, scheme) for e in key_endpoints(name))
+    return name == DEFAULT_KEY_ENV and not key_endpoints(name)
+
+
+def key_bound_to(name: str, url: str) -> bool:
+    """Whether the key ``name`` may be sent to ``url``: to the host:port pairs it is bound to
+    (``NAME@host:port``), whatever the path; to the default endpoint (its scheme, host and port)
+    only when :func:`goes_to_default`. A bound key goes only to its host:port (issue 37, M7)."""
+    host, port, scheme = _host_port(url)
+    if any(_entry_matches(e, host, port, scheme) for e in key_endpoints(name)):
+        return True
+    default = default_base_url()
+    return bool(default) and _host_port(default) == (host, port, scheme) and goes_to_default(name)
+
+
+def _bindings_text(name: str) -> str:
+    where = key_endpoints(name) + (["the default endpoint (HV_JUDGE_API_BASE)"] if goes_to_default(name) else [])
+    return ", ".join(where) or "no endpoint (a prefix without @ binds none)"
 
 
 def check_key_for_endpoint(name: str, url: str) -> None:
     if not key_bound_to(name, url):
         raise ValueError(
             f"params.api_key_env {name!r} may not be sent to this endpoint: the administrator binds each key "
-            f"to its endpoints in HV_JUDGE_API_KEYS (NAME@host:port); {name} is bound to "
-            f"{', '.join(key_endpoints(name)) or 'the default endpoint (HV_JUDGE_API_BASE) only'}"
+            f"to its endpoints in HV_JUDGE_API_KEYS (NAME@host:port); {name} is bound to {_bindings_text(name)}"
         )
 
 
@@ -316,6 +345,7 @@ __all__ = [
     "check_no_control",
     "check_params",
     "default_base_url",
+    "goes_to_default",
     "is_secret_name",
     "key_bound_to",
     "key_endpoints",

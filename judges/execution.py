@@ -8,10 +8,17 @@ outputs are keyed by (run, item, pass, order), items finalise once (``JudgeItemR
 per run and item), so a redelivered chunk (a worker killed mid-run, ``acks_late``) only does the
 work that is missing. ``maybe_finish`` ends the run when every item has a result.
 
+A chunk first takes a slot of its project's share of the worker; when the project holds its
+share, the chunk is sent again after a countdown and does nothing now. While it works, a watch
+thread sets the backends' ``cancelled`` event when the run is cancelled, which ends a retry's
+back-off at once; what the backends answered after that is not stored (``judges/share.py``,
+issue 37, M4).
+
 Starting, cancelling and re-running runs is ``judges/runs.py``."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -28,7 +35,7 @@ from core import jobs
 from core.heartbeat import Heartbeat
 from core.values import without_surrogates
 
-from . import orders, prompts
+from . import orders, prompts, share
 from .backends import BackendUnavailable, JudgeItem, JudgeSpec, Verdict
 from .backends.ahead import BACKEND as AHEAD
 from .combine import combine, combine_metrics
@@ -100,6 +107,19 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
     run = JudgeRun.objects.select_related("config__project__rubric_version", "config__rater").get(pk=run_id)
     if run.status in JudgeRun.TERMINAL:
         return run
+    slot = share.take_slot(run)
+    if not slot:  # the project holds its share of the worker: this chunk waits in the queue
+        from .runs import requeue_chunk
+
+        requeue_chunk(run=run, item_ids=item_ids, countdown=share.retry_countdown())
+        return JudgeRun.objects.get(pk=run.pk)
+    try:
+        return _claim_and_execute(run, item_ids, batch_size, slot)
+    finally:
+        share.give_back(slot)
+
+
+def _claim_and_execute(run: JudgeRun, item_ids: Sequence[int], batch_size: int | None, slot) -> JudgeRun:
     now = timezone.now()
     # the first chunk to start claims the run (one attempt; the reaper counts the next ones)
     JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(
@@ -111,11 +131,13 @@ def execute_judge_chunk(*, run_id: int, item_ids: Sequence[int], batch_size: int
     )
     JudgeRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=now)
     # every chunk beats the run's lease while it works (several may, on several workers)
-    with Heartbeat(JudgeRun, run.pk):
-        return _execute_chunk(run, item_ids, batch_size)
+    with Heartbeat(JudgeRun, run.pk), share.ChunkWatch(run, slot) as watch:
+        return _execute_chunk(run, item_ids, batch_size, watch.cancelled)
 
 
-def _execute_chunk(run: JudgeRun, item_ids: Sequence[int], batch_size: int | None) -> JudgeRun:
+def _execute_chunk(
+    run: JudgeRun, item_ids: Sequence[int], batch_size: int | None, cancelled: threading.Event
+) -> JudgeRun:
     config = run.config
     members = _members(config)
     per_member = config.passes
@@ -128,6 +150,8 @@ def _execute_chunk(run: JudgeRun, item_ids: Sequence[int], batch_size: int | Non
     except BackendUnavailable as exc:
         jobs.fail(run, f"the judge cannot run: {exc}")
         return JudgeRun.objects.get(pk=run.pk)
+    for backend in backends:  # the watch's cancel reaches every backend's waits
+        backend.cancelled = cancelled
     finished = set(run.results.filter(item_id__in=item_ids).values_list("item_id", flat=True))
     todo_ids = [i for i in item_ids if i not in finished]
     items_by_id = {it.id: it for it in Item.objects.filter(pk__in=todo_ids, project=run.project)}
@@ -156,6 +180,8 @@ def _execute_chunk(run: JudgeRun, item_ids: Sequence[int], batch_size: int | Non
                         verdicts = backend.judge(asked, list(passes))
                     except BackendUnavailable as exc:
                         jobs.fail(run, f"the judge cannot run: {exc}")
+                        return JudgeRun.objects.get(pk=run.pk)
+                    if cancelled.is_set():  # answers cut short by the cancel are no outputs
                         return JudgeRun.objects.get(pk=run.pk)
                     if kind == orders.SWAPPED:
                         verdicts = [replace(v, answers=orders.map_back(v.answers, pair_order)) for v in verdicts]

@@ -43,6 +43,9 @@ class JudgeConfig(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_configs")
     name = models.CharField(max_length=200)
+    # what tables and pages call the judge (judges/labels.py): set by the researcher, by default
+    # the model's part of the name ("GPT-4o"); unique within the project, checked where it is set
+    short_label = models.CharField(max_length=32, blank=True, default="")
     # the registry's backends (``judges/registry.py``): a callable, so a backend added there needs
     # no migration; checked in ``clean`` and by ``configuration.create_judge_config``, not by a
     # database constraint, which would be a literal list to keep in step
@@ -251,3 +254,24 @@ class JudgeItemResult(models.Model):
             models.CheckConstraint(condition=Q(status__in=["ok", "failed"]), name="judge_result_status_valid"),
         ]
         indexes = [models.Index(fields=["run", "status"], name="judge_result_run_status_idx")]
+
+
+class JudgeChunkSlot(models.Model):
+    """One judge chunk at work on a worker: a project's share of the shared worker (issue 37, M4).
+
+    A chunk takes a slot of its project before it works and gives it back when it ends
+    (``judges/share.py``); while a project holds ``HV_JUDGE_PROJECT_SHARE`` slots, its next chunk
+    is sent again after a countdown instead of holding a worker thread. A chunk's watch renews
+    ``expires_at`` every second or so, so the slot of a killed worker lapses within seconds."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_chunk_slots")
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="chunk_slots")
+    worker = models.CharField(max_length=200, blank=True)
+    taken_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"slot {self.pk} of project {self.project_id} (run {self.run_id})"

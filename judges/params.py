@@ -53,6 +53,15 @@ DEVICE_PATTERN = re.compile(r"^(cpu|cuda(:\d+)?)$")
 # what runs.start_judge_run uses (DEFAULT_CHUNK, MAX_CHUNK there; a test keeps them equal)
 DEFAULT_CHUNK = 16
 MAX_CHUNK = 1000
+# Upper bounds of the OpenAI-compatible backend's retry loop (issue 37, M4): a chunk holds one of
+# the shared worker's threads while it retries, so no judge may make one request take hours.
+# The worst case per request is (MAX_RETRIES + 1) x timeout_s plus the back-offs between them;
+# a cancel cuts the back-offs short (backends/openai_chat.py), a request in flight ends by its
+# timeout. docs/judges.md, "Bounds", says the same.
+MAX_TIMEOUT_S = 600  # a long generation on a busy vLLM can take minutes, never more than ten
+MAX_RETRIES = 10
+MAX_BACKOFF_S = 120  # first and longest retry delay, Retry-After included
+MAX_CONCURRENCY = 64  # the backend's connection pool per endpoint (openai_chat._client)
 
 
 @dataclass(frozen=True)
@@ -322,7 +331,7 @@ OPENAI_CHAT: tuple[Param, ...] = (
         gettext_lazy("Seed of the first pass; pass n asks with seed + n."),
         default_text=gettext_lazy("none"),
     ),
-    Param("concurrency", INT, gettext_lazy("Requests in flight at once."), default=4, min=1),
+    Param("concurrency", INT, gettext_lazy("Requests in flight at once."), default=4, min=1, max=MAX_CONCURRENCY),
     Param(
         "response_format",
         CHOICE,
@@ -361,7 +370,14 @@ OPENAI_CHAT: tuple[Param, ...] = (
         advanced=True,
     ),
     Param(
-        "timeout_s", NUMBER, gettext_lazy("Seconds per request."), default=60, min=0, min_exclusive=True, advanced=True
+        "timeout_s",
+        NUMBER,
+        gettext_lazy("Seconds per request."),
+        default=60,
+        min=0,
+        max=MAX_TIMEOUT_S,
+        min_exclusive=True,
+        advanced=True,
     ),
     Param(
         "max_retries",
@@ -369,6 +385,7 @@ OPENAI_CHAT: tuple[Param, ...] = (
         gettext_lazy("Retries of a 429, 5xx, timeout or dropped connection."),
         default=5,
         min=0,
+        max=MAX_RETRIES,
         advanced=True,
     ),
     Param(
@@ -377,6 +394,7 @@ OPENAI_CHAT: tuple[Param, ...] = (
         gettext_lazy("First retry delay (doubles each retry, with jitter)."),
         default=1.0,
         min=0,
+        max=MAX_BACKOFF_S,
         advanced=True,
     ),
     Param(
@@ -385,6 +403,7 @@ OPENAI_CHAT: tuple[Param, ...] = (
         gettext_lazy("Longest retry delay (Retry-After honoured up to it)."),
         default=30.0,
         min=0,
+        max=MAX_BACKOFF_S,
         advanced=True,
     ),
 )

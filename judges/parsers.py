@@ -69,7 +69,7 @@ def parse_json(text: str, rubric: Rubric, questions: Sequence[str]) -> dict[str,
     try:
         data = loads(raw[start : end + 1])
     except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+        raise ParseError(f"invalid JSON ({exc.msg}: column {exc.colno})") from None
     if not isinstance(data, dict):
         raise ParseError("the JSON reply is not an object")
     missing = [q for q in questions if q not in data]
@@ -122,7 +122,7 @@ def parse_label(text: str, labels: Sequence[str]) -> str:
         try:
             data = loads(raw)
         except json.JSONDecodeError as exc:
-            raise ParseError(f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+            raise ParseError(f"invalid JSON ({exc.msg}: column {exc.colno})") from None
         if not isinstance(data, dict) or not isinstance(data.get("label"), str):
             raise ParseError('the JSON reply has no "label"')
         raw = data["label"]

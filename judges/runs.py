@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from annotation.models import Item
 from core import jobs
@@ -206,9 +207,24 @@ def enqueue_chunks(*, run: JudgeRun, item_ids: Sequence[int]) -> int:
     return n
 
 
+def requeue_chunk(*, run: JudgeRun, item_ids: Sequence[int], countdown: float) -> bool:
+    """Send a chunk again after ``countdown`` seconds: its project holds its share of the worker
+    (``judges/share.py``). A queued run counts as just sent, so the reaper does not send it
+    again meanwhile (``HV_JOB_RESEND_SECONDS``)."""
+    from .tasks import run_judge_chunk
+
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(heartbeat_at=timezone.now())
+    return jobs.send_or_fail(
+        lambda: run_judge_chunk.apply_async(args=[run.id, list(item_ids)], queue=run.queue, countdown=countdown),
+        lambda message: jobs.fail(run, message),
+    )
+
+
 def cancel_judge_run(*, run: JudgeRun) -> JudgeRun:
-    """Stop a queued or running run: chunks not started do nothing, a running chunk stops at its
-    next batch. What was judged stays."""
+    """Stop a queued or running run: chunks not started do nothing; a running chunk's watch sees
+    the cancel within ``HV_JUDGE_CANCEL_POLL_SECONDS``, which ends its retries' back-off at once
+    and starts no new request (a request in flight ends by its ``timeout_s``); it gives its
+    worker thread back then. What was judged stays."""
     updated = jobs.cancel(run)
     run.refresh_from_db()
     if not updated:

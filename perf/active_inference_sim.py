@@ -7,7 +7,13 @@ expected budget of ``n_b`` human labels.  Two uncertainties:
 - informative: ``u = sqrt(f (1 - f))``, the judge's root expected squared error (what
   ``hvstats.active.binary_uncertainty`` gives);
 - uninformative: ``u`` constant (the judge's uncertainty carries no signal), so the rule is
-  uniform.
+  uniform;
+- noisy (issue 34): ``u = sqrt(q (1 - q))`` with ``q ~ Beta(0.6, 1.4)`` drawn independently of
+  ``f``: the same spread as the informative one and no signal, so the rule varies the
+  probabilities for nothing.
+
+``--judge-scale A B``: the judge reports ``A + B f`` instead of ``f`` (a judge on another scale
+than the 0/1 human verdict, e.g. ``1 4`` for a 1-5 score); the uncertainty stays the one above.
 
 Reported per uncertainty, over ``--studies`` seeded studies: coverage of the 95% intervals of
 the active estimate (batch), of its sequential variant (4 rounds, later rounds refitted on the
@@ -17,9 +23,12 @@ needs for the same mean half-width, with PPI++ (``hvstats.ppi.ppi_mean``, ``m`` 
 uniformly, the rest judge-only) and with humans alone (the classical interval), found by
 linear interpolation over a grid of ``m`` run on the same studies (as the reference
 repository's ``make_budget_plot``).  Labels saved = that ``m`` minus the active expected
-budget, as a share of ``m``.  numpy/scipy only (no database).
+budget, as a share of ``m``.  numpy/scipy only (no database).  The estimates use the
+platform's defaults (``hvstats.active.DEFAULT_TAU``, the small-sample lambda rules of
+``hvstats.active`` and ``hvstats.ppi``) unless ``--tau`` is given.
 
     .venv/bin/python perf/active_inference_sim.py [--studies 1000] [--items 4000] [--budget 400]
+        [--kinds informative,uninformative,noisy] [--judge-scale 0 1]
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hvstats.active import (
+    DEFAULT_TAU,
     active_mean,
     active_sequential,
     binary_uncertainty,
@@ -43,6 +53,7 @@ from hvstats.active import (
     refit_uncertainty,
     sampling_probabilities,
 )
+from hvstats.ppi import SMALL_SAMPLE_LABELS as PPI_SMALL_SAMPLE_LABELS
 from hvstats.ppi import ppi_mean
 
 TRUE_MEAN = 0.6 / (0.6 + 1.4)
@@ -50,16 +61,23 @@ ROUNDS = 4
 STOP_FACTOR = 1.9  # stop target = 1.9 x the batch estimate's mean half-width (a round-3 stop is possible)
 
 
-def study(rng: np.random.Generator, N: int):
+def study(rng: np.random.Generator, N: int, kind: str, scale: tuple[float, float] = (0.0, 1.0)):
+    """``(judge value, human 0/1, uncertainty)`` of one study (module docstring)."""
     f = rng.beta(0.6, 1.4, N)
     y = (rng.random(N) < f).astype(float)
-    return f, y
+    if kind == "informative":
+        u = binary_uncertainty(f)
+    elif kind == "noisy":
+        u = binary_uncertainty(rng.beta(0.6, 1.4, N))
+    else:
+        u = np.ones(N)
+    return scale[0] + scale[1] * f, y, u
 
 
 def uniform_half_widths(y: np.ndarray, f: np.ndarray, perm: np.ndarray, grid: np.ndarray, z: float):
     """Half-widths of uniform PPI++ and of humans alone with the first ``m`` items of ``perm``
     labelled, for every ``m`` in ``grid``: ``hvstats.ppi.ppi_mean``'s formulas (power-tuned,
-    clipped lambda; ddof 0 variances) from prefix sums, so the grid costs O(N) per study."""
+    clipped lambda, 1 below its small-sample threshold; ddof 0 variances) from prefix sums, so the grid costs O(N) per study."""
     N = len(y)
     ys, fs = y[perm], f[perm]
     c = {k: np.cumsum(v)[grid - 1] for k, v in {"y": ys, "f": fs, "yy": ys * ys, "ff": fs * fs, "yf": ys * fs}.items()}
@@ -72,12 +90,15 @@ def uniform_half_widths(y: np.ndarray, f: np.ndarray, perm: np.ndarray, grid: np
     vu = (np.sum(f * f) - c["ff"]) / Nu - mu**2
     var_all = np.var(f, ddof=1)
     lam = np.clip(cov / ((1 + n / Nu) * var_all), 0.0, 1.0)
+    lam = np.where(grid < PPI_SMALL_SAMPLE_LABELS, 1.0, lam)  # hvstats.ppi's small-sample rule
     var_d = vy - 2 * lam * cov + lam**2 * vfl
     ppi = z * np.sqrt(lam**2 * vu / Nu + var_d / n)
     return ppi, z * np.sqrt(vy / n), lam
 
 
-def run(kind: str, studies: int, N: int, nb: int, grid: np.ndarray, seed: int, tau: float) -> dict:
+def run(
+    kind: str, studies: int, N: int, nb: int, grid: np.ndarray, seed: int, tau: float, scale: tuple[float, float]
+) -> dict:
     z = 1.959963984540054
     cov = {"batch": 0, "sequential": 0, "stopped_cs": 0, "stopped_ci": 0, "uniform_ppi": 0, "human_only": 0}
     hw_active, hw_seq, labels, ess_ppi, ess_h, stop_rounds = [], [], [], [], [], []
@@ -86,8 +107,7 @@ def run(kind: str, studies: int, N: int, nb: int, grid: np.ndarray, seed: int, t
     jb = int(np.searchsorted(grid, nb))
     for s in range(studies):
         rng = np.random.default_rng([seed, s])
-        f, y = study(rng, N)
-        u = binary_uncertainty(f) if kind == "informative" else np.ones(N)
+        f, y, u = study(rng, N, kind, scale)
         pi = sampling_probabilities(u, nb, tau=tau)
         xi = draw_sample(pi, rng)
         r = active_mean(np.where(xi == 1, y, np.nan), f, pi)
@@ -107,8 +127,7 @@ def run(kind: str, studies: int, N: int, nb: int, grid: np.ndarray, seed: int, t
     target = STOP_FACTOR * float(np.mean(hw_active))
     for s in range(studies):
         rng = np.random.default_rng([seed, s, 1])
-        f, y = study(rng, N)
-        u = binary_uncertainty(f) if kind == "informative" else np.ones(N)
+        f, y, u = study(rng, N, kind, scale)
         # sequential: 4 rounds, rounds > 0 refit the uncertainty on the labels so far
         rounds = plan_rounds(N, ROUNDS, rng)
         spi, sxi = np.zeros(N), np.zeros(N, dtype=int)
@@ -161,16 +180,29 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=4000)
     ap.add_argument("--budget", type=int, default=400)
     ap.add_argument("--seed", type=int, default=27)
-    ap.add_argument("--tau", type=float, default=0.2, help="weight of the uniform rule (the paper's mixing)")
+    ap.add_argument(
+        "--tau",
+        type=float,
+        default=DEFAULT_TAU,
+        help="weight of the uniform rule (the paper's mixing; default the platform's)",
+    )
+    ap.add_argument(
+        "--kinds", default="informative,uninformative", help="uncertainties: informative, uninformative, noisy"
+    )
+    ap.add_argument(
+        "--judge-scale", type=float, nargs=2, default=(0.0, 1.0), metavar=("A", "B"), help="judge = A + B f"
+    )
     a = ap.parse_args()
-    grid = np.unique(np.r_[np.arange(20, 1000, 10), np.arange(1000, a.items - 100, 50), a.budget])
+    scale = (a.judge_scale[0], a.judge_scale[1])
+    grid = np.unique(np.r_[np.arange(20, min(1000, a.items - 1), 10), np.arange(1000, a.items - 100, 50), a.budget])
+    grid = grid[(grid >= 2) & (grid < a.items)]
     t0 = time.perf_counter()
     print(
         f"{a.studies} studies x {a.items} items, expected budget {a.budget} human labels, target E[Y] = {TRUE_MEAN}, "
-        f"tau {a.tau}, seed {a.seed}; load average {os.getloadavg()[0]:.1f}"
+        f"tau {a.tau}, judge {scale[0]:g} + {scale[1]:g} f, seed {a.seed}; load average {os.getloadavg()[0]:.1f}"
     )
-    for kind in ("informative", "uninformative"):
-        r = run(kind, a.studies, a.items, a.budget, grid, a.seed, a.tau)
+    for kind in a.kinds.split(","):
+        r = run(kind, a.studies, a.items, a.budget, grid, a.seed, a.tau, scale)
         c = r["coverage"]
         print(f"\n== {kind} uncertainty ==")
         print(

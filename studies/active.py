@@ -11,7 +11,8 @@ population (the project's items that have an uncertainty, quality-control items 
 split at random into the rounds (:func:`hvstats.active.plan_rounds`, seeded), fixed in advance
 as the sequential guarantee requires. Round ``r`` draws only over its own items, with an
 expected budget ``budget * N_r / N``, probabilities from :func:`hvstats.active.sampling_probabilities`
-(``floor`` = a fraction of the uniform probability, ``tau`` = weight of the uniform rule) and
+(``floor`` = a fraction of the uniform probability, ``tau`` = weight of the uniform rule, default
+:data:`hvstats.active.DEFAULT_TAU` = 0.5, which keeps coverage when the uncertainty carries no signal) and
 Bernoulli draws from ``numpy.random.default_rng((seed, r))``. Round 0 uses the uncertainty
 given when the series is created; a later round the uncertainty the caller passes (refitted
 on the human labels of the earlier rounds: :func:`hvstats.active.refit_uncertainty`).
@@ -37,7 +38,7 @@ from scipy.stats import norm
 from annotation.bulk import insert_rows
 from annotation.models import Item, Project
 from core.errors import DomainError
-from hvstats.active import DEFAULT_FLOOR_FRACTION, draw_sample, plan_rounds, sampling_probabilities
+from hvstats.active import DEFAULT_FLOOR_FRACTION, DEFAULT_TAU, draw_sample, plan_rounds, sampling_probabilities
 from studies.models import Sample, SampleItem
 from studies.sampling import QC_META_KEY
 
@@ -215,7 +216,7 @@ def draw_active_sample(
     field: str,
     source: str,
     name: str = "",
-    tau: float = 0.0,
+    tau: float = DEFAULT_TAU,
     floor: float = DEFAULT_FLOOR_FRACTION,
     seed: int = 0,
     rounds: int = 1,

@@ -4,6 +4,7 @@ they need numpy and the statistics core."""
 
 from __future__ import annotations
 
+import warnings
 from itertools import combinations
 
 import numpy as np
@@ -218,7 +219,9 @@ def value_extraction_validation_report(inp: ValidationInput) -> list[Table]:
     S = inp.wide("ve_score")
     scored = inp.human_rated("ve_score")  # the stories a person scored
     SH = S.reindex(columns=humans).to_numpy(dtype=float)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        # a story only judges scored has no person's mean (NaN): the judge-only part of the pool
+        warnings.simplefilter("ignore", RuntimeWarning)
         person_story = np.nanmean(SH, axis=1) if SH.size else np.zeros(0)
     stories = np.flatnonzero(scored)  # the units of the Pearson r's bootstrap
     cols = (

@@ -256,6 +256,7 @@ class AheadBackend(JudgeBackend):
                 preset_key=self.spec.preset_key,
             )
             self._extractor = runner(spec)
+            self._extractor.cancelled = self.cancelled  # a cancel reaches the extractor's retries
         return self._extractor
 
     def encoder(self):
@@ -412,8 +413,8 @@ class AheadBackend(JudgeBackend):
             return Verdict(item_id, p, json.dumps(raw), None, message, latency)
 
         errors = [f"{d}: {r.error}" for d, r in replies.items() if r.error]
-        if errors:
-            return failed("request failed: " + "; ".join(errors))
+        if errors:  # no latency without the answers: a silent port must read as a refused one (issue 37)
+            return Verdict(item_id, p, json.dumps(raw), None, "request failed: " + "; ".join(errors), None)
         predicted: dict[str, list[str]] = {}
         problems = []
         for d, r in replies.items():

@@ -8,6 +8,7 @@ never invents a judgement: an answer it could not get or parse is a Verdict with
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -196,12 +197,17 @@ def pass_usage(replies: Sequence[ChatReply]) -> Usage | None:
 
 
 class JudgeBackend:
-    """Base class. ``queue`` is the Celery queue whose workers can run this backend."""
+    """Base class. ``queue`` is the Celery queue whose workers can run this backend.
+
+    ``cancelled``: set when the run is cancelled while the backend works (the chunk's watch,
+    ``judges/execution.py``); a backend that waits (the OpenAI-compatible one between retries)
+    waits on it, so a cancel ends the wait at once (issue 37, M4)."""
 
     queue = "default"
 
     def __init__(self, spec: JudgeSpec) -> None:
         self.spec = spec
+        self.cancelled = threading.Event()
 
     def judge(self, items: Sequence[JudgeItem], passes: Sequence[int]) -> list[Verdict]:  # pragma: no cover
         raise NotImplementedError
@@ -414,7 +420,10 @@ class GenerativeBackend(JudgeBackend):
                     f"[{tag}] {r.text if r.text is not None else ''}" for tag, r in zip(tags, mine, strict=True)
                 )
             )
-            latency = sum(r.latency_ms or 0 for r in mine)
+            # the time to the answers; none when no request got one (a silent port's timeout and a
+            # refused port's instant error must read the same, issue 37)
+            timed = [r.latency_ms for r in mine if r.latency_ms is not None]
+            latency = sum(timed) if timed else None
             usage = pass_usage(mine)  # a failed parse cost its tokens too
             errors = [r.error for r in mine if r.error]
             if errors:

@@ -10,6 +10,13 @@
 - 429, 5xx, timeouts and dropped connections are retried with exponential backoff and jitter
   (``Retry-After`` honoured up to ``max_backoff_s``), at most ``max_retries`` times;
 - ``timeout_s`` per request;
+- those four and ``concurrency`` have upper bounds (``judges.params``, ``MAX_*``; issue 37, M4),
+  checked when the judge is created and again here, for rows written before;
+- a cancelled run stops the retry loop at once: a back-off sleep waits on the backend's
+  ``cancelled`` event (set by the chunk's watch, ``judges/execution.py``), and no new attempt
+  starts once it is set; a request already in flight ends by its ``timeout_s``;
+- a reply without an answer records no latency: the time to give up would tell a silent port
+  (a timeout) from a refused one (issue 37);
 - the API key comes from the environment variable ``params.api_key_env`` names (default
   ``HV_JUDGE_API_KEY``), one the administrator allows (``judges.endpoints``), never from the
   database or a Django setting;
@@ -39,6 +46,9 @@ from .. import params as judge_params
 from .base import PROMPTED, BackendEntry, BackendUnavailable, ChatReply, ChatRequest, GenerativeBackend, Usage
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# the parameters of the retry loop whose bounds the worker checks again (issue 37, M4)
+LOOP_PARAMS = frozenset({"timeout_s", "max_retries", "backoff_s", "max_backoff_s", "concurrency"})
+CANCELLED = "the run was cancelled"
 _CLIENTS: dict[tuple[str, float], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 
@@ -84,6 +94,10 @@ class OpenAIChatBackend(GenerativeBackend):
             endpoints.check_base_url(self.base_url)
             self.api_key = endpoints.api_key(p, self.base_url)  # only a key bound to this endpoint
         except ValueError as exc:
+            raise BackendUnavailable(str(exc)) from None
+        try:  # bounded when the judge was created; again here, for rows written before (issue 37, M4)
+            judge_params.check([q for q in judge_params.OPENAI_CHAT if q.name in LOOP_PARAMS], p)
+        except judge_params.ParamError as exc:
             raise BackendUnavailable(str(exc)) from None
         self.timeout = float(p.get("timeout_s", 60))
         self.max_retries = int(p.get("max_retries", 5))
@@ -147,6 +161,8 @@ class OpenAIChatBackend(GenerativeBackend):
         last = ""
         constrained = True  # this request's structured output; dropped for it alone on HTTP 400
         for attempt in range(self.max_retries + 1):
+            if self.cancelled.is_set():  # no new attempt for a cancelled run
+                return ChatReply(None, CANCELLED)
             retry_after = None
             body = self.payload(req, constrained=constrained)
             try:
@@ -164,15 +180,17 @@ class OpenAIChatBackend(GenerativeBackend):
                     retry_after = resp.headers.get("retry-after")
                 elif resp.status_code >= 400:
                     # the status and its standard reason only: an endpoint's body is never kept
-                    return ChatReply(None, http_error(resp.status_code), _ms(started))
+                    return ChatReply(None, http_error(resp.status_code))
                 else:
                     text, problem, usage = _content(resp)
                     if problem is None:
                         return ChatReply(text, "", _ms(started), usage)
                     last = problem  # a garbled body is treated as transient
-            if attempt < self.max_retries:
-                time.sleep(self._delay(attempt, retry_after))
-        return ChatReply(None, f"{last} (gave up after {self.max_retries + 1} attempts)", _ms(started))
+            # the back-off waits on the cancel event, so a cancel ends it at once (issue 37, M4)
+            if attempt < self.max_retries and self.cancelled.wait(self._delay(attempt, retry_after)):
+                return ChatReply(None, CANCELLED)
+        # no latency without an answer: the time to give up tells a silent port from a refused one
+        return ChatReply(None, f"{last} (gave up after {self.max_retries + 1} attempts)")
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[ChatReply]:
         if len(requests) <= 1 or self.concurrency == 1:

@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 
@@ -75,7 +76,12 @@ class TestActivePagesOnTheDemo:
             assert not duplicate_ids(html), (project.name, duplicate_ids(html))
             judges = judge_uncertainty.judge_raters(project)
             assert judges, project.name
-            for judge in judges:
+            # at least one judge stores an uncertainty (the demo's judges state a confidence), and
+            # the form's default for it is that uncertainty, not the uniform baseline
+            assert any(judge_uncertainty.sources(project, j)[0][0] != judge_uncertainty.UNIFORM for j in judges), (
+                project.name
+            )
+            for number, judge in enumerate(judges):
                 offered = [k for k, _ in judge_uncertainty.sources(project, judge)]
                 # the page offers exactly the sources with data, the first one selected by default
                 r = c.get(page, {"judge": judge.id})
@@ -84,10 +90,16 @@ class TestActivePagesOnTheDemo:
                 assert re.search(rf'<option value="{re.escape(offered[0])}" selected>', html), (project.name, judge)
                 fields = offered_fields(html)
                 assert fields, (project.name, judge.name)
-                unoffered = [s for s in (judge_uncertainty.PASSES, "confidence:none") if s not in offered]
+                # a source the judge does not offer is refused by one code path whoever the judge:
+                # tried with the study's first judge only (each request reads the whole study)
+                unoffered = (
+                    [s for s in (judge_uncertainty.PASSES, "confidence:none") if s not in offered]
+                    if number == 0
+                    else []
+                )
                 for source in offered + unoffered:
-                    # only the spread over passes depends on the field; the other sources once
-                    for field in fields if source == judge_uncertainty.PASSES else fields[:1]:
+                    # only an offered spread over passes depends on the field; the other sources once
+                    for field in fields if source == judge_uncertainty.PASSES and source in offered else fields[:1]:
                         data = form_for(judge, source, field=field)
                         shown = c.post(draw, {**data, "action": "show"})
                         assert shown.status_code < 500, (project.name, judge.name, source, field)
@@ -103,12 +115,16 @@ class TestActivePagesOnTheDemo:
                                 project.name,
                                 source,
                             )
-                    drawn = c.post(draw, {**data, "action": "draw"})
+                    with transaction.atomic():
+                        drawn = c.post(draw, {**data, "action": "draw"})
+                        # only the uniform draw is kept (one series per judge): every series drawn
+                        # is read again by each later request of the study
+                        transaction.set_rollback(source != judge_uncertainty.UNIFORM)
                     assert drawn.status_code < 500, (project.name, judge.name, source)
                     if source in unoffered:
                         assert drawn.status_code == 400 and 'class="error" role="alert"' in drawn.content.decode()
-                    elif source == judge_uncertainty.UNIFORM:
-                        assert drawn.status_code == 302, drawn.content.decode()[:2000]
+                    else:  # an offered source draws (the demo's judges state a confidence)
+                        assert drawn.status_code == 302, (source, drawn.content.decode()[:2000])
                 # the page with the series drawn so far still answers, its ids unique
                 r = c.get(page, {"judge": judge.id})
                 assert r.status_code == 200 and not duplicate_ids(r.content.decode()), project.name

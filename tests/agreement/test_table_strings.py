@@ -122,7 +122,10 @@ def test_the_answers_table_reads_in_every_language():
     assert de["title"].startswith("Eine Antwort je Judge") and "Epsilon 0,2" in de["caption"]
     assert de["rows"][0]["cells"][0]["display"] == "nur bei einigen Feldern"
     assert de["rows"][0]["cells"][2]["note"].startswith("zu wenige Menschen: 2 getestet")
-    assert de["notes"] == [
+    assert de["notes"][:2] == [
         "gpt: Die Antwort ändert sich ohne eine dieser Personen: ann1.",
         "gpt: Gewinnrate bei q1 genau 0,5.",
     ]
+    # then what the human-labels-saved column means (issue 34)
+    assert de["notes"][2].startswith("Eingesparte menschliche Labels (PPI++): ")
+    assert de["notes"][3].startswith("Die eingesparten menschlichen Labels eines Judges sind das Minimum")

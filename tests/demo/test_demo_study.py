@@ -11,13 +11,14 @@ import pytest
 from django.core.management import call_command
 
 from agreement.validation import compute_tables
-from annotation.models import Annotation, Assignment, Project
+from annotation.models import Annotation, Assignment, Item, Project
 from benchmarks.registry import PRESETS
 from demo import simulation as sim
 from demo.studies import PREFIX
 from hvstats import tables as table_formats
 from judges.models import JudgeConfig, JudgeOutput, JudgeRun
 from studies.models import AssignmentPlan, Sample
+from tests.agreement.latex import compile_latex
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +68,7 @@ class TestOnTheDemo:
                 assert t.rows, (key, t.key)
                 assert any(c.value is not None for r in t.rows for c in r.cells), (key, t.key)
             latex = table_formats.to_latex(tables)
-            assert latex.count("\\begin{tabular}") == len(tables), key
+            assert latex.count("\\begin{table}") == len(tables), key
             as_json = {t["key"]: t for t in table_formats.to_json(tables)}
             per_judge = verdicts(as_json["judge-verdicts"])
             good = [j for j, c in per_judge.items() if c["passes"] > c["fails"]]
@@ -92,6 +93,26 @@ class TestOnTheDemo:
                 out = JudgeOutput.objects.filter(run=run).first()
                 assert out.raw_output and out.prompt_tokens and config.price_prompt_per_1m is not None
 
+    @pytest.mark.slow  # pdflatex
+    def test_every_demo_projects_latex_compiles_in_one_document(self, seeded):
+        """Issue 35: the LaTeX download of every demo project (the simulated studies and the
+        small hand-made ones) compiles with pdflatex, the CQ-Bench story study's verdicts table
+        with its warnings included; one document (a section per project) so that pdflatex
+        starts once."""
+        parts = []
+        for project in Project.objects.filter(options__demo=True).order_by("id"):
+            tables = compute_tables(project, bootstrap=20)
+            if tables:
+                parts.append(r"\section*{" + table_formats.latex_escape(project.name) + "}")
+                parts.append(table_formats.render(tables, "latex"))
+                parts.append(r"\clearpage")
+        assert len(parts) >= 3 * len(seeded)
+        story = compute_tables(seeded["cqbench.story"], bootstrap=20)
+        verdicts_notes = next(t for t in story if t.key == "judge-verdicts").notes
+        assert verdicts_notes  # the warnings that once made its caption too long for pdflatex
+        log = compile_latex("\n".join(parts))
+        assert "Output written" in log
+
     def test_a_pairwise_judge_shows_a_position_preference(self, seeded):
         from judges.bias import run_bias_checks
 
@@ -104,3 +125,24 @@ class TestOnTheDemo:
         before = (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count())
         call_command("seed_demo", stdout=io.StringIO())
         assert (Annotation.objects.count(), Assignment.objects.count(), JudgeOutput.objects.count()) == before
+
+    def test_the_judges_rate_the_whole_pool_and_state_a_confidence(self, seeded):
+        """As in practice the judges rate the pool and people a sample of it (issue 34): every
+        study has items only the judges rated, as many as the study file asks plus the pool
+        items the sample left out; every judge states a confidence in [0, 1] on every item."""
+        for key, project in seeded.items():
+            spec = PRESETS[key].demo_study["items"]
+            regular = Annotation.objects.filter(item__project=project, assignment__purpose="regular")
+            human = set(regular.filter(rater__kind="human").values_list("item_id", flat=True))
+            for config in JudgeConfig.objects.filter(project=project, backend="openai_chat"):
+                mine = regular.filter(rater_id=config.rater_id)
+                rated = set(mine.values_list("item_id", flat=True))
+                pool = {
+                    i
+                    for i, meta in Item.objects.filter(project=project).values_list("id", "meta")
+                    if (meta or {}).get("qc") is None
+                }
+                assert rated == pool and len(pool) == spec["count"] + spec["judge_only"], (key, config.name)
+                assert len(rated - human) >= spec["judge_only"], (key, config.name)
+                confidence = [d["judge_metrics"]["confidence"] for d in mine.values_list("derived", flat=True)]
+                assert len(confidence) == len(rated) and all(0 <= c <= 1 for c in confidence), (key, config.name)

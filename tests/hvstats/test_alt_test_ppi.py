@@ -219,8 +219,11 @@ def test_ppi_equals_ppi_python(seed):
 
     Y, Yh, Yu = _ppi_data(seed)
     got = ppi_mean(Y, Yh, Yu)
-    assert got["estimate"] == pytest.approx(float(np.squeeze(ppi_mean_pointestimate(Y, Yh, Yu))), abs=1e-9)
-    lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=0.05)
+    # fewer than 100 labels: lambda = N / (n + N) (hvstats.ppi "Small samples"), ppi-python's lam=
+    lam = len(Yu) / (len(Y) + len(Yu)) if len(Y) < 100 else None
+    assert got["lambda_rule"] == ("lambda = N/(n+N): fewer than 100 labels" if lam else "power-tuned")
+    assert got["estimate"] == pytest.approx(float(np.squeeze(ppi_mean_pointestimate(Y, Yh, Yu, lam=lam))), abs=1e-9)
+    lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=0.05, lam=lam)
     assert got["ci"][0] == pytest.approx(float(np.squeeze(lo)), abs=1e-9)
     assert got["ci"][1] == pytest.approx(float(np.squeeze(hi)), abs=1e-9)
     clo, chi = classical_mean_ci(Y, alpha=0.05)
@@ -273,9 +276,61 @@ def test_ppi_budget_formula():
 
 
 def test_ppi_degenerate_inputs():
+    # a constant judge, tuned (the small-sample rule off): lambda 0, the classical estimate
+    r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0]), small_sample_labels=0)
+    assert r["lambda"] == 0.0 and r["estimate"] == pytest.approx(2.0)
+    # with the rule (3 labels) a constant judge keeps lambda 0: N / (n + N) would change nothing
     r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0]))
     assert r["lambda"] == 0.0 and r["estimate"] == pytest.approx(2.0)
+    # a judge that varies, 3 labels and 2 unlabelled items: lambda = 2 / 5
+    r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.0]), np.array([1.0, 3.0]))
+    assert r["lambda"] == pytest.approx(0.4, abs=1e-15)
+    assert r["estimate"] == pytest.approx(0.4 * 2.0 + (2.0 - 0.4 * 5.0 / 3.0), abs=1e-12)
     none = ppi_mean(np.array([1.0, 2.0]), np.array([1.0, 2.0]), np.array([]))
     assert none["estimate"] is None and "no unlabelled" in none["reason"] and none["classical_estimate"] == 1.5
     with pytest.raises(ValueError):
         ppi_mean(np.array([1.0, np.nan]), np.array([1.0, 2.0]), np.array([1.0]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_labels_saved_from_ppi_python_intervals(seed):
+    """Human labels saved (hvstats.ppi.labels_saved): the human-only items a classical interval
+    needs to be as narrow as PPI++'s, ceil(n (w_classical / w_ppi)^2), minus n, with both
+    half-widths taken from ppi-python's intervals (the classical variance scales as 1/n)."""
+    from ppi_py import classical_mean_ci, ppi_mean_ci
+
+    Y, Yh, Yu = _ppi_data(seed)
+    got = ppi_mean(Y, Yh, Yu, ratings_per_item=2.0)["labels_saved"]
+    lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=0.05)
+    clo, chi = classical_mean_ci(Y, alpha=0.05)
+    ratio = ((float(chi) - float(clo)) / (float(np.squeeze(hi)) - float(np.squeeze(lo)))) ** 2
+    n = len(Y)
+    assert got["variance_ratio"] == pytest.approx(ratio, rel=1e-9)
+    assert got["items"] == math.ceil(n * ratio - 1e-9) - n
+    assert got["human_only_items"] == got["items"] + n and got["labelled_items"] == n
+    assert got["human_ratings"] == (math.ceil(2 * got["items"]) if got["items"] >= 0 else -math.ceil(-2 * got["items"]))
+    assert got["half_width"] == pytest.approx((float(np.squeeze(hi)) - float(np.squeeze(lo))) / 2, rel=1e-9)
+
+
+def test_labels_saved_is_zero_for_a_useless_judge_and_negative_when_it_costs():
+    rng = np.random.default_rng(5)
+    Y = rng.normal(size=60)
+    flat = ppi_mean(Y, np.ones(60), np.ones(40))  # a constant judge: lambda 0, the classical interval
+    assert flat["lambda"] == 0.0 and flat["labels_saved"]["items"] == 0
+    # lambda forced to 1 with a judge unrelated to the labels: the interval widens, labels cost
+    noise = ppi_mean(Y, rng.normal(size=60), rng.normal(size=40), lam=1.0)["labels_saved"]
+    assert noise["items"] < 0 and noise["variance_ratio"] < 1
+
+
+def test_a_judges_headline_is_the_fewest_labels_saved_over_its_fields():
+    from hvstats.ppi import attach_labels_saved, judge_labels_saved
+
+    def p(items):
+        return {"labels_saved": {"items": items, "human_ratings": 2 * items}}
+
+    head = judge_labels_saved({"q1": p(30), "q2": p(12), "q3": None, "q4": {"estimate": None}})
+    assert head["items"] == 12 and head["field"] == "q2" and head["human_ratings"] == 24
+    assert head["per_field"] == {"q1": 30, "q2": 12}
+    assert judge_labels_saved({"q1": None}) is None
+    answers = attach_labels_saved([{"judge": "a"}, {"judge": "b"}], {"q1": {"a": p(5)}})
+    assert answers[0]["labels_saved"]["items"] == 5 and answers[1]["labels_saved"] is None

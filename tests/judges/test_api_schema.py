@@ -160,3 +160,23 @@ def test_the_item_imports_400_for_a_missing_file_matches_the_schema(researcher, 
     assert r.status_code == 400 and "data" in r.json()
     declared = schema["paths"][path]["post"]["responses"]["400"]["content"]["application/json"]["schema"]
     jsonschema.validate(r.json(), json_schema({**declared, "components": schema["components"]}))
+
+
+@pytest.mark.django_db
+def test_deleting_a_judge_answers_the_schemas_204_without_a_body(researcher, tmp_path, schema_and_messages):
+    """Issue 37 (low): the judge's DELETE answered 200 with a body where the schema said 204;
+    now both say 204, no body, and the judge is gone."""
+    from django.test import Client
+
+    from judges.models import JudgeConfig
+
+    schema, _messages = schema_and_messages
+    responses = schema["paths"]["/api/projects/{project_id}/judges/{config_id}/"]["delete"]["responses"]
+    assert set(responses) == {"204"} and "content" not in responses["204"]
+    project = project_with_demo("cqbench.story", researcher, tmp_path)
+    config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
+    c = Client()
+    c.force_login(researcher)
+    r = c.delete(f"/api/projects/{project.id}/judges/{config.id}/")
+    assert r.status_code == 204 and r.content == b""
+    assert not JudgeConfig.objects.filter(pk=config.pk).exists()

@@ -244,7 +244,7 @@ def test_declared_constants_match_the_backends():
     ("backend", "params", "field", "message"),
     [
         ("openai_chat", {"temperature": "hot"}, "temperature", "params.temperature must be a number at least 0"),
-        ("openai_chat", {"concurrency": 0}, "concurrency", "must be a whole number at least 1"),
+        ("openai_chat", {"concurrency": 0}, "concurrency", "must be a whole number between 1 and 64"),
         ("openai_chat", {"temperature": 10**400}, "temperature", "must be a number"),  # no float holds it
         ("openai_chat", {"response_format": "xml"}, "response_format", "one of json_schema, json_object, none"),
         ("openai_chat", {"base_url": "http://evil.example.com/v1"}, "base_url", "not allowed"),

@@ -114,15 +114,18 @@ def test_the_draw_is_seeded_reproducible_and_stores_its_probabilities(project):
     # independently: the probabilities and the Bernoulli draws of stats.active
     u = uncertainty(project)
     ids = sorted(u)
-    pi = sampling_probabilities(np.array([u[i] for i in ids]), 20, floor=0.05 * 20 / len(ids), tau=0.0)
+    # tau not given: the default 0.5 (issue 34, docs/benchmarks.md "Defaults that keep coverage")
+    assert a.design["tau"] == 0.5
+    pi = sampling_probabilities(np.array([u[i] for i in ids]), 20, floor=0.05 * 20 / len(ids), tau=0.5)
     xi = draw_sample(pi, np.random.default_rng((11, 0)))
     assert [i for i, x in zip(ids, xi, strict=True) if x] == [i for i, _ in drawn_a]
     assert np.allclose([p for _, p in drawn_a], pi[xi == 1], atol=1e-12)
     pop = a.design["population"]
     assert pop["items"] == ids and np.allclose(pop["pi"], pi, atol=1e-12) and abs(sum(pop["pi"]) - 20) < 1e-9
     assert a.design["kind"] == "active" and a.design["judge"]["name"] == "conf-judge"
-    # the uncertain items (the judge is wrong there) are drawn far more often
-    assert max(pi) > 3 * min(pi)
+    # the uncertain items (the judge is wrong there) are drawn far more often (with half the
+    # weight on the uniform rule: 7 / 3 times as often for an uncertainty 7 times larger)
+    assert max(pi) > 2.5 * min(pi)
 
 
 def test_a_plan_over_an_active_sample_respects_k_and_eligibility(project):
@@ -158,10 +161,11 @@ def test_budget_for_a_half_width_follows_the_variance_formula():
 # ------------------------------------------------------------------------------ estimates
 def _numpy_active(y, f, pi, xi, alpha=0.05):
     """The active estimate recomputed from its definition: A = Y xi / pi, B = f (xi / pi - 1),
-    lambda = cov(A, B) / var(B) clipped to [0, 1], Z = A - lambda B, mean and sd / sqrt(N)."""
+    lambda = 1 with fewer than 200 labels (issue 34), else cov(A, B) / var(B) unclipped,
+    Z = A - lambda B, mean and sd / sqrt(N)."""
     A = np.where(xi == 1, y, 0.0) * xi / pi
     B = f * (xi / pi - 1)
-    lam = float(np.clip(np.cov(A, B, bias=True)[0, 1] / np.var(B), 0, 1))
+    lam = 1.0 if xi.sum() < 200 else float(np.cov(A, B, bias=True)[0, 1] / np.var(B))
     Z = A - lam * B
     se = Z.std() / math.sqrt(len(Z))
     z = norm.ppf(1 - alpha / 2)
