@@ -28,7 +28,7 @@ def test_the_examples_read_with_the_german_decimal_comma():
     with translation.override("de"):
         form = ActiveSampleForm()
         helps = {name: str(form.fields[name].help_text) for name in STATISTICAL}
-    assert "z. B. 0,1" in helps["tau"] and "z. B. 0,2" in helps["floor"]
+    assert "z. B. 0,5" in helps["tau"] and "z. B. 0,2" in helps["floor"]
     assert not any(re.search(r"\d\.\d", h) for h in helps.values()), helps
 
 
