@@ -166,6 +166,19 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Mean story score"),
     gettext_noop("n (story, ground-truth value) units"),
     gettext_noop("People (pairs of annotators)"),
+    # pairwise preference (benchmarks/arena/tables.py)
+    gettext_noop("Agreement on the votes, with and without ties"),
+    gettext_noop("Agreement with ties (S1)"),
+    gettext_noop("Agreement without ties (S2)"),
+    gettext_noop("n items"),
+    gettext_noop("Human vs human"),
+    gettext_noop("Raters"),
+    gettext_noop(
+        "Zheng et al. Sec. 4.2: the probability that two raters, two people or a judge and a person, agree on a "
+        "randomly chosen item: per item the share of agreeing pairs of votes, averaged over the items. S1 counts a "
+        "tie as a vote; S2 leaves the tie votes out. Paper (MT-Bench, Table 5): GPT-4 vs human 0.66 (S1) and 0.85 "
+        "(S2); human vs human 0.63 and 0.81."
+    ),
     gettext_noop("Value extraction: the LLM judge vs people grading the same predictions"),
     gettext_noop(
         "Each ground-truth value scored 1 (fully presented), 0.5 (partially presented) or 0 (not "
@@ -402,6 +415,7 @@ MESSAGES: tuple[str, ...] = (
 #: a literal percent sign is written ``%%``
 TEMPLATES: tuple[str, ...] = (
     gettext_noop("%(judge)s vs mean human: Pearson r"),
+    gettext_noop("%(judge)s vs human"),
     gettext_noop("%(judge)s vs mean human: Spearman ρ"),
     gettext_noop("%(caption)s Resampled within generation backbone."),
     gettext_noop(

@@ -486,7 +486,8 @@ class JudgeImportSerializer(serializers.Serializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # the file types of the reader registry's judge-output readers, as registered now
-        self.fields["format"].choices = list(registry.by_suffix(registry.MODEL))
+        # a file type (jsonl, csv: the outputs readers) or a model reader's key (judge-pairs-csv)
+        self.fields["format"].choices = [*registry.by_suffix(registry.MODEL), *registry.keys(registry.MODEL)]
 
 
 class JudgeImportReportSerializer(serializers.Serializer):

@@ -64,7 +64,7 @@ def ppi_by_hand(frame: pd.DataFrame, field: str, judge: str) -> dict[str, float]
 
 class TestPPIOnTheDemo:
     def test_every_study_has_ppi_numbers_and_labels_saved_as_recomputed(self, demo):
-        assert len(demo) == 9
+        assert len(demo) == 10
         checked = with_ppi = 0
         for project in demo:
             frame = selectors.ratings_frame(project)
@@ -103,7 +103,7 @@ class TestPPIOnTheDemo:
             answer_rows = {r.label: r for r in tables["judge-answers"].rows}
             for judge, a in answers.items():
                 saved = a["labels_saved"]
-                if not applies:  # no field PPI applies to (CQ-Bench Turing: left / right / tie)
+                if not applies:  # no field PPI applies to (Turing pairs, pairwise preference: left / right / tie)
                     assert saved is None and answer_rows[judge].cells[-1].value is None
                     continue
                 assert saved is not None and saved["items"] is not None, (project.name, judge)
@@ -113,7 +113,7 @@ class TestPPIOnTheDemo:
                     assert saved["items"] == mine["saved"], (project.name, judge, field)
                 cells = answer_rows[judge].cells
                 assert cells[-1].value == saved["items"], (project.name, judge)
-        # PPI applies to every preset but the Turing pairs (a three-way choice)
+        # PPI applies to every preset but the Turing pairs and the pairwise preference (three-way choices)
         assert with_ppi == 8 and checked >= 8, (with_ppi, checked)
 
     def test_the_headline_shows_on_the_printable_report_and_in_the_api(self, demo):
