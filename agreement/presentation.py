@@ -15,6 +15,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext, pgettext
 
+from core.numbers import localize_numbers
 from hvstats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 from hvstats.answers import MIN_HUMANS_TESTED, field_status
 from hvstats.notes import SMALL_SAMPLE_ITEMS
@@ -500,7 +501,7 @@ def _alt_test_words(judge: str, field: str, a: dict[str, Any] | None) -> dict[st
 
 
 def _ci_text(ci: list[float] | None) -> str:
-    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else ""
+    return _interval(ci[0], ci[1]) if ci else ""
 
 
 def _ppi_words(p: dict[str, Any] | None) -> str:
@@ -561,11 +562,17 @@ def _budget_words(b: dict[str, Any] | None) -> str:
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
+    """A number for the page, written as its language writes numbers (issue 35: "0,82" in German)."""
     if v is None:
         return "–"
     if isinstance(v, float):
-        return f"{v:.{digits}f}"
+        return localize_numbers(f"{v:.{digits}f}")
     return str(v)
+
+
+def _interval(low: Any, high: Any) -> str:
+    """An interval for the page: "[0.75, 0.88]", in German "[0,75; 0,88]" (core.numbers)."""
+    return localize_numbers(f"[{_fmt(low)}, {_fmt(high)}]")
 
 
 def _lambda_text(r: dict[str, Any]) -> str:
@@ -581,7 +588,7 @@ def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
     return {
         "label": label,
         "value": _fmt(d.get("value")),
-        "ci": f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "",
+        "ci": _interval(ci[0], ci[1]) if ci else "",
         "p": _fmt(d.get("p_value"), 4) if d.get("p_value") is not None else "",
         "n": d.get("n_items"),
         "reason": table_strings.translate(d.get("reason") or ""),
@@ -619,7 +626,7 @@ def _heatmap(metric: str, pw: dict[str, Any], labels: dict[str, str]) -> dict[st
             v = mat[i][k] if i < len(mat) and k < len(mat[i]) else None
             cells.append({"value": "1" if i == k else _fmt(v, 2), "bg": colour(1.0 if i == k else v)})
         rows.append({"rater": a, "cells": cells})
-    legend = [(f"{v:+g}" if v else "0", colour(v)) for v in (-1.0, -0.5, 0.0, 0.5, 1.0)]
+    legend = [(localize_numbers(f"{v:+g}") if v else "0", colour(v)) for v in (-1.0, -0.5, 0.0, 0.5, 1.0)]
     return {"metric": label(metric), "raters": names, "rows": rows, "legend": legend}
 
 
@@ -654,7 +661,7 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
                     "where": _("inside the human spread")
                     if r["inside_spread"]
                     else (_("above the human spread") if r["above_all_humans"] else _("below the human spread")),
-                    "difference": _fmt(r["difference"]) + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else ""),
+                    "difference": _fmt(r["difference"]) + (f" {_interval(dci[0], dci[1])}" if dci else ""),
                 },
             }
         )
@@ -674,7 +681,8 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
         "scatter_svg": scatter_svg(drill.get("scatter")),
         "confusion": drill.get("confusion"),
         "disagreements": drows,
-        "disagreement_measure": drill.get("disagreement_measure", ""),
+        # the services write the measure in English (the API's words); the page's language here
+        "disagreement_measure": table_strings.translate(drill.get("disagreement_measure", "")),
     }
 
 
@@ -845,7 +853,7 @@ def _setting(v: Any) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k}: {_setting(x)}" for k, x in v.items())
     if isinstance(v, float):
-        return f"{v:g}"
+        return localize_numbers(f"{v:g}")
     return str(v)
 
 

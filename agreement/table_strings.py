@@ -25,6 +25,12 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop, ngettext
 
+from core.numbers import localize_numbers
+from studies.templatetags.study_labels import sample_name
+
+#: a template's part that is a number ("0.2"): written as the page's language writes it
+NUMBER = re.compile(r"[-−+]?\d+\.\d+")
+
 # --------------------------------------------------------------------------- exact texts
 MESSAGES: tuple[str, ...] = (
     # shared
@@ -34,6 +40,8 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Field"),
     gettext_noop("All"),
     gettext_noop("n"),
+    # the agreement page's list of disagreements (agreement.services.judge_drilldown)
+    gettext_noop("share of humans whose label differs from the judge's"),
     # ValueGround
     gettext_noop("Table 4: Agreement between the automatic judge and human annotations"),
     gettext_noop(
@@ -625,12 +633,20 @@ def translate(text: str) -> str:
     template, parts = found
     if template == "%(name)s: %(label)s" and parts["label"] not in _compiled()[0] and not _match(parts["label"]):
         return text
-    values: dict[str, Any] = {k: (int(v) if v.isdigit() else translate(v)) for k, v in parts.items()}
+    values: dict[str, Any] = {
+        # a number in the text (an epsilon, a share) as the page's language writes it
+        k: (int(v) if v.isdigit() else localize_numbers(v) if NUMBER.fullmatch(v) else translate(v))
+        for k, v in parts.items()
+    }
+    if isinstance(values.get("name"), str):  # a sample's name HV wrote itself ("... (round 1 of 2)")
+        values["name"] = sample_name(values["name"])
     return gettext(template) % values
 
 
 def translate_table(table: Mapping[str, Any]) -> dict[str, Any]:
-    """A table's ``to_dict()`` with its words in the active language (numbers untouched)."""
+    """A table's ``to_dict()`` with its words in the active language, and its numbers written
+    the way that language writes them (``0,82 [0,75; 0,88]`` in German; the downloads keep the
+    paper's English)."""
     rows = []
     for r in table.get("rows", []):
         cells = []
@@ -638,6 +654,8 @@ def translate_table(table: Mapping[str, Any]) -> dict[str, Any]:
             c = dict(c)
             if c.get("format") == "text" and isinstance(c.get("display"), str):
                 c["display"] = translate(c["display"])
+            elif isinstance(c.get("display"), str):
+                c["display"] = localize_numbers(c["display"])
             if c.get("note"):
                 c["note"] = translate(c["note"])
             cells.append(c)
