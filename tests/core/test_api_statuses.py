@@ -134,3 +134,34 @@ def test_the_refusals_the_api_gives_are_listed_with_their_bodies(schema, setting
     r = client.post("/api/projects/", {"name": "a name longer than sixteen bytes"}, content_type="application/json")
     assert r.status_code == 413 and r["Content-Type"].startswith("text/plain")
     assert "413" in schema["paths"]["/api/projects/"]["post"]["responses"]
+
+
+@pytest.mark.django_db
+def test_integers_past_64_bits_in_any_parameter_are_refused_or_read_never_a_server_error(schema):
+    """Issue 37, M6: ``?limit=2**63`` was a 500 on three lists. Every integer parameter of every
+    read, in the query or the path, at 2^63 and 2^64 (past PostgreSQL's bigint and SQLite's
+    integer): an answer the operation lists, never a 5xx."""
+    owner = make_user("huge-owner", researcher=True)
+    project = make_project("cqbench.turing", owner=owner, annotators=[make_user("huge-ann")], k=1)
+    _, key = tokens.create_token(user=owner, name="huge")
+    client = Client(headers={"Authorization": f"Token {key}"})
+    tried = []
+    for path, method, op in operations(schema):
+        if method != "get":
+            continue
+        params = [p for p in op.get("parameters", []) if p["schema"].get("type") == "integer"]
+        for param in params:
+            for huge in (2**63, 2**64):
+                url, query = path, {}
+                for p in op.get("parameters", []):
+                    if p["in"] == "path":
+                        value = huge if p is param else project.id
+                        url = url.replace("{" + p["name"] + "}", str(value))
+                if param["in"] == "query":
+                    query[param["name"]] = str(huge)
+                r = client.get(url, query)
+                tried.append((url, query))
+                assert r.status_code < 500, (url, query, r.status_code)
+                assert str(r.status_code) in op["responses"], (url, query, r.status_code)
+    assert len(tried) >= 40, tried
+    assert ("/api/projects/", {"limit": str(2**63)}) in tried
