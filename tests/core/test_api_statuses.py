@@ -82,7 +82,11 @@ def test_every_refusal_has_the_one_error_body_and_the_413_is_plain_text(schema):
     for path, method, op in operations(schema):
         for code in ("401", "403", "429", *(["404"] if "{" in path else [])):
             content = op["responses"][code]["content"]
-            assert content == {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}, (method, path, code)
+            assert content == {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}, (
+                method,
+                path,
+                code,
+            )
         assert set(op["responses"]["413"]["content"]) == {"text/plain"}
     assert schema["components"]["schemas"]["Error"]["type"] == "object"
 
