@@ -93,7 +93,10 @@ class ItemFilters:
             sample
             and sample not in ("in", "out")
             # ASCII digits only: "²" passes str.isdigit but not int()
-            and (not (sample.isascii() and sample.isdigit()) or not Sample.objects.filter(project=project, pk=int(sample[:18])).exists())
+            and (
+                not (sample.isascii() and sample.isdigit())
+                or not Sample.objects.filter(project=project, pk=int(sample[:18])).exists()
+            )
         ):
             raise DomainError(_("no sample %(s)r in this project") % {"s": sample})
         return cls(q=q, stratum_key=key, stratum_value=value, status=status, decision=decision, sample=sample)
