@@ -18,6 +18,7 @@ from django.utils.translation import gettext_noop, ngettext, pgettext
 from hvstats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 from hvstats.answers import MIN_HUMANS_TESTED, field_status
 from hvstats.notes import SMALL_SAMPLE_ITEMS
+from hvstats.systems import conclusions_tables
 from studies.forms import QCForm
 from studies.models import AssignmentPlan, Sample
 
@@ -50,6 +51,7 @@ EXPORT_FORMATS = (("markdown", "Markdown"), ("latex", "LaTeX (booktabs)"), ("csv
 
 
 def report_context(result: dict[str, Any]) -> dict[str, Any]:
+    names = result.get("judge_labels", {})  # a judge's short label (issue 35), by frame name
     fields = []
     for f, fo in result["fields"].items():
         level = result["levels"].get(f, fo.get("level"))
@@ -71,22 +73,25 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
                 for m, d in hum.get("split_half", {}).items()
             ],
             "heatmaps": [
-                _heatmap(m, pw)
+                _heatmap(m, pw, names)
                 for m, pw in hum.get("pairwise", {}).items()
                 if m in ("krippendorff_alpha", "spearman", "cohen_kappa")
             ],
             "judge_blocks": [
-                _judge(j, jd, result["drilldown"].get(f, {}).get(j, {}), level)
+                _judge(names.get(j, j), jd, result["drilldown"].get(f, {}).get(j, {}), level)
                 for j, jd in fo.get("judges_vs_humans", {}).items()
             ],
-            "strata": _strata(fo, level),
+            "strata": _strata(fo, level, names),
         }
         fields.append(block)
     return {
         "result": result,
         "fields": fields,
         "field_groups": _field_groups(fields),
-        "validation": _validation(result.get("validation") or []),
+        "validation": _validation(
+            [t for t in result.get("validation") or [] if not t["key"].startswith(CONCLUSIONS_PREFIX)]
+        ),
+        "conclusions": _conclusions(result),
         "judge_lines": _judge_lines(result),
         "verdicts": _verdict_panel(result),
         "answers": _answer_panel(result),
@@ -111,6 +116,26 @@ def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {**t, "first": k == 0, "rows": [{**r, "cells": [_compact(c) for c in r["cells"]]} for r in t["rows"]]}
         for k, t in enumerate(translated)
     ]
+
+
+#: the validation tables of "Does the benchmark's conclusion hold?" (hvstats.systems.conclusions_tables)
+CONCLUSIONS_PREFIX = "conclusions-"
+
+
+def _conclusions(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The section "Does the benchmark's conclusion hold?": the report's per-system scores, pairs,
+    system-level agreement and findings as the validation tables show them (translated, compact
+    cells), the fields it could not score and why; None when the report has no system stratum."""
+    found = result.get("conclusions")
+    if not found:
+        return None
+    labels = result.get("judge_labels") or {}
+    tables = [t.to_dict() for t in conclusions_tables(found, lambda j: labels.get(j, j))]
+    return {
+        "system": found["system"],
+        "tables": _validation(tables),
+        "skipped": [(f, table_strings.translate(why)) for f, why in found.get("skipped", {}).items()],
+    }
 
 
 def _compact(cell: dict[str, Any]) -> dict[str, Any]:
@@ -548,7 +573,7 @@ def _lambda_text(r: dict[str, Any]) -> str:
     should see that lambda = 1 was imposed, not tuned)."""
     rule = r.get("lambda_rule") or ""
     text = _fmt(r.get("lambda"), 2)
-    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = 1:") else text
+    return f"{text} ({table_strings.translate(rule)})" if rule.startswith("lambda = ") else text
 
 
 def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
@@ -584,8 +609,9 @@ def colour(v: float | None) -> str:
     return f"rgb({r}, {g}, {b})"
 
 
-def _heatmap(metric: str, pw: dict[str, Any]) -> dict[str, Any]:
-    names, mat = pw.get("raters", []), pw.get("matrix") or []
+def _heatmap(metric: str, pw: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """``labels``: a judge's short label by frame name (the humans keep their names)."""
+    names, mat = [labels.get(r, r) for r in pw.get("raters", [])], pw.get("matrix") or []
     rows = []
     for i, a in enumerate(names):
         cells = []
@@ -726,7 +752,7 @@ def scatter_svg(sc: dict[str, Any] | None, w: int = 320, h: int = 260, pad: int 
     return mark_safe("".join(parts))
 
 
-def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
+def _strata(fo: dict[str, Any], level: str, names: dict[str, str]) -> list[dict[str, Any]]:
     out = []
     main = "spearman" if level != "nominal" else "cohen_kappa"
     for col, groups in (fo.get("strata") or {}).items():
@@ -749,7 +775,7 @@ def _strata(fo: dict[str, Any], level: str) -> list[dict[str, Any]]:
                 d = jd.get("vs_human_mean", {}).get(main) or jd.get("vs_human_majority", {}).get(main)
                 row["judges"].append(_row(j, d) if d else None)
             rows.append(row)
-        out.append({"column": col, "metric": label(main), "judges": judges, "rows": rows})
+        out.append({"column": col, "metric": label(main), "judges": [names.get(j, j) for j in judges], "rows": rows})
     return out
 
 
@@ -757,9 +783,14 @@ def printable_context(result: dict[str, Any], study: dict[str, Any]) -> dict[str
     """The printable report page (``/projects/<id>/report/``): the protocol's tables and the
     verdicts as the agreement page shows them, and the study's settings (``selectors.study_settings``)
     as label / value rows, parameters written as ``key = value``."""
+    return {**report_context(result), **study_context(study)}
+
+
+def study_context(study: dict[str, Any]) -> dict[str, Any]:
+    """The printable page's study settings (``selectors.study_settings``) as label / value rows:
+    read live, beside a report whose rendering may come from the cache."""
     qc_labels = {k: f.label for k, f in QCForm.base_fields.items()}
     return {
-        **report_context(result),
         "printable": True,
         "study": study,
         "samples": [

@@ -36,16 +36,19 @@ export reads :func:`submitted_annotations`, so a hidden judge leaves them all at
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db.models import Max, QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from annotation.answers import flatten_answers
-from annotation.models import Annotation, Assignment, Item, Project, Rater
+from annotation.models import Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from annotation.rubric import Question, Rubric
+from annotation.sources import registry
 from benchmarks.base import STRATA_KEYS
 from judges.decides import rater_decides
 from judges.models import JudgeConfig
@@ -90,6 +93,40 @@ def annotations_signature(project: Project) -> str:
     """Changes whenever an annotation is added or edited: the cache key of stored reports."""
     agg = submitted_annotations(project).aggregate(n=Max("id"), t=Max("updated_at"))
     return f"{annotation_count(project)}:{agg['n']}:{agg['t'].isoformat() if agg['t'] else ''}"
+
+
+def report_fingerprint(project: Project) -> str:
+    """What a stored report was computed from, cheaply (one pass over the project's submitted
+    annotations, grouped by rater, and four small reads; no answer is read): per rater the
+    submitted annotations' count, last id and last edit (a rating added, edited, or its
+    assignment no longer submitted and regular), the raters' names, kinds, backends, attributes
+    and judges' short labels (the tables' judge labels, annotator groups), the hidden judges, the
+    rubric version, the items (count, last id) and the samples (active estimates). A stored
+    report is current only while this is unchanged; its parameters are keyed separately."""
+    per_rater = sorted(
+        (r["rater_id"], r["n"], r["last"], r["t"].isoformat() if r["t"] else "")
+        for r in submitted_annotations(project)
+        .order_by()
+        .values("rater_id")
+        .annotate(n=Count("id"), last=Max("id"), t=Max("updated_at"))
+    )
+    raters = sorted(
+        Rater.objects.filter(pk__in=[r[0] for r in per_rater]).values_list(
+            "id", "name", "kind", "backend", "attributes", "judge_config__short_label"
+        )
+    )
+    parts = {
+        "annotations": per_rater,
+        "raters": raters,
+        "hidden": sorted(hidden_rater_ids(project)),
+        "rubric": project.rubric_version_id,
+        # items are revised as new versions (new rows), never edited in place: their count and
+        # last id say when the strata a report breaks down by may have changed
+        "items": list(Item.objects.filter(project=project).aggregate(n=Count("id"), last=Max("id")).values()),
+        "samples": list(Sample.objects.filter(project=project).order_by("id").values_list("id", "design")),
+    }
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return f"{sum(r[1] for r in per_rater)}:{max((r[2] for r in per_rater), default=0)}:{digest}"
 
 
 def _meta_column(key: str) -> str:
@@ -246,6 +283,10 @@ def ratings_frame(project: Project, *, include_models: bool = True) -> pd.DataFr
     )
 
 
+#: the prefix of a judge rater's stored name (``judges.configuration.create_judge_config``)
+JUDGE_PREFIX = "judge: "
+
+
 def unique_rater_names(rater_list: list[tuple[int, str, str]]) -> list[str]:
     """The frame's rater names of ``(id, name, kind)`` rows: the name, or ``name#id`` where two
     raters of the project share a name."""
@@ -256,13 +297,31 @@ def unique_rater_names(rater_list: list[tuple[int, str, str]]) -> list[str]:
 
 
 def rater_profiles(project: Project) -> dict[str, dict[str, Any]]:
-    """Frame rater name -> ``{"kind", "attributes", "backend"}`` of every rater with an
-    annotation in the project (the names :func:`ratings_frame` gives them)."""
-    rows = list(project_raters(project).values_list("id", "name", "kind", "attributes", "backend"))
+    """Frame rater name -> ``{"kind", "attributes", "backend", "label"}`` of every rater with an
+    annotation in the project (the names :func:`ratings_frame` gives them). ``label`` is what
+    tables and pages call the rater: a judge's short label (``judges/labels.py``), else the name
+    without the stored ``judge: `` prefix (a badge marks a judge on the pages, issue 35); the
+    frame name itself when that label would be another rater's too."""
+    rows = list(
+        project_raters(project).values_list("id", "name", "kind", "attributes", "backend", "judge_config__short_label")
+    )
     rows.sort(key=lambda r: (r[2] != "human", r[1], r[0]))
     names = unique_rater_names([(r[0], r[1], r[2]) for r in rows])
+    wanted = [
+        (r[5] or n.removeprefix(JUDGE_PREFIX)) if r[2] == Rater.Kind.MODEL else n
+        for n, r in zip(names, rows, strict=True)
+    ]
+    counts: dict[str, int] = {}
+    for w in wanted:
+        counts[w] = counts.get(w, 0) + 1
     return {
-        n: {"kind": r[2], "attributes": r[3] or {}, "backend": r[4] or ""} for n, r in zip(names, rows, strict=True)
+        n: {
+            "kind": r[2],
+            "attributes": r[3] or {},
+            "backend": r[4] or "",
+            "label": w if counts[w] == 1 and (w == n or w not in names) else n,
+        }
+        for n, r, w in zip(names, rows, wanted, strict=True)
     }
 
 
@@ -340,6 +399,53 @@ def items_by_pk(pks: Iterable[int]) -> dict[int, dict[str, Any]]:
     return {r["id"]: r for r in Item.objects.filter(pk__in=list(pks)).values("id", "external_id", *STRATA_KEYS)}
 
 
+def actual_k(project: Project) -> dict[str, Any]:
+    """How many people actually rated each item (the ``k`` a study reached, which for ratings
+    imported from another tool is not the preset's default): distinct human raters with an
+    annotation per rated item, as ``{"items", "min", "median", "max"}`` (None when nothing is rated)."""
+    per_item = (
+        Annotation.objects.filter(item__project=project, rater__kind=Rater.Kind.HUMAN)
+        .values("item_id")
+        .annotate(raters=Count("rater_id", distinct=True))
+        .values_list("raters", flat=True)
+    )
+    counts = sorted(per_item)
+    if not counts:
+        return {"items": 0, "min": None, "median": None, "max": None}
+    median = float(np.median(counts))
+    return {
+        "items": len(counts),
+        "min": counts[0],
+        "median": int(median) if median.is_integer() else median,
+        "max": counts[-1],
+    }
+
+
+def imported_ratings(project: Project) -> list[dict[str, Any]]:
+    """The imports that brought people's ratings from another tool, oldest first: the file, the
+    tool's format (its reader's label), the item key, and how many annotations and raters each added."""
+    out = []
+    for job in AnnotationImport.objects.filter(project=project, status=AnnotationImport.Status.DONE).order_by("id"):
+        report = job.report or {}
+        if not report.get("annotations_created"):
+            continue  # a duplicate of an earlier import added nothing
+        reader = registry.READERS.get(job.data_format)
+        out.append(
+            {
+                "id": job.id,
+                "source": job.source_label,
+                "file": job.original_name,
+                "format": job.data_format,
+                "format_label": str(reader.label) if reader else job.data_format,
+                "item_key": job.item_key,
+                "annotations": report.get("annotations_created", 0),
+                "raters": report.get("raters", 0),
+                "imported_at": job.finished_at,
+            }
+        )
+    return out
+
+
 def study_settings(project: Project) -> dict[str, Any]:
     """The study's settings the printable report states beside its tables (issue 25): k, the
     samples, the plans, quality control and the judges shown in the reports, with their settings.
@@ -386,9 +492,17 @@ def study_settings(project: Project) -> dict[str, Any]:
     ]
     return {
         "k": project.k_per_item,
+        "actual_k": actual_k(project),
+        "imports": imported_ratings(project),
         "samples": samples,
         "plans": plans,
         "qc_enabled": quality.qc_enabled(project),
         "qc": quality.qc_settings(project),
         "judges": judges,
     }
+
+
+def main_fields(fields: list[str]) -> list[str]:
+    """The fields a judge's one answer is over: a per-element field (``q[1]``) counts through its
+    pooled ``q[*]``, as on the verdict panel, so that no question is counted twice."""
+    return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]

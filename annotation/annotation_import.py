@@ -3,15 +3,23 @@
     read (the format's reader in ``annotation.sources.registry``: Label Studio JSON / JSON-MIN /
           CSV, long CSV / JSONL, wide CSV; :func:`read_ratings`, the stage a judge's outputs,
           ``judges.imported``, are read through too)
-      -> match each rating's item by the item key (the external id, or a field of the item's
-         data / meta such as ``pair_id``)
+      -> match each rating's item by the item key: the task data's value of the key (e.g.
+         ``pair_id``) as an item's external id first, then as a field of the item's data / meta
+         of that name; with the default key ``id`` naming nothing, the one data key that names
+         the project's items is detected (:func:`detect_item_key`)
       -> map source fields to rubric questions (by name; ``mapping`` FROM -> TO for the rest,
          TO "" to ignore a field) and coerce values to the rubric's options ("1" -> 1, an
          option's label -> its value)
       -> check every answer with the rubric validator a browser submission goes through
       -> write: one pseudonymous human rater per source annotator (no account; the source id
-         kept in ``Rater.parameters``, never shown), one submitted regular ``Assignment`` and
+         kept in ``Rater.parameters``, shown only in the import's preview to say which annotator
+         becomes which rater, never exported), one submitted regular ``Assignment`` and
          one ``Annotation`` per rating (``source_import`` = the import), rows streamed with COPY
+
+The preview explains the import before anything is written: the item key (detected or given),
+how each field's values are read (examples: in the file -> stored, with the option's label),
+which annotators become which raters with their counts, and the first rows to be written; a
+problem shared by every task is said once, first (a key no task has, a file for another project).
 
 All or nothing: any problem (an option outside the rubric, an unknown item, a missing answer, a
 rater-item pair given twice, an unknown field...) means nothing is written, and the report lists
@@ -48,7 +56,7 @@ from .bulk import insert_rows, reserve_ids
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
-from .sources import labelstudio_flat, registry
+from .sources import comparisons, labelstudio_flat, registry
 from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
 from .staging import (
     AlreadyWritten,
@@ -66,6 +74,12 @@ from .staging import (
 
 #: item keys that mean the item's external id
 EXTERNAL_ID_KEYS = ("id", "external_id")
+#: item keys that leave the choice to the file: the default ``id`` (and no key at all); when the
+#: tasks' data lack it, or none of its values names an item, the key is detected (:func:`detect_item_key`)
+DETECTED_KEYS = ("", "id")
+#: how many examples of the values read, per source field, and how many sample rows a preview shows
+VALUE_EXAMPLES = 4
+SAMPLE_ROWS = 3
 MAX_REPORTED_ERRORS = 200
 #: share of the bar taken by reading and checking (the rest: writing)
 CHECK_SHARE = 0.7
@@ -79,6 +93,10 @@ class AnnotationImportReport:
     preview: bool = False
     format: str = ""
     item_key: str = "id"
+    #: the item key was found in the file (one key of the tasks' data names the project's items)
+    item_key_detected: bool = False
+    #: the keys of the tasks' data (Label Studio), listed when the item key is not one of them
+    data_keys: list[str] = field(default_factory=list)
     sha256: str = ""
     #: source field -> rubric question (``q`` or ``q[n]``), or None when the field is ignored
     mapping: dict[str, str | None] = field(default_factory=dict)
@@ -97,6 +115,12 @@ class AnnotationImportReport:
     duplicate_of: int | None = None
     errors: list[str] = field(default_factory=list)
     errors_truncated: int = 0
+    #: how values are read: source field -> [[value in the file, value stored, the option's label]]
+    value_examples: dict[str, list[list[str]]] = field(default_factory=dict)
+    #: the raters the import writes to: [{"source", "rater", "new", "annotations"}], in file order
+    rater_plan: list[dict[str, Any]] = field(default_factory=list)
+    #: the first rows the import would write: [{"where", "item", "rater", "answers"}]
+    sample_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -194,6 +218,43 @@ def coerce_repeated(q: Question, raw: Any) -> Any:
     if not isinstance(raw, list):
         return raw
     return [coerce(q, x) for x in raw]
+
+
+def comparison_defaults(rubric: Rubric) -> dict[str, str]:
+    """Where a comparison file's answers go unless mapped: ``winner`` to the rubric's one pairwise
+    question, ``reason`` to a question of that name (else left out: the rubric keeps none)."""
+    pairwise = [q.id for q in rubric.questions if q.type == "pairwise"]
+    out = {comparisons.WINNER_COLUMN: pairwise[0]} if len(pairwise) == 1 else {}
+    if not any(q.id == comparisons.REASON_COLUMN for q in rubric.questions):
+        out[comparisons.REASON_COLUMN] = ""
+    return out
+
+
+def comparison_answer(rating: SourceRating, q: Question, item_ctx: Mapping[str, Any]) -> str:
+    """A comparison's winner (``model_a`` / ``model_b`` / ``tie`` in the file's order, the systems'
+    names in ``rating.compared``) as the pairwise answer in the item's own order: ``left`` for its
+    first field (``q.pair[0]``, the answer of the item's ``model_a``), ``right``, or ``tie``.
+    ValueError when the item does not compare those two systems, or ``q`` is no pairwise question."""
+    if q.type != "pairwise" or not q.pair:
+        raise ValueError(f"the winner answers {q.id!r}, which is not a pairwise question")
+    side = rating.answers.get(comparisons.WINNER_COLUMN)
+    first, second = rating.compared or ("", "")
+    held = tuple(str(item_ctx.get(name, "")) for name in comparisons.SYSTEM_COLUMNS)
+    if not all(held):
+        raise ValueError(
+            f"item {rating.key!r} names no systems ({', '.join(comparisons.SYSTEM_COLUMNS)} fields): "
+            "comparisons are imported onto items of a pairwise-comparison preset"
+        )
+    if held == (first, second):
+        order = {"model_a": "left", "model_b": "right", "tie": "tie"}
+    elif held == (second, first):  # the file lists the pair the other way round
+        order = {"model_a": "right", "model_b": "left", "tie": "tie"}
+    else:
+        raise ValueError(
+            f"item {rating.key!r} compares {held[0]!r} (model_a) and {held[1]!r} (model_b), "
+            f"not {first!r} and {second!r}"
+        )
+    return order[str(side)]
 
 
 # ---------------------------------------------------------------------------------- the check
@@ -296,9 +357,10 @@ def resolve_mapping(
         elif name in explicit:
             unknown[name] = f"the mapping {name}={target} names no rubric question"
         else:
+            # in the mapping's own words (FROM=TO), which the page, the API and the command all take
             unknown[name] = (
                 f"unknown field {name!r}: not a rubric question ({', '.join(questions)}); "
-                f"map it with --map {name}=QUESTION, or --map {name}= to leave it out"
+                f"map it as {name}=QUESTION, or {name}= to leave it out"
             )
     return mapping, unknown
 
@@ -312,41 +374,145 @@ class MatchedItem:
     context: dict[str, Any]
 
 
+def _item_rows(qs: Any) -> Iterable[tuple[MatchedItem, dict[str, Any]]]:
+    for pk, ext, data, meta, *strata in qs.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
+        yield MatchedItem(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta or {}
+
+
+def latest_items(project: Project) -> list[tuple[MatchedItem, dict[str, Any]]]:
+    """The latest version of every item of the project with its meta (matching by a field)."""
+    latest: dict[str, tuple[MatchedItem, dict[str, Any]]] = {}
+    for it, meta in _item_rows(Item.objects.filter(project=project).order_by("external_id", "version")):
+        latest[it.external_id] = (it, meta)  # ordered by version: the latest wins
+    return list(latest.values())
+
+
 def items_by_key(
-    project: Project, item_key: str, keys: set[str]
+    project: Project,
+    item_key: str,
+    keys: set[str],
+    *,
+    latest: list[tuple[MatchedItem, dict[str, Any]]] | None = None,
 ) -> tuple[dict[str, MatchedItem], dict[str, list[str]]]:
     """The matching step of every import of ratings made elsewhere: key -> the latest version of
-    the item it names (the external id for ``id``, else a field of the item's data or meta), and
-    key -> external ids when it names several."""
+    the item it names, and key -> external ids when it names several. A key is the item's
+    external id first (a project whose items were imported with ``id`` = the task's ``pair_id``
+    is matched by ``pair_id``); a key no external id has is then looked up as the field
+    ``item_key`` of the item's data or meta (not for ``id`` / ``external_id``)."""
     qs = Item.objects.filter(project=project).order_by("external_id", "version")
     found: dict[str, MatchedItem] = {}
     several: dict[str, list[str]] = {}
-
-    def rows(q):
-        for pk, ext, data, meta, *strata in q.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
-            yield MatchedItem(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta
-
-    if item_key in EXTERNAL_ID_KEYS:
-        wanted = list(keys)
-        for start in range(0, len(wanted), 5000):
-            for it, _meta in rows(qs.filter(external_id__in=wanted[start : start + 5000])):
-                found[it.external_id] = it  # ordered by version: the latest wins
+    wanted = list(keys)
+    for start in range(0, len(wanted), 5000):
+        for it, _meta in _item_rows(qs.filter(external_id__in=wanted[start : start + 5000])):
+            found[it.external_id] = it  # ordered by version: the latest wins
+    rest = set(keys) - found.keys()
+    if item_key in EXTERNAL_ID_KEYS or not rest:
         return found, several
-    latest: dict[str, tuple[MatchedItem, dict]] = {}
-    for it, meta in rows(qs):
-        latest[it.external_id] = (it, meta or {})
-    for it, meta in latest.values():
+    by_field: dict[str, MatchedItem] = {}
+    for it, meta in latest if latest is not None else latest_items(project):
         value = it.context.get(item_key, meta.get(item_key))
         if value is None or isinstance(value, (list, dict)):
             continue
         text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-        if text not in keys:
+        if text not in rest:
             continue
-        if text in found:
-            several.setdefault(text, [found[text].external_id]).append(it.external_id)
+        if text in by_field:
+            several.setdefault(text, [by_field[text].external_id]).append(it.external_id)
         else:
-            found[text] = it
+            by_field[text] = it
+    found.update(by_field)
     return found, several
+
+
+def detect_item_key(project: Project, data_keys: Mapping[str, set[str]], *, tried: str) -> tuple[str | None, list[str]]:
+    """(the one key of the tasks' data whose values name items of the project, else None; the
+    keys that name some, each value one item). Each key's values are matched as
+    :func:`items_by_key` matches them."""
+    latest = latest_items(project)
+    naming: list[str] = []
+    for key in sorted(data_keys):
+        values = data_keys[key]
+        if key == tried or not values:
+            continue
+        found, several = items_by_key(project, key, values, latest=latest)
+        if found and not several:  # a value shared by several items (a question's text) names none
+            naming.append(key)
+    return (naming[0] if len(naming) == 1 else None), naming
+
+
+def _shown(value: Any) -> str:
+    """A value as a preview shows it: text as written, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _read_with_item_key(
+    project: Project, raw: bytes, reader: Reader, *, item_key: str, report: AnnotationImportReport, expected: Expected
+) -> tuple[list[SourceRating], ReadCounts, str]:
+    """Read the file by ``item_key``; with the default key (:data:`DETECTED_KEYS`) that no task
+    has, or whose values name no item, read it again by the one data key that names items
+    (:func:`detect_item_key`). Tasks without the key are reported once, with the keys they have."""
+    problem = Problems(report)
+    counts = ReadCounts()
+    ratings = read_ratings(raw, reader, item_key=item_key, problem=problem, counts=counts, expected=expected)
+    if item_key in DETECTED_KEYS and counts.data_keys:
+        keys = list(dict.fromkeys(r.key for r in ratings))
+        # a first thousand keys decide for a file that matches (the common case costs one query)
+        named = bool(keys) and bool(
+            items_by_key(project, item_key, set(keys[:1000]))[0] or items_by_key(project, item_key, set(keys[1000:]))[0]
+        )
+        if not named:
+            detected, naming = detect_item_key(project, counts.data_keys, tried=item_key or "id")
+            if detected is not None:
+                report.errors.clear()
+                report.errors_truncated = 0
+                counts = ReadCounts()
+                ratings = read_ratings(
+                    raw, reader, item_key=detected, problem=problem, counts=counts, expected=expected
+                )
+                item_key, report.item_key, report.item_key_detected = detected, detected, True
+            elif len(naming) > 1:
+                problem(
+                    "item key",
+                    f"several keys of the tasks' data name items of this project ({', '.join(naming)}): "
+                    "choose one as the item key",
+                )
+    report.data_keys = sorted(counts.data_keys)
+    if counts.missing_key:
+        key = item_key or "id"
+        # a flat export has one record per annotation, the full export one task with its annotations
+        noun = "records" if reader.task_data_beside_answers else "tasks"
+        summary = (
+            f"{len(counts.missing_key)} of {len(counts.missing_key) + len(ratings)} {noun} have no {key!r} "
+            f"in their data (the item key); the keys the {noun} have: {', '.join(report.data_keys) or '(none)'}: "
+            "choose one of them as the item key"
+        )
+        report.errors.insert(0, f"item key: {summary}")
+        if ratings:  # only some lack it: name them (all lacking it, the summary says it all)
+            for where in counts.missing_key:
+                problem(where, f"no {key!r} in the task's data (the item key)")
+    return ratings, counts, item_key
+
+
+def _rater_plan(project: Project, plan: Plan, known: Mapping[str, tuple[int, Any]]) -> list[dict[str, Any]]:
+    """Which source annotator becomes which rater, with how many annotations each brings: the
+    new raters named as :func:`write_plan` names them (``imported-<n>``, in file order)."""
+    per_source: dict[str, int] = {}
+    for row in plan.rows:
+        per_source[row.rater] = per_source.get(row.rater, 0) + 1
+    names = dict(Rater.objects.filter(pk__in=[rid for rid, _ in known.values()]).values_list("id", "name"))
+    taken = Rater.objects.filter(
+        kind=Rater.Kind.HUMAN, backend=IMPORTED_BACKEND, parameters__project=project.id
+    ).count()
+    out = []
+    for sid, rid in plan.raters.items():
+        if rid is None and sid in per_source:
+            taken += 1
+            name = f"imported-{taken}"
+        else:
+            name = names.get(rid, "") if rid is not None else ""
+        out.append({"source": sid, "rater": name, "new": rid is None, "annotations": per_source.get(sid, 0)})
+    return out
 
 
 def check_annotations(
@@ -380,11 +546,10 @@ def check_annotations(
         as_duplicate(report, earlier)
         return plan
     ticker = Ticker(progress)
-    counts = ReadCounts()
     rubric = project.rubric_version.parsed()
     questions = {q.id: q for q in rubric.questions}
-    ratings = read_ratings(
-        raw, reader, item_key=item_key, problem=problem, counts=counts, expected=Expected(tuple(questions))
+    ratings, counts, item_key = _read_with_item_key(
+        project, raw, reader, item_key=item_key, report=report, expected=Expected(tuple(questions))
     )
     report.records_read, report.skipped_cancelled = counts.records, counts.skipped_cancelled
     report.skipped_empty = counts.skipped_empty
@@ -398,12 +563,17 @@ def check_annotations(
         item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
             explicit.setdefault(name, "")
+    if any(r.compared for r in ratings):
+        for name, target in comparison_defaults(rubric).items():
+            explicit.setdefault(name, target)
     report.mapping, unknown = resolve_mapping(rubric, counts.source_fields, explicit)
     answered = {ELEMENT.sub(r"\g<q>", t) for t in report.mapping.values() if t}
-    report.questions_unanswered = [q for q in questions if q not in answered]
+    if ratings:  # with nothing read, no field was seen: "no field answers q1" would be untrue
+        report.questions_unanswered = [q for q in questions if q not in answered]
     if not ratings and not problem.any:
         problem("line 1", "the file holds no annotations")
-    report.items_matched = len({r.key for r in ratings if r.key in items})
+    keys_read = {r.key for r in ratings}
+    report.items_matched = len(keys_read & items.keys())
     raters = {
         str((p or {}).get("source_id")): (rid, attrs or {})
         for rid, p, attrs in Rater.objects.filter(
@@ -421,7 +591,8 @@ def check_annotations(
     seen_pairs: dict[tuple[str, int], str] = {}
     attrs_of: dict[str, tuple[dict[str, Any], str]] = {}
     total = max(len(ratings), 1)
-    key_label = "external id" if item_key in EXTERNAL_ID_KEYS else item_key
+    key_label = "external id" if item_key in EXTERNAL_ID_KEYS else f"external id or {item_key}"
+    examples: dict[str, dict[str, list[str]]] = {}
     for n, rating in enumerate(ratings):
         if ticker.due():
             ticker.report(CHECK_SHARE * (0.2 + 0.8 * n / total), "checking")
@@ -451,9 +622,17 @@ def check_annotations(
         if any(name in unknown for name in rating.answers):
             continue
         ctx = item.context
+        given = rating.answers
+        if rating.compared is not None and report.mapping.get(comparisons.WINNER_COLUMN):
+            try:
+                winner = comparison_answer(rating, questions[report.mapping[comparisons.WINNER_COLUMN]], ctx)
+            except ValueError as exc:
+                problem(where, str(exc))
+                continue
+            given = {**given, comparisons.WINNER_COLUMN: winner}
         answers: dict[str, Any] = {}
         elements: dict[str, dict[int, Any]] = {}
-        for name, raw_value in rating.answers.items():
+        for name, raw_value in given.items():
             target = report.mapping.get(name)
             if target is None:
                 continue
@@ -464,6 +643,10 @@ def check_annotations(
             else:
                 q = questions[target]
                 answers[q.id] = coerce_repeated(q, raw_value) if q.repeat_over else coerce(q, raw_value)
+                seen = examples.setdefault(name, {})
+                if len(seen) < VALUE_EXAMPLES and _shown(raw_value) not in seen:
+                    label = next((o.label for o in q.options if o.value == answers[q.id]), "")
+                    seen[_shown(raw_value)] = [_shown(raw_value), _shown(answers[q.id]), str(label)]
         for qid, given in elements.items():
             q = questions[qid]
             size = rubric.repeat_count(q, ctx)
@@ -493,6 +676,10 @@ def check_annotations(
                 + (f" (import {imp})" if imp else ""),
             )
             continue
+        if len(report.sample_rows) < SAMPLE_ROWS:
+            report.sample_rows.append(
+                {"where": where, "item": item.external_id, "rater": rating.rater, "answers": cleaned}
+            )
         plan.rows.append(
             _Row(
                 rater=rating.rater,
@@ -515,6 +702,17 @@ def check_annotations(
             plan.attribute_updates[rid] = {**current, **extra}
     report.raters = len(attrs_of)
     report.raters_new = sum(1 for rid in plan.raters.values() if rid is None)
+    report.value_examples = {name: list(seen.values()) for name, seen in examples.items()}
+    report.rater_plan = _rater_plan(project, plan, raters)
+    unmatched = len(keys_read - items.keys())
+    if keys_read and (not report.items_matched or unmatched > 1):
+        # one line before the per-task lines: a file for another project fails every task alike
+        noun = "tasks" if counts.data_keys else "item keys"
+        report.errors.insert(
+            0,
+            f"file: {report.items_matched} of {len(keys_read)} {noun} match an item of this project (by {key_label})"
+            + (": is this the project the file was exported for?" if not report.items_matched else ""),
+        )
     report.ok = not problem.any
     if not report.ok:
         plan.rows = []
@@ -652,7 +850,9 @@ def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
                 project=job.project,
                 job=job,
                 # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
-                before_commit=lambda r: jobs.finish_claimed(job, report=r.as_dict(), sha256=r.sha256),
+                before_commit=lambda r: jobs.finish_claimed(
+                    job, report=r.as_dict(), sha256=r.sha256, item_key=r.item_key[:200]
+                ),
                 progress=progress,
             )
         except AlreadyWritten:
@@ -755,6 +955,8 @@ __all__ = [
     "check_annotations",
     "claim_file",
     "coerce",
+    "comparison_answer",
+    "comparison_defaults",
     "items_by_key",
     "parse_mapping",
     "preview_staged",

@@ -6,11 +6,13 @@ the project only (``annotation.access``)."""
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import gettext_lazy
+from django.utils.translation import get_language, gettext_lazy
 from django.views.decorators.http import require_POST
 
 from core import reaper
@@ -28,7 +30,16 @@ FORMAT_CHOICES = registry.human_choices
 class UploadForm(forms.Form):
     file = forms.FileField(label=gettext_lazy("File"))
     format = forms.ChoiceField(label=gettext_lazy("Format"), choices=FORMAT_CHOICES)
-    item_key = forms.CharField(label=gettext_lazy("Item key"), initial="id", max_length=200)
+    item_key = forms.CharField(
+        label=gettext_lazy("Item key"),
+        initial="id",
+        max_length=200,
+        help_text=gettext_lazy(
+            "The key of the task's data that names the item (e.g. pair_id), matched against the items' external "
+            "ids first, then against an item field of that name. Left at id, it is found in the file when one "
+            "key of the tasks' data names this project's items."
+        ),
+    )
     mapping = forms.CharField(
         label=gettext_lazy("Mapping"), required=False, widget=forms.Textarea(attrs={"rows": 3}), max_length=20_000
     )
@@ -41,6 +52,25 @@ class StagedForm(forms.Form):
     mapping = forms.CharField(required=False, max_length=20_000)
 
 
+def _mapping_rows(project, report) -> list[tuple[str, str | None, list[list[str]]]]:
+    """One row per source field: the question it answers and examples of how its values are read
+    (in the file, stored, the option's label in the page's language: the rubric's own translation)."""
+    rubric = project.rubric_version.parsed()
+    questions = {q.id: q for q in rubric.localized(rubric.pick_locale(get_language())).questions}
+    rows = []
+    for source, question in (report.mapping or {}).items():
+        q = questions.get(question or "")
+        labels = (
+            {str(o.value) if isinstance(o.value, str) else json.dumps(o.value): o.label for o in q.options} if q else {}
+        )
+        examples = [
+            [raw, value, labels.get(value, label)]
+            for raw, value, label in (report.value_examples or {}).get(source, [])
+        ]
+        rows.append((source, question, examples))
+    return rows
+
+
 def _page(request, project, *, form=None, report=None, staged=None, error=None, status=200) -> HttpResponse:
     return render(
         request,
@@ -49,6 +79,7 @@ def _page(request, project, *, form=None, report=None, staged=None, error=None, 
             "project": project,
             "form": form or UploadForm(),
             "report": report,
+            "mapping_rows": _mapping_rows(project, report) if report else [],
             "staged": staged,
             "error": error,
             "imports": annotation_import.imports_of(project),
@@ -102,7 +133,7 @@ def annotation_import_preview(request: HttpRequest, project_id: int) -> HttpResp
         "token": token,
         "name": name,
         "format": data["format"],
-        "item_key": data["item_key"],
+        "item_key": report.item_key,  # the key detected from the file, when it was
         "mapping": "\n".join(f"{k}={v}" for k, v in mapping.items()),
     }
     return _page(request, project, report=report, staged=staged)

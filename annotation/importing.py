@@ -19,6 +19,7 @@ import codecs
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,9 @@ MAX_REPORTED_ERRORS = 200
 BATCH = 2000
 #: how the bar of an import is shared between its two passes (checking takes the images)
 CHECK_SHARE = 0.6
+#: an image named by URL (``https://``, ``s3://``, ``gs://``...) or inline as a ``data:`` URI, as
+#: another tool's export names it; two letters at least before ``://`` so ``C:/x.png`` stays a path
+IMAGE_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]+://|data:)")
 #: an image field of a revised item may name an image already stored in the project
 SHA_PREFIX = "sha256:"
 #: keys of the revision export that a re-import ignores
@@ -85,7 +89,7 @@ def read_jsonl(stream: io.TextIOBase) -> Iterator[tuple[int, Any, str | None]]:
         try:
             record = loads(line)
         except json.JSONDecodeError as exc:
-            yield line_no, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+            yield line_no, None, f"invalid JSON ({exc.msg}: column {exc.colno})"
             continue
         except RecursionError:
             yield line_no, None, f"the JSON is nested too deeply (more than {MAX_DEPTH} levels of lists / objects)"
@@ -307,6 +311,13 @@ class _Batch:
         for field_name, ref in checked.image_refs.items():
             if self.revisions and ref.startswith(SHA_PREFIX):
                 self.reused.setdefault(ref, (ref[len(SHA_PREFIX) :], line_no))
+            elif IMAGE_URL.match(ref):
+                # a Label Studio export's tasks name their images by URL: say why, and what to do instead
+                self.fail(
+                    line_no,
+                    f"field '{field_name}': {ref[:200]!r} is a URL: image URLs are not supported; download the "
+                    "images and upload them as a .zip with the items file, each named as the file names it",
+                )
             elif ref not in self.checked_images:
                 try:
                     self.checked_images[ref] = check_image(source.read(ref), name=f"image {ref!r}")

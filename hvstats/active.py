@@ -326,7 +326,7 @@ def population_moments(
 
 def uniform_ppi_se(m: np.ndarray | float, N: int, mom: dict[str, float]) -> np.ndarray:
     """Standard error of uniform PPI++ (:mod:`.ppi`) with ``m`` uniformly drawn labelled items
-    and ``N - m`` judge-only ones, at its optimal (clipped) lambda, or 1 with fewer than
+    and ``N - m`` judge-only ones, at its optimal (clipped) lambda, or ``N_u / (m + N_u)`` with fewer than
     :data:`.ppi.SMALL_SAMPLE_LABELS` labels as :func:`.ppi.ppi_mean` does, from :func:`population_moments`."""
     m = np.asarray(m, dtype=float)
     Nu = N - m
@@ -334,7 +334,8 @@ def uniform_ppi_se(m: np.ndarray | float, N: int, mom: dict[str, float]) -> np.n
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(vf > 0, mom["cov_yf"] / ((1 + m / Nu) * vf), 0.0)
     lam = np.clip(np.nan_to_num(lam), 0.0, 1.0)
-    lam = np.where(m < PPI_SMALL_SAMPLE_LABELS, 1.0, lam)
+    # below the small-sample count, ppi_mean's lambda fixed from the counts (0 for a constant judge)
+    lam = np.where(m < PPI_SMALL_SAMPLE_LABELS, np.where(vf > 0, Nu / (m + Nu), 0.0), lam)
     var_d = np.maximum(mom["var_y"] - 2 * lam * mom["cov_yf"] + lam**2 * mom["var_f_weighted"], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         v = lam**2 * vf / Nu + var_d / m

@@ -5,7 +5,7 @@ Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, "Prediction-powered inference"
 "PPI++: Efficient Prediction-Powered Inference" (arXiv:2311.01453, 2023), the power-tuned
 estimator and its optimal lambda, specialised to the mean.  The formulas are those of ppi-python 0.2.3's
 ``ppi_mean_pointestimate`` / ``ppi_mean_ci`` with ``lam=None`` (power tuned, clipped to
-[0, 1], ``lam_optim_mode="overall"``; from 100 labelled items on, ``lam=1`` below: "Small samples") and ``classical_mean_ci``, for one dimension and unit
+[0, 1], ``lam_optim_mode="overall"``; from 100 labelled items on, ``lam=N/(n+N)`` below: "Small samples") and ``classical_mean_ci``, for one dimension and unit
 weights; tests compare with the package itself (test-only dependency).
 
 With ``n`` labelled items (human label ``Y``, judge ``Yh``) and ``N`` unlabelled items (judge
@@ -22,15 +22,21 @@ With ``n`` labelled items (human label ``Y``, judge ``Yh``) and ``N`` unlabelled
 - CI: ``theta -/+ z_{1 - alpha/2} se``; classical (human-only): ``mean(Y) -/+ z sd_0(Y)/sqrt(n)``.
 
 Small samples (issue 34; a documented choice from simulation, not in the papers): with fewer
-than :data:`SMALL_SAMPLE_LABELS` (100) labelled items, ``lambda = 1`` (plain PPI, ppi-python's
-``lam=1``) instead of the power-tuned value.  The tuned ``lambda`` is fitted on the labels whose
-variance it minimises, so that variance is optimistic when ``n`` is small: over 2,000 simulated
-studies per setting (0/1 labels with mean 0.3, 200 or 2,000 items, four judges) the tuned
-interval covered 0.91-0.94 with 20-80 labels, ``lambda = 1`` about 0.01 more
-(``perf/active_defaults_sim.py``, docs/benchmarks.md "Defaults that keep coverage").  The price:
-a judge on another scale than the label (1-5 against 0/1) gives a 2.4-3x wider interval with
-``lambda = 1``; ``small_sample_labels=0`` tunes at every ``n``.  Below about 30 labels of a rare
-0/1 outcome no ``lambda`` reaches 94%: the normal approximation itself is the limit there.
+than :data:`SMALL_SAMPLE_LABELS` (100) labelled items, ``lambda = N / (n + N)`` instead of the
+power-tuned value (0 for a constant judge, whose lambda changes nothing).  The tuned ``lambda``
+is fitted on the labels whose variance it minimises, so that variance is optimistic when ``n``
+is small: over 2,000 simulated studies per setting (0/1 labels with mean 0.3, 200 or 2,000
+items, four judges) the tuned interval covered 0.91-0.94 with 20-80 labels, a lambda fixed
+before the labels about 0.01 more (``perf/active_defaults_sim.py``, docs/benchmarks.md
+"Defaults that keep coverage").  ``N / (n + N)`` is PPI++'s optimal lambda
+``cov(Y, Yh) / ((1 + n / N) var(Yh))`` for a calibrated judge (``cov(Y, Yh) = var(Yh)``), so it
+depends on the counts only and keeps the interval's coverage like any fixed lambda; with many
+unlabelled items it is plain PPI's ``lambda = 1``, and with few (the pool about as large as the
+sample) it stops the judge's own noise on the unlabelled mean, ``lambda^2 var(Yu) / N``, from
+costing more than the judge saves (``lambda = 1`` there made even a good judge cost labels).
+The price: a judge on another scale than the label (1-5 against 0/1) gives a wider interval
+than the tuned lambda; ``small_sample_labels=0`` tunes at every ``n``.  Below about 30 labels of
+a rare 0/1 outcome no ``lambda`` reaches 94%: the normal approximation itself is the limit there.
 
 Budget advice (documented choice, not in the papers): the labelled items needed for a CI
 half-width ``w`` at the same ``lambda`` and the same unlabelled pool, from the PPI variance
@@ -60,7 +66,7 @@ import numpy as np
 from scipy.stats import norm
 
 DEFAULT_ALPHA = 0.05
-# Fewer labelled items than this: lambda = 1, not power tuned (module docstring, "Small samples").
+# Fewer labelled items than this: lambda = N/(n+N), not power tuned (module docstring, "Small samples").
 SMALL_SAMPLE_LABELS = 100
 
 
@@ -98,7 +104,7 @@ def ppi_mean(
     """PPI++ estimate of the mean of ``Y`` over labelled and unlabelled items.
 
     ``y``: human label of each labelled item; ``yhat``: the judge on the same items;
-    ``yhat_unlabeled``: the judge on the unlabelled items.  ``lam`` None = power tuned, or 1
+    ``yhat_unlabeled``: the judge on the unlabelled items.  ``lam`` None = power tuned, or N/(n+N)
     with fewer than ``small_sample_labels`` labelled items (module docstring, "Small samples").
     Returns ``estimate``, ``ci`` [low, high], ``se``, ``classical_estimate``,
     ``classical_ci``, ``classical_se``, ``n_labeled``, ``n_unlabeled``, ``lambda``,
@@ -140,7 +146,9 @@ def ppi_mean(
     if lam is not None:
         lam_v, rule = float(lam), "given"
     elif n < small_sample_labels:
-        lam_v, rule = 1.0, f"lambda = 1: fewer than {small_sample_labels} labels"
+        # fixed before the labels are seen ("Small samples"): N / (n + N), 0 for a constant judge
+        constant = np.ptp(np.concatenate([Yh, Yu])) == 0
+        lam_v, rule = (0.0 if constant else N / (n + N)), f"lambda = N/(n+N): fewer than {small_sample_labels} labels"
     else:
         lam_v, rule = ppi_lambda(Y, Yh, Yu), "power-tuned"
     est = float((lam_v * Yu).mean() + (Y - lam_v * Yh).mean())

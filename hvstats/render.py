@@ -112,9 +112,9 @@ def _alt_test_lines(j: str, a: dict, env: str = "") -> list[str]:
 
 
 def _rule(r: dict) -> str:
-    """`` (lambda = 1: fewer than 100 labels)`` where the small-sample rule chose lambda."""
+    """`` (lambda = N/(n+N): fewer than 100 labels)`` where a small-sample rule chose lambda."""
     rule = r.get("lambda_rule") or ""
-    return f" ({rule})" if rule.startswith("lambda = 1:") else ""
+    return f" ({rule})" if rule.startswith("lambda = ") else ""
 
 
 def _ppi_lines(j: str, p: dict) -> list[str]:

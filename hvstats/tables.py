@@ -309,36 +309,102 @@ def latex_escape(s: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) if ch.isascii() else _latex_char(ch) for ch in str(s))
 
 
-#: what a document needs to compile :func:`to_latex`'s output (tested with pdflatex)
-LATEX_PREAMBLE = "\\documentclass{article}\n\\usepackage{booktabs}\n"
+#: what a document needs to compile :func:`to_latex`'s output (tested with pdflatex): booktabs
+#: (texlive-latex-recommended) for the rules, graphicx (texlive-latex-base) for ``\\resizebox``
+LATEX_PREAMBLE = "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
+
+#: the head of every LaTeX download: what the document's preamble needs, and why the tables
+#: look as they do (a download is a fragment to ``\\input``, not a document)
+LATEX_HEAD = """\
+% HV validation tables. In your document's preamble:
+%   \\usepackage{booktabs}  % the rules (texlive-latex-recommended)
+%   \\usepackage{graphicx}  % \\resizebox (texlive-latex-base)
+% A table wider than the text is scaled down to \\linewidth (\\resizebox, never scaled up);
+% long column headers are broken over lines. Notes and warnings follow each table as a
+% paragraph ("Notes to Table N"), not inside \\caption: pdflatex stops with "Dimension too
+% large" on a caption longer than about 3,400 characters.
+"""
+
+#: the longest caption text (title and caption, as LaTeX) kept inside ``\\caption``; a longer
+#: caption moves to the note block. ``\\@makecaption`` sets the whole caption in one box
+#: first, and a box wider than ``\\maxdimen`` (about 3,400 characters) stops pdflatex.
+CAPTION_MAX = 1500
+
+#: a column header longer than this is broken over lines at its spaces
+HEADER_LINE = 16
+
+
+def _latex_line(text: str) -> str:
+    """An escaped line of a tabular: one that starts with ``[`` is opened with ``{}``, since
+    after ``\\\\`` or ``\\midrule`` a bracket would be read as their optional argument."""
+    return "{}" + text if text.startswith("[") else text
+
+
+def _header_lines(text: str, width: int = HEADER_LINE) -> list[str]:
+    """The header broken at spaces into lines of at most ``width`` characters (a longer word
+    stays whole on its line)."""
+    lines: list[str] = []
+    for word in str(text).split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
+def _latex_header(text: str, align: str) -> str:
+    """A header cell: as is when short, else its lines in a one-column tabular aligned like
+    its column, bottom-aligned so that every header sits on the rule."""
+    lines = _header_lines(text)
+    if len(lines) == 1:
+        return _latex_line(latex_escape(text))
+    body = r" \\ ".join(_latex_line(latex_escape(line)) for line in lines)
+    return r"\begin{tabular}[b]{@{}" + align + "@{}}" + body + r"\end{tabular}"
 
 
 def _latex_row(texts: Sequence[str]) -> str:
-    """One tabular row. A row whose text starts with ``[`` is opened with ``{}``: after ``\\``
-    or ``\\midrule`` a bracket would be read as their optional argument."""
-    line = " & ".join(latex_escape(x) for x in texts) + r" \\"
-    return "{}" + line if line.startswith("[") else line
+    return _latex_line(" & ".join(latex_escape(x) for x in texts) + r" \\")
+
+
+def _latex_label(key: str) -> str:
+    return "tab:" + latex_escape(key).replace(r"\_", "-")
 
 
 def to_latex(tables: Iterable[Table]) -> str:
-    """One ``table`` environment per table, booktabs rules (``\\usepackage{booktabs}``), the
-    values right-aligned with their 95% CI in brackets."""
-    out: list[str] = []
+    """One ``table`` environment per table, booktabs rules, the values right-aligned with their
+    95% CI in brackets; a table wider than the text scaled down to ``\\linewidth``
+    (``\\resizebox``, graphicx); long headers broken over lines. The caption holds the title
+    and the table's caption; the notes (warnings, one per judge and field in a verdicts table,
+    any number) follow the table as a small paragraph: never inside ``\\caption``
+    (:data:`CAPTION_MAX`). Starts with :data:`LATEX_HEAD`, the packages it needs."""
+    out: list[str] = [LATEX_HEAD]
     for t in tables:
-        out.append(r"\begin{table}[t]")
+        label = _latex_label(t.key)
+        out.append(r"\begin{table}[!htbp]")
         out.append(r"\centering")
+        # \width is the tabular's natural width: scaled down when wider than the line, else kept
+        out.append(r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%")
         out.append(r"\begin{tabular}{l" + "r" * len(t.columns) + "}")
         out.append(r"\toprule")
-        out.append(_latex_row([t.row_header, *t.columns]))
+        head = [_latex_header(t.row_header, "l"), *(_latex_header(c, "r") for c in t.columns)]
+        out.append(_latex_line(" & ".join(head) + r" \\"))
         out.append(r"\midrule")
         for r in t.rows:
             out.append(_latex_row([r.label, *(format_cell(c) for c in r.cells)]))
         out.append(r"\bottomrule")
-        out.append(r"\end{tabular}")
-        caption = " ".join(x for x in (t.title + ".", t.caption, *t.notes) if x)
-        out.append(r"\caption{" + latex_escape(caption) + "}")
-        out.append(r"\label{tab:" + latex_escape(t.key).replace(r"\_", "-") + "}")
+        out.append(r"\end{tabular}}")
+        caption = latex_escape(" ".join(x for x in (t.title + ".", t.caption) if x))
+        notes = [latex_escape(n) for n in t.notes if n]
+        if len(caption) > CAPTION_MAX:
+            caption = latex_escape(t.title + ".")
+            notes.insert(0, latex_escape(t.caption))
+        out.append(r"\caption{" + caption + "}")
+        out.append(r"\label{" + label + "}")
         out.append(r"\end{table}")
+        if notes:
+            out.append(
+                r"{\footnotesize\noindent\textit{Notes to Table~\ref{" + label + "}.} " + " ".join(notes) + r"\par}"
+            )
         out.append("")
     return "\n".join(out)
 

@@ -1,5 +1,6 @@
 """Administration of a judge after it is made: its prices per 1M tokens (the runs' estimated
-cost), hiding it from the reports, and deleting it with everything it wrote.
+cost), its short label (what tables call it), hiding it from the reports, and deleting it with
+everything it wrote.
 
 ``check_prices`` is also how a new judge's prices are checked (``judges/configuration.py``) and
 how the API refuses a bad price before anything changes (``judges/api.py``)."""
@@ -16,6 +17,7 @@ from django.utils.translation import ngettext
 from annotation.models import Annotation, Assignment, Rater
 from core.errors import DomainError
 
+from . import labels
 from .models import JudgeConfig, JudgeItemResult, JudgeOutput, JudgeRun
 
 PRICE_STEP = Decimal("0.000001")  # the prices' stored precision (JudgeConfig: 6 decimal places)
@@ -51,6 +53,27 @@ def set_judge_prices(*, config: JudgeConfig, prompt: Any, completion: Any) -> Ju
     prompt, completion = check_prices(prompt, completion)
     JudgeConfig.objects.filter(pk=config.pk).update(price_prompt_per_1m=prompt, price_completion_per_1m=completion)
     config.price_prompt_per_1m, config.price_completion_per_1m = prompt, completion
+    return config
+
+
+def check_judge_short_label(*, config: JudgeConfig, label: Any) -> str:
+    """The label, checked (:func:`.labels.check_short_label`) against the project's other judges."""
+    if not isinstance(label, str):
+        raise DomainError("a judge's short label is text")
+    taken = set(
+        JudgeConfig.objects.filter(project_id=config.project_id)
+        .exclude(pk=config.pk)
+        .values_list("short_label", flat=True)
+    )
+    return labels.check_short_label(label, taken)
+
+
+def set_judge_short_label(*, config: JudgeConfig, label: Any) -> JudgeConfig:
+    """Set what tables and pages call the judge (issue 35); the stored reports show it from
+    their next computation."""
+    label = check_judge_short_label(config=config, label=label)
+    JudgeConfig.objects.filter(pk=config.pk).update(short_label=label)
+    config.short_label = label
     return config
 
 

@@ -26,7 +26,14 @@ from core.errors import DomainError
 from core.schema import refusal
 
 from . import bias, endpoints, imported, outputs, selectors
-from .administration import check_prices, delete_judge, set_judge_hidden, set_judge_prices
+from .administration import (
+    check_judge_short_label,
+    check_prices,
+    delete_judge,
+    set_judge_hidden,
+    set_judge_prices,
+    set_judge_short_label,
+)
 from .configuration import create_judge_config
 from .models import JudgeConfig, JudgeOutput, JudgeOutputImport, JudgeRun
 from .runs import cancel_judge_run, rerun_failed_items, start_judge_run
@@ -59,12 +66,19 @@ class JudgeConfigSerializer(serializers.ModelSerializer):
     prompt_template = serializers.JSONField(required=False)
     parser = serializers.CharField(required=False)
     questions = serializers.ListField(child=serializers.CharField(), required=False)
+    short_label = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=32,
+        help_text="what tables and pages call the judge, e.g. GPT-4o; blank or left out: derived from the name",
+    )
 
     class Meta:
         model = JudgeConfig
         fields = [
             "id",
             "name",
+            "short_label",
             "backend",
             "model_id",
             "prompt_template",
@@ -95,6 +109,9 @@ class JudgeSettingsSerializer(serializers.Serializer):
     neither; one given alone is paired with the other's current value)."""
 
     hidden = serializers.BooleanField(required=False)
+    short_label = serializers.CharField(
+        required=False, max_length=32, help_text="what tables and pages call the judge (unique in the project)"
+    )
     price_prompt_per_1m = serializers.DecimalField(
         max_digits=12, decimal_places=6, min_value=0, allow_null=True, required=False
     )
@@ -323,6 +340,7 @@ class JudgeConfigList(APIView):
             created_by=request.user,
             price_prompt_per_1m=d.get("price_prompt_per_1m"),
             price_completion_per_1m=d.get("price_completion_per_1m"),
+            short_label=d.get("short_label"),
         )
         return Response(JudgeConfigSerializer(config).data, status=status.HTTP_201_CREATED)
 
@@ -338,8 +356,8 @@ class JudgeConfigDetail(APIView):
 
     @extend_schema(request=JudgeSettingsSerializer, responses=JudgeConfigSerializer)
     def patch(self, request: Request, project_id: int, config_id: int) -> Response:
-        """Hide or show the judge (a hidden judge is left out of reports, curation and exports)
-        and set its prices per 1M tokens; all or nothing."""
+        """Hide or show the judge (a hidden judge is left out of reports, curation and exports),
+        set its prices per 1M tokens and its short label; all or nothing."""
         config = self._config(request, project_id, config_id)
         ser = JudgeSettingsSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -347,7 +365,11 @@ class JudgeConfigDetail(APIView):
         prompt = d.get("price_prompt_per_1m", config.price_prompt_per_1m)
         completion = d.get("price_completion_per_1m", config.price_completion_per_1m)
         check_prices(prompt, completion)  # refused before anything changes
+        if "short_label" in d:
+            check_judge_short_label(config=config, label=d["short_label"])
         with transaction.atomic():
+            if "short_label" in d:
+                set_judge_short_label(config=config, label=d["short_label"])
             if "price_prompt_per_1m" in d or "price_completion_per_1m" in d:
                 set_judge_prices(config=config, prompt=prompt, completion=completion)
             if "hidden" in d:
@@ -468,7 +490,8 @@ class JudgeImportSerializer(serializers.Serializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # the file types of the reader registry's judge-output readers, as registered now
-        self.fields["format"].choices = list(registry.by_suffix(registry.MODEL))
+        # a file type (jsonl, csv: the outputs readers) or a model reader's key (judge-pairs-csv)
+        self.fields["format"].choices = [*registry.by_suffix(registry.MODEL), *registry.keys(registry.MODEL)]
 
 
 class JudgeImportReportSerializer(serializers.Serializer):

@@ -33,7 +33,7 @@ from benchmarks.base import Preset
 from core.errors import DomainError
 from core.values import value_problem
 
-from . import endpoints, formats, orders, prompts
+from . import endpoints, formats, labels, orders, prompts
 from . import params as judge_params
 from .administration import check_prices
 from .backends.base import DIRECT, ENSEMBLE, PROMPTED
@@ -313,16 +313,23 @@ def create_judge_config(
     created_by: AbstractBaseUser | None = None,
     price_prompt_per_1m: Any = None,
     price_completion_per_1m: Any = None,
+    short_label: str | None = None,
 ) -> JudgeConfig:
     """A judge for a project; defaults (prompt, parser, questions) come from the preset: its paper
     prompt (``Preset.judge_prompt``) or the prompt built from the rubric, and for the embedding and
     image-similarity judges the questions it declares for them (``Preset.direct_judges``).
 
     ``both_orders``: every pass also judges the pair swapped (presets that declare a
-    ``pair_order`` only; the judge must answer the questions the swap and the verdict touch)."""
+    ``pair_order`` only; the judge must answer the questions the swap and the verdict touch).
+    ``short_label``: what tables call it (:mod:`.labels`); none or blank: derived from the name."""
     name = (name or "").strip()
     if not name:
         raise DomainError("a judge needs a name")
+    taken = set(JudgeConfig.objects.filter(project=project).values_list("short_label", flat=True))
+    if short_label is not None and short_label.strip():
+        short_label = labels.check_short_label(short_label, taken)
+    else:
+        short_label = labels.default_short_label(name, taken)
     if backend not in BACKENDS:
         raise DomainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if combine not in JudgeConfig.Combine.values:
@@ -440,6 +447,7 @@ def create_judge_config(
         config = JudgeConfig.objects.create(
             project=project,
             name=name[:200],
+            short_label=short_label,
             backend=backend,
             model_id=model_id,
             prompt_template=prompt_template,

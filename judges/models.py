@@ -43,6 +43,9 @@ class JudgeConfig(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_configs")
     name = models.CharField(max_length=200)
+    # what tables and pages call the judge (judges/labels.py): set by the researcher, by default
+    # the model's part of the name ("GPT-4o"); unique within the project, checked where it is set
+    short_label = models.CharField(max_length=32, blank=True, default="")
     # the registry's backends (``judges/registry.py``): a callable, so a backend added there needs
     # no migration; checked in ``clean`` and by ``configuration.create_judge_config``, not by a
     # database constraint, which would be a literal list to keep in step

@@ -13,6 +13,7 @@ urlpatterns = [
     path("projects/<int:project_id>/judges/<int:config_id>/run/", views.start_run, name="judge_start_run"),
     path("projects/<int:project_id>/judges/<int:config_id>/", views.judge_detail, name="judge_detail"),
     path("projects/<int:project_id>/judges/<int:config_id>/hide/", views.judge_hide, name="judge_hide"),
+    path("projects/<int:project_id>/judges/<int:config_id>/label/", views.judge_short_label, name="judge_short_label"),
     path("projects/<int:project_id>/judges/<int:config_id>/delete/", views.judge_delete, name="judge_delete"),
     path("projects/<int:project_id>/judges/runs/<int:run_id>/", views.run_detail, name="judge_run"),
     path("projects/<int:project_id>/judges/runs/<int:run_id>/progress/", views.run_progress, name="judge_run_progress"),

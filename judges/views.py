@@ -27,7 +27,7 @@ from studies.models import Sample
 from . import bias, capabilities, endpoints, imported, selectors
 from . import forms as param_forms
 from . import params as judge_params
-from .administration import delete_blockers, delete_judge, set_judge_hidden, set_judge_prices
+from .administration import delete_blockers, delete_judge, set_judge_hidden, set_judge_prices, set_judge_short_label
 from .backends.base import ENSEMBLE, PROMPTED
 from .configuration import create_judge_config
 from .models import JudgeConfig
@@ -52,6 +52,12 @@ class JudgeConfigForm(forms.Form):
     ``judges/params.py``); the raw JSON (``params``) is the advanced way, merged with them."""
 
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    short_label = forms.CharField(
+        max_length=32,
+        required=False,
+        label=gettext_lazy("Short label"),
+        help_text=gettext_lazy("what tables and the agreement page call the judge, e.g. GPT-4o; empty = from the name"),
+    )
     # the registry's backends, read when the form is made (a callable: ``judges/registry.py``)
     backend = forms.ChoiceField(choices=backend_choices, label=gettext_lazy("Backend"))
     model_id = forms.CharField(
@@ -218,6 +224,7 @@ def judges_page(request: HttpRequest, project_id: int) -> HttpResponse:
                 created_by=request.user,
                 price_prompt_per_1m=d.get("price_prompt_per_1m"),
                 price_completion_per_1m=d.get("price_completion_per_1m"),
+                short_label=d["short_label"],
             )
         except DomainError as exc:
             form.add_error(None, exc.message)
@@ -454,6 +461,21 @@ def judge_detail(request: HttpRequest, project_id: int, config_id: int) -> HttpR
             messages.success(request, _("Prices saved."))
             return redirect("judge_detail", project_id=project.id, config_id=config.id)
     return _judge_page(request, project, config, form, status=400)
+
+
+@login_required
+@require_POST
+def judge_short_label(request: HttpRequest, project_id: int, config_id: int) -> HttpResponse:
+    """Set the judge's short label (``short_label``), what tables and pages call it."""
+    project = _project_or_403(request, project_id)
+    config = get_object_or_404(JudgeConfig, pk=config_id, project=project)
+    try:
+        set_judge_short_label(config=config, label=request.POST.get("short_label", ""))
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("Short label saved: %(label)s.") % {"label": config.short_label})
+    return redirect("judge_detail", project_id=project.id, config_id=config.id)
 
 
 @login_required

@@ -99,6 +99,10 @@ ALLOWED_PATTERNS = [
 ]
 
 
+#: what follows a name in a table's row label: ": " and a field identifier ("GPT-4o: total")
+FIELD_AFTER_NAME = re.compile(r": [a-z_]+(?:\[\*\]|\[\d+\])?")
+
+
 class _Text(HTMLParser):
     SKIP = {"script", "style", "code", "pre", "svg", "textarea"}
 
@@ -155,6 +159,9 @@ def untranslated(english: set[str], other: set[str], data: set[str], kept: set[s
             continue
         # user data followed by a count or an id: "annotator1 (2)", "judge: q3"
         if any(t.startswith(d) and not re.search(r"[A-Za-z]{3,}", t[len(d) :]) for d in data if len(d) > 2):
+            continue
+        # user data and a field: a verdicts row "GPT-4o: total" (a judge's short label, issue 35)
+        if any(t.startswith(d) and FIELD_AFTER_NAME.fullmatch(t[len(d) :]) for d in data if len(d) > 2):
             continue
         out.add(t)
     return out
@@ -333,6 +340,7 @@ def user_data(project, *more) -> set[str]:
     data |= set(type(project).objects.values_list("name", flat=True))  # every project's name (the home page lists them)
     judges = set(JudgeConfig.objects.filter(project=project).values_list("name", flat=True))
     data |= judges | {f"judge: {j}" for j in judges}  # a judge's rater name
+    data |= set(JudgeConfig.objects.filter(project=project).values_list("short_label", flat=True))  # issue 35
     data |= set(project.items.values_list("external_id", flat=True))
     data |= {"annotator1", "annotator2", "annotator3", "researcher", "paper subset", "two each", "laptop"}
     # the simulated study's: its active sample, the files imported, the other tool's raters

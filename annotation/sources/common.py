@@ -43,6 +43,10 @@ class SourceRating:
     submitted_at: datetime | None = None
     #: where each answer came from, for the long format (source field -> "line n")
     origins: dict[str, str] | None = None
+    #: a comparison of two named systems (:mod:`.comparisons`): their names as the file gives them
+    #: (``model_a``, ``model_b``); its ``winner`` answer (``model_a`` / ``model_b`` / ``tie``) is
+    #: in this order, which the import matches to the item's own (``comparison_answer``)
+    compared: tuple[str, str] | None = None
 
 
 #: ``problem(where, message)``: how a reader reports what is wrong
@@ -72,9 +76,21 @@ class ReadCounts:
     source_fields: dict[str, int] = field(default_factory=dict)  # field -> answers seen
     #: a CSV's header as written (empty for JSON formats)
     columns: list[str] = field(default_factory=list)
+    #: the keys of the tasks' data (Label Studio) with the scalar values seen under each, as text:
+    #: what the import detects the item key from, and lists when the item key is not among them
+    data_keys: dict[str, set[str]] = field(default_factory=dict)
+    #: where a record was read that has no value for the item key (the import reports these
+    #: once, with the keys the tasks have, rather than one identical line per task)
+    missing_key: list[str] = field(default_factory=list)
 
     def saw(self, name: str) -> None:
         self.source_fields[name] = self.source_fields.get(name, 0) + 1
+
+    def saw_data(self, data: dict[str, Any]) -> None:
+        for name, value in data.items():
+            values = self.data_keys.setdefault(str(name), set())
+            if value is not None and value != "" and not isinstance(value, (list, dict, bool)):
+                values.add(text_of(value))
 
 
 class ReadFn(Protocol):
@@ -210,7 +226,8 @@ def load_json(text: str, problem: Problem, *, line: int | None = None) -> Any:
     try:
         return loads(text)
     except json.JSONDecodeError as exc:
-        problem(f"line {line or exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
+        # ``exc.msg`` may end in "at" ("Unterminated string starting at"): the column follows a colon
+        problem(f"line {line or exc.lineno}", f"invalid JSON ({exc.msg}: column {exc.colno})")
     except RecursionError:
         problem(f"line {line or 1}", f"the JSON is nested too deeply (more than {MAX_DEPTH} levels of lists / objects)")
     return NOT_JSON

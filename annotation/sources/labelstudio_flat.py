@@ -124,9 +124,10 @@ def _records(
         if annotator is None or annotator == "":
             counts.skipped_empty += 1  # a task nobody annotated
             continue
+        counts.saw_data({k: v for k, v in record.items() if k not in META_COLUMNS})
         key = item_key_of(record, item_key)  # as the full export reads a task's data
         if key is None or key == "":
-            problem(where, f"no {item_key!r} column value (the item key)")
+            counts.missing_key.append(where)  # reported by the import, once, with the keys there are
             continue
         rating = SourceRating(where=where, key=text_of(key), rater=source_rater(annotator))
         for name, value in record.items():
@@ -161,7 +162,9 @@ def read_json_min(text: str, *, item_key: str, problem: Problem, counts: ReadCou
         return []
     if any(isinstance(r, dict) and isinstance(r.get("data"), dict) and "annotations" in r for r in records):
         problem(
-            "line 1", "this is Label Studio's full JSON export (tasks with 'annotations'): use the format labelstudio"
+            "line 1",
+            "this is Label Studio's full JSON export (tasks with 'annotations'): choose the format "
+            "Label Studio JSON export (labelstudio)",
         )
         return []
 

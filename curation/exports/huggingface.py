@@ -21,6 +21,7 @@ from django.conf import settings
 
 from agreement import selectors as agreement_selectors
 from annotation.models import Asset, Project
+from annotation.sources import registry
 
 from ..export_formats import ExportFormat
 from ..models import Export
@@ -300,16 +301,31 @@ def imported_lines(prov: dict[str, Any]) -> str:
         "Some human ratings were collected in another tool and imported (rows with `source` = "
         "`imported:<id>` in the annotations table; each source annotator is a pseudonymous rater):",
         "",
-        "| import | file | format | sha256 | item key | mapping | annotations |",
-        "|---|---|---|---|---|---|---|",
+        "| import | file | from | sha256 | item key | mapping | annotations | raters |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for i in imports:
         mapping = ", ".join(f"{k} -> {v or '(left out)'}" for k, v in (i.get("mapping") or {}).items() if k != v)
+        reader = registry.READERS.get(i["format"])
+        tool = f"{reader.label} (`{i['format']}`)" if reader else f"`{i['format']}`"
         lines.append(
-            f"| `{i['source']}` | {i['file']} | {i['format']} | `{i['sha256']}` | `{i['item_key']}` | "
-            f"{mapping or 'by name'} | {i['annotations']} |"
+            f"| `{i['source']}` | {i['file']} | {tool} | `{i['sha256']}` | `{i['item_key']}` | "
+            f"{mapping or 'by name'} | {i['annotations']} | {i.get('raters', '')} |"
         )
     return "\n".join(lines) + "\n\n"
+
+
+def ratings_per_item_line(project: Project) -> str:
+    """The card's statement of k: the project's planned k and how many people actually rated each
+    item (``agreement.selectors.actual_k``), which for imported ratings is not the preset's default."""
+    got = agreement_selectors.actual_k(project)
+    if not got["items"]:
+        return f"Human ratings per item: planned k = {project.k_per_item}; no item has a human rating yet."
+    spread = f"{got['min']}–{got['max']}" if got["min"] != got["max"] else f"{got['min']} on every item"
+    return (
+        f"Human ratings per item: planned k = {project.k_per_item}; actual k = {got['median']} "
+        f"(median; {spread}) over {got['items']} rated items."
+    )
 
 
 def dataset_card(export: Export, prov: dict[str, Any], feats: dict[str, Any], images: list[str], rows: int) -> str:
@@ -403,6 +419,8 @@ over all items with humans and model judges together as raters (empty when no it
 
 Decisions in the project at export time: {counts["accepted"]} accepted, {counts["rejected"]} rejected,
 {counts["needs_revision"]} need revision, {counts["pending"]} pending (of {counts["total"]} item versions).
+
+{ratings_per_item_line(project)}
 
 {imported_lines(prov)}## Agreement
 

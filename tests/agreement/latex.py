@@ -1,5 +1,5 @@
 """Compile the validation tables' LaTeX with a real TeX engine (issue 22): pdflatex from
-Debian's ``texlive-latex-base`` with booktabs from ``texlive-latex-recommended``, which
+Debian's ``texlive-latex-base`` (graphicx with it) and booktabs from ``texlive-latex-recommended``, which
 ``.ci/run`` and ``scripts/test`` install. Where the tests must run everything (CI, scripts/test:
 :func:`tests.services.services_required`) a missing pdflatex fails the test; in a bare local
 run it skips."""
@@ -28,12 +28,10 @@ def pdflatex() -> str:
     return exe
 
 
-def compile_latex(tables: Sequence[Table] | str) -> str:
-    """Compile the tables (or a LaTeX body) in a minimal document (:data:`LATEX_PREAMBLE`:
-    article + booktabs) with ``-halt-on-error``; returns the log, fails the test with the TeX
-    error when it does not compile."""
+def run_pdflatex(body: str) -> tuple[bool, str]:
+    """Compile a LaTeX body in a minimal document (:data:`LATEX_PREAMBLE`: article, booktabs,
+    graphicx) with ``-halt-on-error``: whether a PDF came out, and the log."""
     exe = pdflatex()
-    body = tables if isinstance(tables, str) else to_latex(tables)
     doc = LATEX_PREAMBLE + "\\begin{document}\n" + body + "\n\\end{document}\n"
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "tables.tex").write_text(doc, encoding="utf-8")
@@ -41,11 +39,19 @@ def compile_latex(tables: Sequence[Table] | str) -> str:
             [exe, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "tables.tex"],
             cwd=tmp,
             capture_output=True,
-            timeout=120,
+            timeout=300,
         )
         log = Path(tmp, "tables.log").read_text(encoding="utf-8", errors="replace")
-        if run.returncode != 0 or not Path(tmp, "tables.pdf").exists():
-            errors = [line for line in log.splitlines() if line.startswith("!") or line.startswith("l.")]
-            pytest.fail("pdflatex failed:\n" + "\n".join(errors[:20]) + "\n--- document ---\n" + doc[:4000])
+        return run.returncode == 0 and Path(tmp, "tables.pdf").exists(), log
+
+
+def compile_latex(tables: Sequence[Table] | str) -> str:
+    """Compile the tables (or a LaTeX body, :func:`run_pdflatex`); returns the log, fails the
+    test with the TeX error when it does not compile."""
+    body = tables if isinstance(tables, str) else to_latex(tables)
+    ok, log = run_pdflatex(body)
+    if not ok:
+        errors = [line for line in log.splitlines() if line.startswith("!") or line.startswith("l.")]
+        pytest.fail("pdflatex failed:\n" + "\n".join(errors[:20]) + "\n--- document ---\n" + body[:4000])
     assert "Unicode character" not in log
     return log

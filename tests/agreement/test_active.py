@@ -197,8 +197,8 @@ def test_uniform_comparison_matches_recomputation():
     vf = np.var(f)
 
     def se_ppi(m):
-        # uniform PPI++ as hvstats.ppi computes it: lambda = 1 below 100 labels
-        lam = 1.0 if m < 100 else min(max(cov / ((1 + m / (N - m)) * vf), 0), 1)
+        # uniform PPI++ as hvstats.ppi computes it: lambda = N / (n + N) below 100 labels
+        lam = (N - m) / N if m < 100 else min(max(cov / ((1 + m / (N - m)) * vf), 0), 1)
         return math.sqrt(lam**2 * vf / (N - m) + (var_y - 2 * lam * cov + lam**2 * vfw) / m)
 
     assert abs(u["ppi_se"] - se_ppi(n)) < TOL

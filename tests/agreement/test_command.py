@@ -182,12 +182,14 @@ def test_command_alt_test_and_ppi_contract(django_ready, verdict_file):
     assert a["winning_rate"] == want["winning_rate"] and a["advantage_probability"] == want["advantage_probability"]
     Y = np.nanmean(H[:40], axis=1)
     pp = rep["fields"]["score"]["judges_vs_humans"]["gpt"]["ppi"]
-    # 40 labelled items, fewer than 100: lambda = 1 (hvstats.ppi "Small samples"), ppi-python's lam=1
-    assert pp["lambda"] == 1.0 and pp["lambda_rule"] == "lambda = 1: fewer than 100 labels"
+    # 40 labelled items, fewer than 100: lambda = N / (n + N) (hvstats.ppi "Small samples")
+    lam = len(y[40:]) / len(y)
+    assert pp["lambda"] == pytest.approx(lam, abs=1e-15)
+    assert pp["lambda_rule"] == "lambda = N/(n+N): fewer than 100 labels"
     assert pp["estimate"] == pytest.approx(
-        float(np.squeeze(ppi_mean_pointestimate(Y, y[:40], y[40:], lam=1.0))), abs=1e-9
+        float(np.squeeze(ppi_mean_pointestimate(Y, y[:40], y[40:], lam=lam))), abs=1e-9
     )
-    lo, hi = ppi_mean_ci(Y, y[:40], y[40:], alpha=0.05, lam=1.0)
+    lo, hi = ppi_mean_ci(Y, y[:40], y[40:], alpha=0.05, lam=lam)
     assert pp["ci"] == pytest.approx([float(np.squeeze(lo)), float(np.squeeze(hi))], abs=1e-9)
     assert rep["fields"]["ok"]["judges_vs_humans"]["gpt"]["ppi"]["positive_label"] == "yes"
 

@@ -4,6 +4,7 @@ UI's language), in the long CSV rows and as a known text of the catalogues."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from django.utils import translation
 
 from agreement import presentation, services, table_strings
@@ -19,18 +20,21 @@ def _ppi(n: int) -> dict:
 
 def test_the_rule_is_shown_translated_beside_lambda():
     small, large = _ppi(40), _ppi(150)
-    assert presentation._lambda_text(small) == "1.00 (lambda = 1: fewer than 100 labels)"
+    # 40 labels, 300 judge-only items: lambda = 300 / 340 (hvstats.ppi "Small samples")
+    assert presentation._lambda_text(small) == "0.88 (lambda = N/(n+N): fewer than 100 labels)"
     assert presentation._lambda_text(large) == f"{large['lambda']:.2f}"  # tuned: the number alone
     with translation.override("de"):
-        assert presentation._lambda_text(small) == "1.00 (lambda = 1: weniger als 100 Labels)"
+        assert presentation._lambda_text(small) == "0.88 (lambda = N/(n+N): weniger als 100 Labels)"
     with translation.override("zh-hans"):
-        assert presentation._lambda_text(small) == "1.00 (lambda = 1：标注少于 100 个)"
-    assert table_strings.is_known("lambda = 1: fewer than 200 labels")
+        assert presentation._lambda_text(small) == "0.88 (lambda = N/(n+N)：标注少于 100 个)"
+    assert table_strings.is_known("lambda = 1: fewer than 200 labels")  # the active estimate's rule
+    assert table_strings.is_known("lambda = N/(n+N): fewer than 100 labels")
 
 
 def test_the_csv_lambda_row_carries_the_rule_as_its_reason():
     rows = {r["metric"]: r for r in services._verdict_rows("ppi", _ppi(40), {})}
-    assert rows["lambda"]["value"] == 1.0 and rows["lambda"]["reason"] == "lambda = 1: fewer than 100 labels"
+    assert rows["lambda"]["value"] == pytest.approx(300 / 340)
+    assert rows["lambda"]["reason"] == "lambda = N/(n+N): fewer than 100 labels"
     rows = {r["metric"]: r for r in services._verdict_rows("ppi", _ppi(150), {})}
     assert rows["lambda"]["reason"] is None
 

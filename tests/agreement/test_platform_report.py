@@ -618,10 +618,10 @@ def test_one_answer_per_judge_in_the_json_and_at_the_top_of_the_verdict_panel(cl
     # the same answers, each with its headline of human labels saved (PPI++, issue 34)
     got = r.json()["result"]["answers"]
     assert [{k: v for k, v in a.items() if k != "labels_saved"} for a in got] == json.loads(json.dumps(core))
-    # the good judge narrows the interval on the 6 items only judges rated; the reversed one gets
-    # lambda 0 (the human-only interval): none saved
+    # the good judge narrows the interval on the 6 items only judges rated; the reversed one, at the
+    # small-sample lambda N / (n + N) fixed before the labels (hvstats.ppi), widens it: a cost
     saved = {a["judge"]: a["labels_saved"] for a in got}
-    assert saved["good-judge"]["items"] > 0 and saved["bad-judge"]["items"] == 0
+    assert saved["good-judge"]["items"] > 0 and saved["bad-judge"]["items"] < 0
     good, bad = answers["good-judge"], answers["bad-judge"]
     assert (good["verdict"], good["fields_passed"]) == ("replace", ["naturalness"])
     assert (bad["verdict"], bad["fields_failed"]) == ("cannot", ["naturalness"])

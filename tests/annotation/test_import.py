@@ -95,7 +95,7 @@ def test_malformed_jsonl_line_is_reported_by_number_and_nothing_is_written(resea
     project = make_project("cqbench.turing", owner=researcher, annotators=annotators)
     data = jsonl(turing_records(3)) + "{not json\n" + jsonl(turing_records(1, start=10))
     report = _bad_import(project, data)
-    assert report.errors == ["line 4: invalid JSON (Expecting property name enclosed in double quotes at column 2)"]
+    assert report.errors == ["line 4: invalid JSON (Expecting property name enclosed in double quotes: column 2)"]
 
 
 def test_unknown_and_missing_fields_are_reported_per_line(researcher, annotators):
@@ -163,6 +163,9 @@ def test_non_utf8_is_refused(researcher, annotators):
         ("sub/../../outside.png", "leaves the import folder"),
         ("C:/windows/x.png", "leaves the import folder"),
         ("missing.png", "not found"),
+        ("https://example.org/a0.png", "image URLs are not supported; download the images and upload them as a .zip"),
+        ("s3://bucket/a0.png", "image URLs are not supported"),
+        ("data:image/png;base64,iVBORw0KGgo=", "image URLs are not supported"),
     ],
 )
 def test_image_paths_never_leave_the_import_root(researcher, annotators, tmp_path, path, message):

@@ -109,7 +109,8 @@ def test_an_unmapped_field_is_refused_with_the_mapping_to_give(project):
     with pytest.raises(CommandError) as exc:
         run(project, LS, "labelstudio")
     assert "task 41, annotation 101: unknown field 'quality'" in str(exc.value)
-    assert "--map quality=QUESTION" in str(exc.value)
+    assert "map it as quality=QUESTION, or quality= to leave it out" in str(exc.value)
+    assert "--map quality=QUESTION" in str(exc.value)  # the command says it in its own options
     assert nothing_written(project)
     with pytest.raises(CommandError) as exc:
         run(project, LS, "labelstudio", "--map", "quality=nope")
@@ -241,7 +242,11 @@ def test_items_of_another_project_are_unknown(project, researcher, tmp_path):
         data=b"item,rater,field,value\nvg-other,p1,q1,1\n",
         data_format="csv",
     ).report
-    assert not report.ok and report.errors[0].startswith("line 2: unknown item")
+    assert not report.ok and report.errors[0] == (
+        "file: 0 of 1 item keys match an item of this project (by external id): "
+        "is this the project the file was exported for?"
+    )
+    assert report.errors[1].startswith("line 2: unknown item")
 
 
 # ------------------------------------------------------------------------------- API and page

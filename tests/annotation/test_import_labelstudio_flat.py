@@ -156,9 +156,20 @@ def test_the_flat_and_the_full_export_agree(wvs_project, researcher, tmp_path):
     assert {(RATER2 if r == "2" else r, item): a for (r, item), a in full.items()} == flat
 
 
-def test_json_min_keyed_by_id_explains_that_id_is_the_task_id(wvs_project):
+def test_json_min_keyed_by_id_finds_the_data_key_that_names_the_items(wvs_project):
+    """JSON-MIN's ``id`` is the task id: with the default item key, the one data key naming the
+    items (``question_id``; ``question`` names every item alike, so it names none) is used."""
+    out = run(wvs_project, LS_MIN, "labelstudio-min", "--map", "quality=q3")
+    assert "imported 4 annotations" in out
+    assert AnnotationImport.objects.get(project=wvs_project).item_key == "question_id"
+
+
+def test_json_min_keyed_by_id_explains_that_id_is_the_task_id(wvs_project, tmp_path):
+    records = json.loads(LS_MIN.read_text(encoding="utf-8"))
+    path = tmp_path / "no-question-id.json"
+    path.write_text(json.dumps([{k: v for k, v in r.items() if k != "question_id"} for r in records]))
     with pytest.raises(CommandError) as exc:
-        run(wvs_project, LS_MIN, "labelstudio-min", "--map", "quality=q3")
+        run(wvs_project, path, "labelstudio-min", "--map", "quality=q3")
     message = str(exc.value)
     assert "record #1 (id 41, annotation_id 102): unknown item: no item with external id '41'" in message
     assert "'id' is Label Studio's task id" in message
@@ -178,8 +189,8 @@ def test_a_full_export_given_as_json_min_is_refused_with_the_format_to_use(wvs_p
         run(wvs_project, LS_FULL, "labelstudio-min", "--map", "quality=q3")
     message = str(exc.value)
     assert (
-        "line 1: this is Label Studio's full JSON export (tasks with 'annotations'): use the format labelstudio"
-        in message
+        "line 1: this is Label Studio's full JSON export (tasks with 'annotations'): choose the format "
+        "Label Studio JSON export (labelstudio)" in message
     )
     assert nothing_written(wvs_project)
 

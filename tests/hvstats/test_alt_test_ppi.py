@@ -219,9 +219,9 @@ def test_ppi_equals_ppi_python(seed):
 
     Y, Yh, Yu = _ppi_data(seed)
     got = ppi_mean(Y, Yh, Yu)
-    # fewer than 100 labels: lambda = 1 (hvstats.ppi "Small samples"), ppi-python's lam=1
-    lam = 1.0 if len(Y) < 100 else None
-    assert got["lambda_rule"] == ("lambda = 1: fewer than 100 labels" if lam else "power-tuned")
+    # fewer than 100 labels: lambda = N / (n + N) (hvstats.ppi "Small samples"), ppi-python's lam=
+    lam = len(Yu) / (len(Y) + len(Yu)) if len(Y) < 100 else None
+    assert got["lambda_rule"] == ("lambda = N/(n+N): fewer than 100 labels" if lam else "power-tuned")
     assert got["estimate"] == pytest.approx(float(np.squeeze(ppi_mean_pointestimate(Y, Yh, Yu, lam=lam))), abs=1e-9)
     lo, hi = ppi_mean_ci(Y, Yh, Yu, alpha=0.05, lam=lam)
     assert got["ci"][0] == pytest.approx(float(np.squeeze(lo)), abs=1e-9)
@@ -279,9 +279,13 @@ def test_ppi_degenerate_inputs():
     # a constant judge, tuned (the small-sample rule off): lambda 0, the classical estimate
     r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0]), small_sample_labels=0)
     assert r["lambda"] == 0.0 and r["estimate"] == pytest.approx(2.0)
-    # with the rule (3 labels): lambda 1, mean(Yu) + mean(Y - Yh) = 1 + 1
+    # with the rule (3 labels) a constant judge keeps lambda 0: N / (n + N) would change nothing
     r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0]))
-    assert r["lambda"] == 1.0 and r["estimate"] == pytest.approx(2.0)
+    assert r["lambda"] == 0.0 and r["estimate"] == pytest.approx(2.0)
+    # a judge that varies, 3 labels and 2 unlabelled items: lambda = 2 / 5
+    r = ppi_mean(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.0]), np.array([1.0, 3.0]))
+    assert r["lambda"] == pytest.approx(0.4, abs=1e-15)
+    assert r["estimate"] == pytest.approx(0.4 * 2.0 + (2.0 - 0.4 * 5.0 / 3.0), abs=1e-12)
     none = ppi_mean(np.array([1.0, 2.0]), np.array([1.0, 2.0]), np.array([]))
     assert none["estimate"] is None and "no unlabelled" in none["reason"] and none["classical_estimate"] == 1.5
     with pytest.raises(ValueError):

@@ -50,7 +50,9 @@ def test_a_chunk_that_raises_fails_its_items_and_ends_the_run_at_once(
         assert tasks.run_judge_chunk(run.id, first) == "running"  # the other chunk still to come
         failed = JudgeItemResult.objects.filter(run=run, item_id__in=first)
         assert failed.count() == 2 and {r.status for r in failed} == {"failed"}
-        assert all("RuntimeError: the HTTP client refused the URL second line" in r.error for r in failed)
+        # the reason, on one line, without the exception's type name (core.errors.public_text)
+        assert all("the HTTP client refused the URL second line" in r.error for r in failed)
+        assert not any("RuntimeError" in r.error for r in failed)
         assert tasks.run_judge_chunk(run.id, second) == "failed"
     run.refresh_from_db()
     assert run.status == "failed" and "no item could be judged" in run.message
@@ -81,7 +83,7 @@ def test_a_chunk_that_raises_lets_the_others_finish_the_run(project, django_capt
     statuses = dict(run.results.values_list("item_id", "status"))
     assert [statuses[i] for i in run.item_ids] == ["failed", "failed", "ok", "ok"]
     [error] = set(run.results.filter(status="failed").values_list("error", flat=True))
-    assert "ValueError: Invalid non-printable ASCII character in URL" in error
+    assert "Invalid non-printable ASCII character in URL" in error and "ValueError" not in error
 
 
 def test_a_chunk_of_an_ended_run_records_nothing(project, django_capture_on_commit_callbacks, monkeypatch):

@@ -473,7 +473,7 @@ def test_the_value_extraction_judge_against_people_in_the_validation_report(
     tables = {t.key: t for t in compute_tables(project, bootstrap=0)}
     t = tables["cqbench-value-extraction-judge"]
     judge, people_row = t.rows[0].label, "People (pairs of annotators)"
-    assert judge == "judge: gpt-4o grader"
+    assert judge == config.short_label == "gpt-4o"  # the short label (issue 35), not "judge: gpt-4o grader"
     # by hand: the judge equals A on 2+2+2+1 and B on 1+1+1+1 of the 8 (story, value) units
     assert t.cell(judge, t.columns[0]).value == pytest.approx(11 / 16)
     # A and B agree on s1 v1, s2 v1, s3 v2, s4 v1, s4 v2: 5 of 8

@@ -4,6 +4,7 @@ the API (``annotation/annotation_import.py``), run as a job in this process."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -12,6 +13,19 @@ from annotation import annotation_import
 from annotation.models import Project
 from annotation.sources import registry
 from core.errors import DomainError
+
+#: the service's messages name a field to map as FIELD=QUESTION (the page's and the API's words)
+UNKNOWN_FIELD = re.compile(r"unknown field '([^']+)'")
+
+
+def command_hints(report: annotation_import.AnnotationImportReport) -> str:
+    """The same advice in this command's own options (--map, --item-key)."""
+    hints = []
+    for name in dict.fromkeys(m for e in report.errors for m in UNKNOWN_FIELD.findall(e)):
+        hints.append(f"  map {name!r} with --map {name}=QUESTION, or --map {name}= to leave it out")
+    if any("as the item key" in e for e in report.errors):
+        hints.append("  give the item key with --item-key KEY")
+    return "\n" + "\n".join(hints) if hints else ""
 
 
 class Command(BaseCommand):
@@ -27,7 +41,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--item-key",
             default="id",
-            help="how a source names an item: id (the external id, default) or a field of the item's data, e.g. pair_id",
+            help=(
+                "the key of the task's data naming the item, e.g. pair_id: matched against the items' external ids "
+                "first, then a field of the item's data or meta of that name; with id (the default) the key is "
+                "detected from the file when id names no item and one data key does"
+            ),
         )
         parser.add_argument(
             "--map",
@@ -71,9 +89,17 @@ class Command(BaseCommand):
         if not report.ok:
             lines = "\n".join(f"  {e}" for e in report.errors)
             more = f"\n  ... and {report.errors_truncated} more" if report.errors_truncated else ""
-            raise CommandError(f"nothing was imported:\n{lines}{more}")
+            raise CommandError(f"nothing was imported:\n{lines}{more}{command_hints(report)}")
+        if report.item_key_detected:
+            self.stdout.write(f"item key: {report.item_key} (detected from the file; --item-key to choose another)")
         mapping_text = ", ".join(f"{k} -> {v or '(left out)'}" for k, v in report.mapping.items())
         self.stdout.write(f"mapping: {mapping_text or '(none)'}")
+        if dry_run and report.rater_plan:
+            raters = ", ".join(
+                f"{r['source']} -> {r['rater']}{' (new)' if r['new'] else ''}: {r['annotations']}"
+                for r in report.rater_plan
+            )
+            self.stdout.write(f"raters (annotator in the file -> rater: annotations): {raters}")
         if report.questions_unanswered:
             self.stdout.write(f"questions no field answers: {', '.join(report.questions_unanswered)}")
         if report.duplicate_of is not None:
