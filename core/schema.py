@@ -89,8 +89,8 @@ class AutoSchema(SpectacularAutoSchema):
             "400": error_response(ref, "The request is malformed or invalid; nothing changed.", plain_text=True),
         }
         if not self.allows_anyone():
-            found["401"] = error_response(ref, "The credentials are missing, wrong or revoked.")
-            found["403"] = error_response(ref, "Signed in, but not allowed to do this (or not signed in).")
+            found["401"] = error_response(ref, "The credentials sent (a token or Basic) are wrong or revoked.")
+            found["403"] = error_response(ref, "Not signed in (no credentials), or not allowed to do this.")
         if "{" in self.path:
             found["404"] = error_response(ref, "No such object, or not one the caller may see.")
         # answered by core.bodylimit before DRF, in plain text only
