@@ -26,6 +26,14 @@ SQLITE_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL"}[
 ]
 
 
+#: HV_SQLITE_TIMEOUT: how long (seconds) a write on SQLite waits for another connection's write
+#: transaction to end before it fails with "database is locked". Imports write in batches of
+#: about a second each (annotation.annotation_import.write_plan), so the default is ample.
+SQLITE_TIMEOUT = float(os.environ.get("HV_SQLITE_TIMEOUT", "20"))
+if not 0 < SQLITE_TIMEOUT <= 600:
+    raise ValueError(f"HV_SQLITE_TIMEOUT must be between 0 and 600 seconds, got {SQLITE_TIMEOUT}")
+
+
 def database_from_url(url: str) -> dict:
     """DATABASE_URL: sqlite:///path or postgres://user:pass@host:port/name."""
     parsed = urlparse(url)
@@ -42,7 +50,8 @@ def database_from_url(url: str) -> dict:
             # (HV_SQLITE_SYNCHRONOUS=full: measured 112 against 155 annotations/s, docs/benchmarks.md).
             # Each web thread keeps its connection (and its prepared statements) between requests.
             "OPTIONS": {
-                "timeout": 20,
+                # seconds a write waits for the write lock before "database is locked"
+                "timeout": SQLITE_TIMEOUT,
                 "transaction_mode": "IMMEDIATE",
                 "init_command": f"PRAGMA journal_mode=WAL;PRAGMA synchronous={SQLITE_SYNCHRONOUS}",
             },
