@@ -29,9 +29,15 @@ SQLITE_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL"}[
 #: HV_SQLITE_TIMEOUT: how long (seconds) a write on SQLite waits for another connection's write
 #: transaction to end before it fails with "database is locked". Imports write in batches of
 #: about a second each (annotation.annotation_import.write_plan), so the default is ample.
-SQLITE_TIMEOUT = float(os.environ.get("HV_SQLITE_TIMEOUT", "20"))
-if not 0 < SQLITE_TIMEOUT <= 600:
-    raise ValueError(f"HV_SQLITE_TIMEOUT must be between 0 and 600 seconds, got {SQLITE_TIMEOUT}")
+try:
+    SQLITE_TIMEOUT = float(os.environ.get("HV_SQLITE_TIMEOUT", "20"))
+except ValueError:
+    SQLITE_TIMEOUT = float("nan")
+if not 0 < SQLITE_TIMEOUT <= 600:  # NaN too
+    raise ValueError(
+        f"HV_SQLITE_TIMEOUT must be a number of seconds above 0 and at most 600, "
+        f"got {os.environ.get('HV_SQLITE_TIMEOUT')!r}"
+    )
 
 
 def database_from_url(url: str) -> dict:
