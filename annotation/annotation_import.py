@@ -37,13 +37,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks.base import STRATA_KEYS
@@ -728,6 +729,17 @@ def as_duplicate(report: AnnotationImportReport, earlier: AnnotationImport) -> A
     return report
 
 
+#: rows (an assignment and its annotation each) per transaction on SQLite, where a transaction
+#: holds the one write lock of the database: about a second of it on a busy machine, so an
+#: annotator's submit waits that long at most instead of the whole write phase (issue 37, M5)
+SQLITE_WRITE_BATCH = 2_000
+#: seconds the import lets the write lock go between two SQLite batches. A writer waiting for
+#: the lock sleeps in SQLite's busy handler, up to 100 ms between tries, while the import would
+#: take the lock again within microseconds of its commit: without a pause the waiters starve
+#: (measured: 2-2.6 s per submit with 0.3-0.8 s batches). Over 10^6 rows: 500 pauses, ~50 s.
+SQLITE_YIELD_SECONDS = 0.1
+
+
 def write_plan(
     plan: Plan,
     *,
@@ -736,89 +748,150 @@ def write_plan(
     before_commit: Callable[[AnnotationImportReport], None] | None = None,
     progress: Progress | None = None,
 ) -> None:
-    """Write a checked plan in one transaction (rows and, through ``before_commit``, the job's
-    "done" commit together). The transaction starts by claiming the file for ``job``
-    (:func:`claim_file`): :class:`AlreadyWritten`, and nothing written, when another import
-    of the project wrote the same file."""
-    report = plan.report
+    """Write a checked plan: the rows and, through ``before_commit``, the job's "done". It starts
+    by claiming the file for ``job`` (:func:`claim_file`): :class:`AlreadyWritten`, and nothing
+    written, when another import of the project wrote the same file.
+
+    On PostgreSQL all of it is one transaction (readers and other writers go on beside it). On
+    SQLite a transaction holds the database's only write lock, and one of 10^6 rows held it
+    ~150 s, failing annotators' submits with "database is locked" (issue 37, M5): there the rows
+    go in transactions of :data:`SQLITE_WRITE_BATCH`, each checking that the job is still this
+    worker's, and the job's "done" in the last. An error on the way deletes what was written
+    (:func:`discard_written`); a killed worker's batches are deleted by the job's next run."""
     ticker = Ticker(progress)
-    rows = plan.rows
-    now = timezone.now()
+    if connection.vendor != "sqlite":
+        with transaction.atomic():
+            rater_ids = claim_and_add_raters(plan, project=project, job=job)
+            write_rows(plan.rows, rater_ids, project=project, job=job, ticker=ticker, done=0, total=len(plan.rows))
+            plan.report.annotations_created = len(plan.rows)
+            if before_commit is not None:
+                before_commit(plan.report)
+        return
     with transaction.atomic():
-        claim_file(job, report.sha256)
-        rater_ids = {sid: rid for sid, rid in plan.raters.items() if rid is not None}
-        used = {r.rater for r in rows}
-        new = [sid for sid, rid in plan.raters.items() if rid is None and sid in used]
-        if new:
-            taken = Rater.objects.filter(
-                kind=Rater.Kind.HUMAN, backend=IMPORTED_BACKEND, parameters__project=project.id
-            ).count()
-            created = Rater.objects.bulk_create(
-                [
-                    Rater(
-                        kind=Rater.Kind.HUMAN,
-                        backend=IMPORTED_BACKEND,
-                        name=f"imported-{taken + k + 1}",
-                        attributes=plan.attributes.get(sid, {}),
-                        parameters={
-                            "project": project.id,
-                            "source_id": sid,
-                            "source_format": report.format,
-                            "import": job.id,
-                        },
-                    )
-                    for k, sid in enumerate(new)
-                ]
+        rater_ids = claim_and_add_raters(plan, project=project, job=job)
+    try:
+        rows = plan.rows
+        for start in range(0, len(rows), SQLITE_WRITE_BATCH):
+            with transaction.atomic():
+                if not jobs.holds_claim(job):
+                    raise jobs.Superseded(f"AnnotationImport {job.pk} is no longer held by this worker")
+                batch = rows[start : start + SQLITE_WRITE_BATCH]
+                write_rows(batch, rater_ids, project=project, job=job, ticker=ticker, done=start, total=len(rows))
+            time.sleep(SQLITE_YIELD_SECONDS)  # the waiting writers' turn (annotators' submits)
+        with transaction.atomic():
+            plan.report.annotations_created = len(rows)
+            if before_commit is not None:
+                before_commit(plan.report)
+    except BaseException:
+        if jobs.holds_claim(job):  # not when the job went to another worker: those rows are its
+            discard_written(job)
+        raise
+
+
+def claim_and_add_raters(plan: Plan, *, project: Project, job: AnnotationImport) -> dict[str, int]:
+    """Claim the file for ``job`` and create the file's new raters (inside the caller's
+    transaction): the rater id of every source rater id."""
+    report = plan.report
+    claim_file(job, report.sha256)
+    rater_ids = {sid: rid for sid, rid in plan.raters.items() if rid is not None}
+    used = {r.rater for r in plan.rows}
+    new = [sid for sid, rid in plan.raters.items() if rid is None and sid in used]
+    if new:
+        taken = Rater.objects.filter(
+            kind=Rater.Kind.HUMAN, backend=IMPORTED_BACKEND, parameters__project=project.id
+        ).count()
+        created = Rater.objects.bulk_create(
+            [
+                Rater(
+                    kind=Rater.Kind.HUMAN,
+                    backend=IMPORTED_BACKEND,
+                    name=f"imported-{taken + k + 1}",
+                    attributes=plan.attributes.get(sid, {}),
+                    parameters={
+                        "project": project.id,
+                        "source_id": sid,
+                        "source_format": report.format,
+                        "import": job.id,
+                    },
+                )
+                for k, sid in enumerate(new)
+            ]
+        )
+        rater_ids.update({sid: r.id for sid, r in zip(new, created, strict=True)})
+    for rid, attrs in plan.attribute_updates.items():
+        Rater.objects.filter(pk=rid).update(attributes=attrs)
+    report.raters_new = len(new)
+    return rater_ids
+
+
+def write_rows(
+    rows: list[Any],
+    rater_ids: dict[str, int],
+    *,
+    project: Project,
+    job: AnnotationImport,
+    ticker: Ticker,
+    done: int,
+    total: int,
+) -> None:
+    """Insert ``rows`` (checked ratings) as submitted assignments and their annotations, inside
+    the caller's transaction; ``done`` of ``total`` rows were written before (progress)."""
+    now = timezone.now()
+    assignment_ids = reserve_ids(Assignment, len(rows))
+    total = max(total, 1)
+    rubric_version_id = project.rubric_version_id
+
+    # the rows come from the one writer of a submitted annotation (annotation.writing), as
+    # the annotate, judge and demo paths write theirs: the columns are decided there once
+    def assignments():
+        for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
+            if ticker.due():
+                ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * (done + 0.5 * n) / total, "writing")
+            yield writing.new_submitted_assignment_row(
+                aid,
+                project_id=project.id,
+                item_id=row.item_id,
+                rater_id=rater_ids[row.rater],
+                at=row.submitted_at or now,
+                created_at=now,
+                opened_at=None,
             )
-            rater_ids.update({sid: r.id for sid, r in zip(new, created, strict=True)})
-        for rid, attrs in plan.attribute_updates.items():
-            Rater.objects.filter(pk=rid).update(attributes=attrs)
-        report.raters_new = len(new)
-        assignment_ids = reserve_ids(Assignment, len(rows))
-        total = max(len(rows), 1)
 
-        rubric_version_id = project.rubric_version_id
+    insert_rows(Assignment, writing.ASSIGNMENT_COLUMNS, assignments())
 
-        # the rows come from the one writer of a submitted annotation (annotation.writing), as
-        # the annotate, judge and demo paths write theirs: the columns are decided there once
-        def assignments():
-            for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
-                if ticker.due():
-                    ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * 0.5 * n / total, "writing")
-                yield writing.new_submitted_assignment_row(
-                    aid,
-                    project_id=project.id,
+    def annotations():
+        for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
+            if ticker.due():
+                ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * (done + 0.5 * len(rows) + 0.5 * n) / total, "writing")
+            yield writing.bulk_row(
+                writing.Submission(
+                    assignment_id=aid,
                     item_id=row.item_id,
                     rater_id=rater_ids[row.rater],
+                    rubric_version_id=rubric_version_id,
+                    answers=row.answers,
+                    derived=row.derived,
                     at=row.submitted_at or now,
-                    created_at=now,
-                    opened_at=None,
+                    duration_ms=row.duration_ms,
+                    source_import_id=job.id,
                 )
+            )
 
-        insert_rows(Assignment, writing.ASSIGNMENT_COLUMNS, assignments())
+    insert_rows(Annotation, writing.COLUMNS, annotations())
 
-        def annotations():
-            for n, (aid, row) in enumerate(zip(assignment_ids, rows, strict=True)):
-                if ticker.due():
-                    ticker.report(CHECK_SHARE + (1 - CHECK_SHARE) * (0.5 + 0.5 * n / total), "writing")
-                yield writing.bulk_row(
-                    writing.Submission(
-                        assignment_id=aid,
-                        item_id=row.item_id,
-                        rater_id=rater_ids[row.rater],
-                        rubric_version_id=rubric_version_id,
-                        answers=row.answers,
-                        derived=row.derived,
-                        at=row.submitted_at or now,
-                        duration_ms=row.duration_ms,
-                        source_import_id=job.id,
-                    )
-                )
 
-        insert_rows(Annotation, writing.COLUMNS, annotations())
-        report.annotations_created = len(rows)
-        if before_commit is not None:
-            before_commit(report)
+def discard_written(job: AnnotationImport) -> None:
+    """Delete what ``job`` wrote (its annotations, their assignments, the raters it created that
+    have nothing else) and release its claim on the file: after an error between the batches
+    of a SQLite write, or a killed earlier attempt's batches. Nothing when it wrote nothing."""
+    with transaction.atomic():
+        written = Annotation.objects.filter(source_import=job)
+        assignment_ids = list(written.values_list("assignment_id", flat=True))
+        written.delete()
+        for start in range(0, len(assignment_ids), 10_000):  # bounded IN lists (SQLite's variables)
+            Assignment.objects.filter(pk__in=assignment_ids[start : start + 10_000]).delete()
+        Rater.objects.filter(backend=IMPORTED_BACKEND, parameters__import=job.id, assignments__isnull=True).delete()
+        AnnotationImport.objects.filter(pk=job.pk).update(written_sha256=None)
 
 
 # ---------------------------------------------------------------------------------- jobs
@@ -830,6 +903,7 @@ def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
     def work(job: AnnotationImport, progress: Progress) -> dict[str, Any]:
         if not Path(job.data_file).is_file():  # e.g. a second confirm of an upload the first job consumed
             raise DomainError("the uploaded file is gone (imported or dropped already): upload it again")
+        discard_written(job)  # the batches an earlier, killed attempt committed on SQLite (write_plan)
         plan = check_annotations(
             project=job.project,
             data=Path(job.data_file),

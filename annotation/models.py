@@ -378,8 +378,9 @@ class StagedImportJob(Job):
         return [self.data_file]
 
     def resume_blocker(self) -> str | None:
-        # the import writes its rows and "done" in one transaction, so a killed one wrote
-        # nothing and runs again from its staged upload, while that is still there
+        # the import writes its rows and "done" in one transaction (on SQLite in batches, whose
+        # leftovers its next run deletes first: annotation_import.write_plan), so it runs again
+        # from its staged upload, while that is still there
         for path in self.staged_paths():
             if path and not os.path.isfile(path):
                 return "its uploaded file is gone: upload it again"

@@ -26,6 +26,20 @@ SQLITE_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL"}[
 ]
 
 
+#: HV_SQLITE_TIMEOUT: how long (seconds) a write on SQLite waits for another connection's write
+#: transaction to end before it fails with "database is locked". Imports write in batches of
+#: about a second each (annotation.annotation_import.write_plan), so the default is ample.
+try:
+    SQLITE_TIMEOUT = float(os.environ.get("HV_SQLITE_TIMEOUT", "20"))
+except ValueError:
+    SQLITE_TIMEOUT = float("nan")
+if not 0 < SQLITE_TIMEOUT <= 600:  # NaN too
+    raise ValueError(
+        f"HV_SQLITE_TIMEOUT must be a number of seconds above 0 and at most 600, "
+        f"got {os.environ.get('HV_SQLITE_TIMEOUT')!r}"
+    )
+
+
 def database_from_url(url: str) -> dict:
     """DATABASE_URL: sqlite:///path or postgres://user:pass@host:port/name."""
     parsed = urlparse(url)
@@ -42,7 +56,8 @@ def database_from_url(url: str) -> dict:
             # (HV_SQLITE_SYNCHRONOUS=full: measured 112 against 155 annotations/s, docs/benchmarks.md).
             # Each web thread keeps its connection (and its prepared statements) between requests.
             "OPTIONS": {
-                "timeout": 20,
+                # seconds a write waits for the write lock before "database is locked"
+                "timeout": SQLITE_TIMEOUT,
                 "transaction_mode": "IMMEDIATE",
                 "init_command": f"PRAGMA journal_mode=WAL;PRAGMA synchronous={SQLITE_SYNCHRONOUS}",
             },

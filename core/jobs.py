@@ -153,6 +153,12 @@ def _current(job: Job) -> models.QuerySet:
     return type(job).objects.filter(pk=job.pk, status=JobStatus.RUNNING, attempts=job.attempts)
 
 
+def holds_claim(job: Job) -> bool:
+    """Whether this worker still holds the job's claim (running, same attempt): work written in
+    several transactions checks it before each one."""
+    return _current(job).exists()
+
+
 def finish(job: Job, **fields: Any) -> None:
     """Done, storing the job's results (``fields``) in the same write."""
     _update(job, status=JobStatus.DONE, finished_at=timezone.now(), **fields)

@@ -100,7 +100,7 @@ def populate(project, raters, start_item: int, n_items: int, rng: random.Random)
             )
             cur.executemany(
                 "INSERT INTO annotation_annotation (id, assignment_id, item_id, rater_id, rubric_version_id, answers,"
-                " derived, duration_ms, created_at, updated_at, revision) VALUES (%s,%s,%s,%s,%s,%s,%s,NULL,%s,%s,1)",
+                " derived, duration_ms, created_at, updated_at, revision, locale) VALUES (%s,%s,%s,%s,%s,%s,%s,NULL,%s,%s,1,'')",
                 anns,
             )
             items.clear(), assigns.clear(), anns.clear()

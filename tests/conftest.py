@@ -353,3 +353,16 @@ def page(browser):
         yield pg
     finally:
         context.close()
+
+
+# ------------------------------------------------------------------------- embedded stack
+@pytest.fixture(scope="session")
+def embedded_sqlite_template(tmp_path_factory):
+    """A migrated SQLite file (WAL, as `make run` has it), made once per session: the tests of
+    locks between connections and of a worker's memory copy it (tests/embedded.py)."""
+    from tests import embedded
+
+    folder = tmp_path_factory.mktemp("embedded-template")
+    db = folder / "db.sqlite3"
+    embedded.migrate(db, folder)
+    return db

@@ -11,9 +11,13 @@ are counted and left out. The item key is read from the task's ``data``."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
+
+from core.values import iter_array
 
 from .common import (
     HUMAN,
@@ -70,6 +74,17 @@ def item_key_of(data: dict[str, Any], item_key: str) -> Any:
 def read(
     text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
 ) -> list[SourceRating]:
+    try:
+        # a top-level list (what Label Studio exports) is read a task at a time (issue 37, M3)
+        return _read_tasks(iter_array(text), item_key=item_key, problem=problem, counts=counts)
+    except json.JSONDecodeError as exc:  # the file stops being JSON: a problem of the file, nothing read
+        problem(f"line {exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
+        return []
+    except RecursionError:
+        load_json(text, problem)  # the same message as any JSON nested too deeply
+        return []
+    except ValueError:  # not a list: {"tasks": [...]}, or something else
+        pass
     tasks = load_json(text, problem)
     if tasks is NOT_JSON:
         return []
@@ -78,6 +93,11 @@ def read(
     if not isinstance(tasks, list):
         problem("line 1", "a Label Studio JSON export is a list of tasks")
         return []
+    return _read_tasks(iter(tasks), item_key=item_key, problem=problem, counts=counts)
+
+
+def _read_tasks(tasks: Iterator[Any], *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
+    """The ratings of the tasks, every problem reported by task."""
     out: list[SourceRating] = []
     for i, task in enumerate(tasks):
         counts.records += 1

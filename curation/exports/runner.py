@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core import jobs
+from core.progress import ProgressWriter
 
 from ..export_formats import FORMATS
 from ..models import Export
@@ -20,6 +21,11 @@ from .items import export_items
 from .revisions import export_revisions
 
 logger = logging.getLogger(__name__)
+
+
+def progress_fields(fraction: float, phase: str) -> dict[str, Any]:
+    """The export row's progress column for a fraction done (the phase is not shown)."""
+    return {"progress": round(fraction, 3)}
 
 
 def run_export_job(*, export: Export) -> Export:
@@ -34,19 +40,17 @@ def run_export_job(*, export: Export) -> Export:
         root = export_root(export)
         root.mkdir(parents=True, exist_ok=True)
         remove_partial_files(export)  # what a killed earlier attempt left
-        last = [0.0]
-
-        def progress(p: float) -> None:
-            p = round(min(max(p, 0.0), 1.0), 3)
-            if p - last[0] >= 0.01:
-                last[0] = p
-                Export.objects.filter(pk=export.pk).update(progress=p)
-
         prov = provenance(export)
         # one writer per content; each writes its table(s) in the export's format through the
         # registry (curation.export_formats), the Hugging Face folder included
         run = {"items": export_items, "annotations": export_annotations, "revisions": export_revisions}[export.content]
-        files = run(export, root, prov, progress)
+        # Progress goes to the row from a thread of its own (own connection), never from this
+        # one: the export reads through an open cursor, which on SQLite (WAL) is a read
+        # transaction on a snapshot, and a write from that connection after the heartbeat's
+        # thread committed fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT, no
+        # busy timeout helps): every export of 50,000 annotations failed so (issue 37, H3).
+        with ProgressWriter(Export, export.pk, attempt=export.attempts, fields=progress_fields) as progress:
+            files = run(export, root, prov, progress.set)
         files.append({**write_json_atomic(root / "provenance.json", prov)})
         return {"files": files, "provenance": prov, "progress": 1.0, "message": ""}
 

@@ -507,3 +507,59 @@ def test_the_exports_mark_imported_ratings_and_give_the_imports_provenance(proje
     card = (export_root(hf) / "dataset" / "README.md").read_text()
     assert "## Imported ratings" in card and f"`imported:{job.id}`" in card and job.sha256 in card
     assert "quality -> q3" in card
+
+
+# ------------------------------------------------------------------------------- batches (SQLite)
+def test_an_error_between_write_batches_leaves_nothing_and_a_retry_writes_all(project, tmp_path, monkeypatch):
+    """Issue 37 (M5): on SQLite the rows go in batches (here one rating per batch), each its own
+    commit, so annotators' writes interleave. An error after the first batches fails the job and
+    deletes what it wrote (the file is free to import again); on PostgreSQL the one transaction
+    rolls back. Either way nothing of it stays, and the next import of the file writes it whole."""
+    monkeypatch.setattr(annotation_import, "SQLITE_WRITE_BATCH", 1)
+    monkeypatch.setattr(annotation_import, "SQLITE_YIELD_SECONDS", 0)
+    real_rows = annotation_import.write_rows
+    calls = []
+
+    def fail_third(rows, *args, **kwargs):
+        calls.append(len(rows))
+        if len(calls) == 3 and len(rows) == 1:  # the third batch of one (SQLite)
+            raise RuntimeError("disk full")
+        real_rows(rows, *args, **kwargs)
+        if len(rows) > 1:  # PostgreSQL: every row in one call, then the error before the commit
+            raise RuntimeError("disk full")
+
+    monkeypatch.setattr(annotation_import, "write_rows", fail_third)
+    job = queued_import(project, shutil.copy(LS, tmp_path / "a.json"))
+    job = annotation_import.run_annotation_import_job(job=job)
+    assert job.status == "failed" and "disk full" in job.report["errors"][0], job.report
+    assert nothing_written(project) and not Assignment.objects.filter(project=project, rater__backend="imported")
+    job.refresh_from_db()
+    assert job.written_sha256 is None
+
+    monkeypatch.setattr(annotation_import, "write_rows", real_rows)
+    again = annotation_import.run_annotation_import_job(
+        job=queued_import(project, shutil.copy(LS, tmp_path / "b.json"))
+    )
+    assert again.status == "done" and again.report["duplicate_of"] is None
+    assert Annotation.objects.filter(item__project=project, source_import=again).count() == 4
+
+
+def test_a_killed_attempts_batches_are_deleted_before_the_job_runs_again(project, tmp_path):
+    """A worker killed between two SQLite batches left some rows committed; the reaper hands the
+    job out again, and its next run deletes them before it checks the file (else they would be
+    taken for an earlier import's ratings), then writes the file whole, once."""
+    first = annotation_import.run_annotation_import_job(
+        job=queued_import(project, shutil.copy(LS, tmp_path / "a.json"))
+    )
+    assert first.status == "done"
+    # the same rows as a killed attempt of a new job would have left them: written, not done
+    retry = queued_import(project, shutil.copy(LS, tmp_path / "b.json"))
+    Annotation.objects.filter(source_import=first).update(source_import=retry)
+    AnnotationImport.objects.filter(pk=first.pk).delete()
+    AnnotationImport.objects.filter(pk=retry.pk).update(written_sha256=first.sha256)
+    retry = annotation_import.run_annotation_import_job(job=retry)
+    assert retry.status == "done" and retry.report["duplicate_of"] is None, retry.report
+    assert retry.report["annotations_created"] == 4 and retry.report["already_imported"] == 0
+    assert Annotation.objects.filter(item__project=project).count() == 4
+    assert Annotation.objects.filter(item__project=project, source_import=retry).count() == 4
+    assert imported_raters(project).count() == 2
