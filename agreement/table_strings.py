@@ -429,6 +429,15 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Pairs ordered differently"),
     gettext_noop("Findings: named comparisons of item groups"),
     gettext_noop("needs ratings by people and by a judge"),
+    # rank-sets of a pairwise-preference study (hvstats.systems.pairwise_rank_table, issue 36)
+    gettext_noop("Does the benchmark's conclusion hold? Rank-sets from pairwise comparisons"),
+    gettext_noop("Human-only win rate"),
+    gettext_noop("Human-only rank-set"),
+    gettext_noop("Judge-only win rate"),
+    gettext_noop("Prediction-powered win rate"),
+    gettext_noop("Prediction-powered rank-set"),
+    gettext_noop("System"),
+    gettext_noop("no comparison"),
 )
 
 # ------------------------------------------------------------------------- texts with variables
@@ -439,6 +448,19 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop("%(head)s: the judge-only ranking falls outside the PPI++ rank-sets: %(systems)s."),
     gettext_noop("%(head)s: the judge-only ranking lies within the PPI++ rank-sets."),
     gettext_noop("Does the benchmark's conclusion hold? Scores per %(system)s"),
+    gettext_noop("%(judge)s: the judge-only ranking lies within the prediction-powered rank-sets"),
+    gettext_noop("%(judge)s: the judge-only ranking falls outside the prediction-powered rank-sets: %(systems)s"),
+    gettext_noop(
+        "%(judge)s: units (item and pair): %(both)d compared by people and the judge, %(judge_only)d by the "
+        "judge only, %(people_only)d by people only (human-only ranking alone)"
+    ),
+    gettext_noop(
+        "Win rate of each system (wins over the comparisons it took part in; a tie is no win) and its rank-set at "
+        "alpha %(alpha)s (1 = most wins; Chatzi et al. 2024, Algorithm 2), from people's comparisons only, the "
+        "judge's only, and the judge's on every item plus people's on the items they compared (prediction-powered, "
+        "tuned lambda). The covariance divides each system's residuals by its own comparison count "
+        "(docs/ranking.md)."
+    ),
     gettext_noop("Every pair of %(system)s values: A - B"),
     gettext_noop("System-level agreement: the judge's %(system)s scores vs people's"),
     gettext_noop("%(a)s scores higher than %(b)s"),

@@ -28,7 +28,7 @@ from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput, judg
 from hvstats.verdicts import answers_table, verdicts_table
 
 from . import active, selectors
-from .conclusions import project_conclusions
+from .conclusions import pairwise_question, project_conclusions
 from .selectors import main_fields
 
 FORMATS = ("json", "markdown", "latex", "csv")
@@ -120,7 +120,7 @@ def compute_tables(
     (:func:`agreement.conclusions.project_conclusions`), else the preset's defaults."""
     fn = project.preset.validation_report
     extra = active.estimates_tables(active.estimates(project, frame)) if active.has_active(project) else []
-    if conclusions is None and project.preset.system_stratum:
+    if conclusions is None and (project.preset.system_stratum or pairwise_question(project)):
         conclusions = project_conclusions(project, frame=frame, bootstrap=bootstrap, seed=seed)
     if conclusions:
         labels = {name: judge_label(name, p["backend"]) for name, p in selectors.rater_profiles(project).items()}

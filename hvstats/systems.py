@@ -479,10 +479,61 @@ def _corr_cell(d: Mapping[str, Any], n: int) -> Cell:
     return Cell(d.get("value"), (float(ci[0]), float(ci[1])) if ci else None, n, "r")
 
 
+def pairwise_rank_table(pairwise: Mapping[str, Any], label: Callable[[str], str] = str) -> Table | None:
+    """The rank-sets of a pairwise-preference study (``pairwise``: ``{"alpha", "judges": {judge:
+    {"report": ranking.rank_report's report, "notes": [...]}}}``), one row per judge and system:
+    win-rate and rank-set from people only, the judge only and prediction-powered (Chatzi et
+    al. 2024, with the covariance of :mod:`.ranking`). None when no judge could be ranked."""
+    rows, notes = [], []
+    alpha = pairwise["alpha"]
+    for j, entry in pairwise["judges"].items():
+        report = entry["report"]
+        methods = report["methods"]
+        for name in report["systems"]:
+            cells: list[Cell] = [Cell(label(j), fmt="text")]
+            for method in ("human_only", "judge_only", "prediction_powered"):
+                m = methods[method]
+                rate = m["win_rate"].get(name)
+                cells.append(Cell(rate, fmt="num", note="" if rate is not None else "no comparison"))
+                cells.append(Cell(_rank_text(m["rank_sets"].get(name)), fmt="text"))
+            rows.append(Row(name, tuple(cells)))
+        notes.extend(f"{label(j)}: {n}" for n in entry["notes"])
+    if not rows:
+        return None
+    return Table(
+        key="conclusions-rank-sets",
+        title="Does the benchmark's conclusion hold? Rank-sets from pairwise comparisons",
+        columns=(
+            "Judge",
+            "Human-only win rate",
+            "Human-only rank-set",
+            "Judge-only win rate",
+            "Judge-only rank-set",
+            "Prediction-powered win rate",
+            "Prediction-powered rank-set",
+        ),
+        rows=tuple(rows),
+        row_header="System",
+        caption=(
+            "Win rate of each system (wins over the comparisons it took part in; a tie is no win) and its "
+            f"rank-set at alpha {alpha:g} (1 = most wins; Chatzi et al. 2024, Algorithm 2), from people's "
+            "comparisons only, the judge's only, and the judge's on every item plus people's on the items they "
+            "compared (prediction-powered, tuned lambda). The covariance divides each system's residuals by its "
+            "own comparison count (docs/ranking.md)."
+        ),
+        notes=tuple(notes),
+    )
+
+
 def conclusions_tables(result: Mapping[str, Any], label: Callable[[str], str] = str) -> list[Table]:
     """:func:`conclusions` as paper tables (Markdown, LaTeX, CSV, JSON through :mod:`.tables`):
     the per-system scores with rank-sets, the pairwise differences with their sentences, the
-    system-level agreement of each judge, and the findings. [] when nothing was scored."""
+    system-level agreement of each judge, and the findings; for a pairwise-preference study
+    (``result["pairwise"]``) the rank-sets of :func:`pairwise_rank_table`. [] when nothing was
+    scored."""
+    if result.get("pairwise"):
+        table = pairwise_rank_table(result["pairwise"], label)
+        return [table] if table is not None else []
     system, alpha = result["system"], result["alpha"]
     scores, pairs, agreement, rank_notes = [], [], [], []
     for f, per_judge in result["fields"].items():

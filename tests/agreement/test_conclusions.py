@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from agreement import conclusions, table_strings
+from agreement import conclusions, table_strings, validation
 from agreement.models import AgreementReport
 from annotation.models import Project
 from demo.studies import PREFIX
@@ -201,3 +201,46 @@ class TestDemo:
         c.force_login(get_user_model().objects.get(username="researcher"))
         page = c.get(reverse("agreement_report", args=[demo["cultivate.faithfulness"].id]) + "?bootstrap=0").content
         assert b'data-testid="conclusions"' in page and b"Global North" in page
+
+    def test_the_pairwise_demo_ranks_its_systems_from_the_stored_votes(self, demo):
+        """The pairwise-preference demo study: rank-sets per judge from people's and the judge's
+        stored votes. The human-only win rates are recounted here from the annotations (wins over
+        the comparisons a system took part in, a tie no win: Chatzi et al. 2024), the systems read
+        from the items' data, the winner from each annotation's derived fields."""
+        from annotation.models import Annotation
+
+        project = demo["arena.preference"]
+        found = conclusions.project_conclusions(project)
+        assert found is not None and found["pairwise"]["judges"], found
+        wins: dict[str, int] = {}
+        took_part: dict[str, int] = {}
+        for a in Annotation.objects.filter(assignment__item__project=project, rater__kind="human").select_related(
+            "assignment__item"
+        ):
+            data = a.assignment.item.data
+            systems = {"response_a": data["model_a"], "response_b": data["model_b"]}
+            for s in systems.values():
+                took_part[s] = took_part.get(s, 0) + 1
+            # the stored answer names the side shown ("left"); the derived fields, written when the
+            # answer was submitted, say which of the item's own two answers won
+            won = (
+                systems["response_a"]
+                if a.derived.get("a_wins")
+                else systems["response_b"]
+                if a.derived.get("b_wins")
+                else None
+            )
+            if won is not None:
+                wins[won] = wins.get(won, 0) + 1
+        mine = {s: wins.get(s, 0) / n for s, n in took_part.items()}
+        for j, entry in found["pairwise"]["judges"].items():
+            got = entry["report"]["methods"]["human_only"]["win_rate"]
+            assert got == pytest.approx(mine, abs=1e-12), j
+            sets = entry["report"]["methods"]["prediction_powered"]["rank_sets"]
+            assert all(1 <= lo <= hi <= len(mine) for lo, hi in sets.values())
+        # the self-favouring judge ranks its own system first on its own
+        claude = next(e for j, e in found["pairwise"]["judges"].items() if "Claude" in j)
+        assert claude["report"]["methods"]["judge_only"]["rank_sets"]["claude-v1"][0] == 1
+        # and the section's table is in the validation report
+        keys = [t.key for t in validation.compute_tables(project, bootstrap=0)]
+        assert "conclusions-rank-sets" in keys
