@@ -920,6 +920,16 @@ def active_context(active: dict[str, Any] | None) -> list[dict[str, Any]]:
                 "guarantee": tr(s.get("guarantee", "")),
                 "reason": tr(s.get("reason", "")),
                 "uncertainty": [tr(u) for u in s.get("uncertainty", [])],
+                # a 0/1 mean at 0% or 100% with its exact interval (agreement.active.series_notes)
+                "notes": note_sentences(
+                    [{**n, "statistic": _active_statistic(n.get("statistic"))} for n in s.get("notes", [])]
+                ),
             }
         )
     return out
+
+
+def _active_statistic(label: str | None) -> str:
+    """The estimate an active note is about, in the UI's language."""
+    words = {"active mean": _("active mean"), "active human-only mean": _("active human-only mean")}
+    return words.get(label or "", label or "")

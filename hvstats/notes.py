@@ -134,7 +134,7 @@ def _metric_notes(d: Any, field: str, stratum: str | None, judge: str | None, la
     n = d.get("n_items")
     small = [(label, n)] if d["metric"] in COEFFICIENTS and n is not None and n < SMALL_SAMPLE_ITEMS else []
     exact = (
-        [_exact_note(field, stratum, judge, label, float(d["value"]), n)]
+        [exact_interval_note(field, stratum, judge, label, float(d["value"]), n)]
         if d.get("ci_method") == "clopper_pearson"
         else []
     )
@@ -164,7 +164,8 @@ def _small_notes(small: list[tuple[str, int]], field: str, stratum: str | None, 
     return out
 
 
-def _exact_note(field: str, stratum: str | None, judge: str | None, label: str, value: float, n: Any) -> dict:
+def exact_interval_note(field: str, stratum: str | None, judge: str | None, label: str, value: float, n: Any) -> dict:
+    """The ``exact_interval`` note of ``label`` (a 0/1 mean at ``value`` 0 or 1 over ``n`` units)."""
     who = judge or "humans"
     return note(
         "exact_interval",
@@ -222,7 +223,7 @@ def block_notes(fo: Mapping[str, Any], field: str, stratum: str | None) -> list[
         for key, label in (("ci_method", "PPI++ mean"), ("classical_ci_method", "human-only mean")):
             if p.get(key) == "clopper_pearson":
                 value = p["estimate"] if key == "ci_method" else p["classical_estimate"]
-                out.append(_exact_note(field, stratum, j, label, float(value), p.get("n_labeled")))
+                out.append(exact_interval_note(field, stratum, j, label, float(value), p.get("n_labeled")))
     return out
 
 
@@ -294,5 +295,5 @@ def active_notes(active: Mapping[str, Any]) -> list[dict[str, Any]]:
             for j, a in js.items():
                 for d, label in ((a, "active mean"), (a.get("human_only") or {}, "active human-only mean")):
                     if d.get("ci_method") == "clopper_pearson":
-                        out.append(_exact_note(f, stratum, j, label, float(d["estimate"]), a.get("n_labeled")))
+                        out.append(exact_interval_note(f, stratum, j, label, float(d["estimate"]), a.get("n_labeled")))
     return out
