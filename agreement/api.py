@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from core import csvsafe
 from hvstats import tables
+from hvstats.notes import table_notes
 
 from . import active, services, validation
 from .models import AgreementReport
@@ -203,8 +204,12 @@ class ValidationReportView(APIView):
         if code == 200:
             # one answer per judge (hvstats.answers), as the judge-answers table says it
             body["answers"] = validation.project_answers(project, params.epsilon)
-        if code == 200 and active.has_active(project):
-            body["active"] = active.estimates(project)  # the active sample's estimates (issue 27)
+            estimates = active.estimates(project) if active.has_active(project) else None
+            if estimates is not None:
+                body["active"] = estimates  # the active sample's estimates (issue 27)
+            # every degenerate or small input carries a note in every output (issue 34): the
+            # tables' notes and the active series' as notes of hvstats.notes, each with its table
+            body["notes"] = table_notes(answer, (estimates or {}).get("series", []))
         headers = {}
         fmt = request.accepted_renderer.format
         if fmt in EXTENSIONS and code == 200:

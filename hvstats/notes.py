@@ -34,7 +34,8 @@ the rarest category and the smallest alpha to be accepted, which usually asks fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .answers import MIN_HUMANS_TESTED
@@ -251,17 +252,70 @@ EXACT_TABLE_NOTE = (
 )
 
 
-def small_sample_table_note(table: Any) -> str:
-    """The note under a paper table (:class:`.tables.Table`) on its coefficient cells (format
-    ``"r"``: correlations, kappas, alphas) that stand on fewer than :data:`SMALL_SAMPLE_ITEMS`
-    items: how many, their least and most items, and the rows and columns they are in (a list
-    of every cell made a LaTeX caption too long for TeX); "" when there is none."""
-    small = [
+def _small_cells(table: Any) -> list[tuple[str, str, int]]:
+    """(row, column, items) of a paper table's coefficient cells (format ``"r"``) on fewer than
+    :data:`SMALL_SAMPLE_ITEMS` items."""
+    return [
         (row.label, col, int(cell.n))
         for row in table.rows
         for col, cell in zip(table.columns, row.cells, strict=True)
         if cell.fmt == "r" and cell.value is not None and cell.n is not None and cell.n < SMALL_SAMPLE_ITEMS
     ]
+
+
+def _exact_table_pattern() -> re.Pattern[str]:
+    """:data:`EXACT_TABLE_NOTE` as a pattern: which of a table's notes are exact-interval notes."""
+    parts = re.split(r"(%\(\w+\)[sd])", EXACT_TABLE_NOTE)
+    body = "".join(
+        {"%(row)s": "(?P<row>.+?)", "%(percent)s": "(?P<percent>\\d+)%", "%(n)d": "(?P<n>\\d+)"}.get(
+            p, re.escape(p.replace("%%", "%"))
+        )
+        for p in parts
+    )
+    return re.compile("^" + body + "$")
+
+
+def table_notes(tables: Iterable[Any], active_series: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The notes of a validation report (:class:`.tables.Table` list) as notes of this module,
+    each with the ``table`` key it stands under: one ``small_sample`` note per table with
+    coefficients on fewer than :data:`SMALL_SAMPLE_ITEMS` items (``n_items``: the least),
+    one ``exact_interval`` note per 0/1 mean at 0% or 100% a table names; then the
+    ``exact_interval`` notes of the active series (``agreement.active.series_notes``, their
+    ``table`` ``active-<sample>``). What the report's top-level ``"notes"`` holds."""
+    out: list[dict[str, Any]] = []
+    exact = _exact_table_pattern()
+    active_series = list(active_series)
+    # an active table names its overall mean's exact interval; the series' own notes say it (and more)
+    active_keys = {f"active-{s.get('sample')}" for s in active_series}
+    for t in tables:
+        small = _small_cells(t)
+        if small:
+            text = small_sample_table_note(t)
+            found = note(
+                "small_sample",
+                text,
+                statistic=", ".join(dict.fromkeys(c for _, c, _ in small)),
+                n_items=min(n for *_, n in small),
+                threshold=SMALL_SAMPLE_ITEMS,
+            )
+            out.append({**found, "table": t.key})
+        for text in () if t.key in active_keys else t.notes:
+            if m := exact.match(text):
+                found = note(
+                    "exact_interval", text, statistic=m["row"], value=int(m["percent"]) / 100, n_items=int(m["n"])
+                )
+                out.append({**found, "table": t.key})
+    for s in active_series:
+        out += [{**n, "table": f"active-{s.get('sample')}"} for n in s.get("notes", [])]
+    return out
+
+
+def small_sample_table_note(table: Any) -> str:
+    """The note under a paper table (:class:`.tables.Table`) on its coefficient cells (format
+    ``"r"``: correlations, kappas, alphas) that stand on fewer than :data:`SMALL_SAMPLE_ITEMS`
+    items: how many, their least and most items, and the rows and columns they are in (a list
+    of every cell made a LaTeX caption too long for TeX); "" when there is none."""
+    small = _small_cells(table)
     if not small:
         return ""
     return SMALL_TABLE_NOTE % {

@@ -210,3 +210,37 @@ def test_a_paper_table_names_its_small_coefficients():
         with_small_sample_note(Table(key="u", title="U", columns=("r",), rows=(Row("x", (Cell(1.0, n=30),)),))).notes
         == ()
     )
+
+
+def test_a_validation_reports_top_level_notes_name_their_tables():
+    """``table_notes``: the small-sample and exact-interval notes under the tables, each with its
+    table, then the active series' notes (the active table's own exact line not twice)."""
+    from hvstats.notes import EXACT_TABLE_NOTE, table_notes
+
+    small = with_small_sample_note(
+        Table(key="t", title="T", columns=("r",), rows=(Row("a", (Cell(0.5, n=4),)), Row("b", (Cell(0.2, n=7),))))
+    )
+    verdicts = Table(
+        key="judge-verdicts",
+        title="V",
+        columns=("x",),
+        rows=(Row("j", (Cell(1.0, n=12, fmt="%"),)),),
+        notes=(EXACT_TABLE_NOTE % {"row": "j: q1", "percent": "100%", "n": 12}, "something else"),
+    )
+    active_table = Table(
+        key="active-9",
+        title="A",
+        columns=("x",),
+        rows=(Row("q", (Cell(0.0, n=5, fmt="%"),)),),
+        notes=(EXACT_TABLE_NOTE % {"row": "q", "percent": "0%", "n": 5},),
+    )
+    series = [{"sample": 9, "notes": [{"code": "exact_interval", "field": "q", "value": 0.0, "n_items": 5}]}]
+    got = table_notes([small, verdicts, active_table], series)
+    assert [(n["code"], n["table"], n["n_items"]) for n in got] == [
+        ("small_sample", "t", 4),
+        ("exact_interval", "judge-verdicts", 12),
+        ("exact_interval", "active-9", 5),
+    ]
+    assert got[0]["text"] == small.notes[-1] and got[0]["threshold"] == 30
+    assert got[1]["value"] == 1.0 and got[1]["statistic"] == "j: q1"
+    assert table_notes([Table(key="u", title="U", columns=("r",), rows=(Row("x", (Cell(1.0, n=30),)),))]) == []
