@@ -17,7 +17,8 @@ The codes:
 - ``too_few_humans``: fewer than :data:`.answers.MIN_HUMANS_TESTED` humans tested by a judge's
   alt-test (the paper's minimum of three annotators).
 - ``no_common_item``: the judge rated no item a human rated; nothing compares them.
-- ``small_sample``: a coefficient (alpha, kappa, AC1/AC2, a correlation) stands on fewer than
+- ``small_sample``: a coefficient (alpha, kappa, AC1/AC2, a correlation; a split-half ceiling;
+  the pairs of a rater x rater matrix, :func:`pairwise_notes`) stands on fewer than
   :data:`SMALL_SAMPLE_ITEMS` items.
 - ``exact_interval``: a 0/1 mean (a share) at 0% or 100%: its 95% interval is the exact
   binomial one (Clopper-Pearson), since the normal (Wald) and the bootstrap intervals have zero
@@ -208,7 +209,13 @@ def block_notes(fo: Mapping[str, Any], field: str, stratum: str | None) -> list[
         got = _metric_notes(d, field, stratum, None, f"leave-one-out {k}")
         small += got[0]
         out += got[1]
+    for k, d in (hum.get("split_half") or {}).items():
+        # a split-half result's metric is "split_half_<coefficient>"
+        if isinstance(d, Mapping) and str(d.get("metric", "")).removeprefix("split_half_") in COEFFICIENTS:
+            got = _metric_notes({**d, "metric": k}, field, stratum, None, f"split-half {k}")
+            small += got[0]
     out += _small_notes(small, field, stratum, None)
+    out += pairwise_notes(hum.get("pairwise") or {}, field, stratum)
     for j, jd in (fo.get("judges_vs_humans") or {}).items():
         small = []
         for grp, words in (("vs_human_mean", "vs human mean"), ("vs_human_majority", "vs human majority")):
@@ -225,6 +232,36 @@ def block_notes(fo: Mapping[str, Any], field: str, stratum: str | None) -> list[
             if p.get(key) == "clopper_pearson":
                 value = p["estimate"] if key == "ci_method" else p["classical_estimate"]
                 out.append(exact_interval_note(field, stratum, j, label, float(value), p.get("n_labeled")))
+    return out
+
+
+def pairwise_notes(pairwise: Mapping[str, Any], field: str, stratum: str | None) -> list[dict[str, Any]]:
+    """The ``small_sample`` notes of a rater x rater matrix (:func:`.analysis.analyse_matrix`'s
+    ``"pairwise"``): its coefficients with pairs on fewer than :data:`SMALL_SAMPLE_ITEMS`
+    items, one note per (pairs small, pairs in all, least items), ``n_items`` the least."""
+    groups: dict[tuple[int, int, int], list[str]] = {}
+    for metric, m in pairwise.items():
+        pairs = [
+            d for d in (m or {}).get("pairs", []) if d.get("value") is not None and d.get("metric") in COEFFICIENTS
+        ]
+        small = [int(d["n_items"]) for d in pairs if d.get("n_items") is not None and d["n_items"] < SMALL_SAMPLE_ITEMS]
+        if small:
+            groups.setdefault((len(small), len(pairs), min(small)), []).append(metric)
+    out = []
+    for (k, total, least), metrics in groups.items():
+        label = f"pairwise {', '.join(metrics)} ({k} of {total} rater pairs)"
+        out.append(
+            note(
+                "small_sample",
+                f"{_where(field, stratum)}: raters: {label} stand on as few as {least} items, fewer than "
+                f"{SMALL_SAMPLE_ITEMS}: a small sample, the intervals are rough.",
+                field=field,
+                stratum=stratum,
+                statistic=label,
+                n_items=least,
+                threshold=SMALL_SAMPLE_ITEMS,
+            )
+        )
     return out
 
 

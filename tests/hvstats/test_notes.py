@@ -161,7 +161,9 @@ def test_an_alpha_from_three_items_carries_a_small_sample_note_everywhere(tmp_pa
     rep = json.loads(run(capsys, f, "--bootstrap", "50"))
     alpha = rep["fields"]["value"]["humans_vs_humans"]["krippendorff_alpha"]
     assert alpha["value"] is not None and alpha["n_items"] == 3  # every image has >= 2 ratings
-    small = [n for n in rep["notes"] if n["code"] == "small_sample"]
+    small = [n for n in rep["notes"] if n["code"] == "small_sample" and not n["statistic"].startswith("pairwise ")]
+    # the rater x rater matrix stands on the same few items and says so in a note of its own
+    assert [n["n_items"] for n in rep["notes"] if n["statistic"].startswith("pairwise ")] == [3]
     assert len(small) == 1 and small[0]["n_items"] == 3 and small[0]["threshold"] == SMALL_SAMPLE_ITEMS == 30
     assert "krippendorff_alpha" in small[0]["statistic"] and small[0]["judge"] is None
     assert hvframe.notes(rep).loc[0, ["code", "n_items", "threshold"]].tolist() == ["small_sample", 3, 30]
@@ -187,7 +189,9 @@ def test_the_threshold_is_thirty_items():
     at = agreement_report(frame(30), bootstrap=0, metrics=["krippendorff_alpha"])
     below = agreement_report(frame(29), bootstrap=0, metrics=["krippendorff_alpha"])
     assert [n for n in at["notes"] if n["code"] == "small_sample"] == []
-    assert [n["n_items"] for n in below["notes"] if n["code"] == "small_sample"] == [29]
+    # the alpha, and the matrix of its one rater pair
+    assert [n["n_items"] for n in below["notes"] if n["code"] == "small_sample"] == [29, 29]
+    assert below["notes"][-1]["statistic"].startswith("pairwise ")
 
 
 def test_a_paper_table_names_its_small_coefficients():
@@ -244,3 +248,25 @@ def test_a_validation_reports_top_level_notes_name_their_tables():
     assert got[0]["text"] == small.notes[-1] and got[0]["threshold"] == 30
     assert got[1]["value"] == 1.0 and got[1]["statistic"] == "j: q1"
     assert table_notes([Table(key="u", title="U", columns=("r",), rows=(Row("x", (Cell(1.0, n=30),)),))]) == []
+
+
+def test_pairwise_matrices_and_split_half_ceilings_carry_the_small_sample_note():
+    """A rater x rater matrix and the split-half ceilings on fewer than 30 items are noted; the
+    items each pair shares are counted here from the ratings matrix, not from the platform."""
+    from hvstats.analysis import analyse_matrix
+    from hvstats.notes import block_notes
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(1, 6, size=(12, 3)).astype(float)
+    X[:4, 2] = np.nan  # rater c rates 8 items
+    fo = analyse_matrix(X, ["a", "b", "c"], ["a", "b", "c"], [], "interval", n_boot=0)
+    notes = block_notes(fo, "q", None)
+    both = [int((~np.isnan(X[:, i]) & ~np.isnan(X[:, j])).sum()) for i, j in ((0, 1), (0, 2), (1, 2))]
+    pairwise = [n for n in notes if n["statistic"].startswith("pairwise ")]
+    assert len(pairwise) == 1 and pairwise[0]["n_items"] == min(both) == 8
+    assert "(3 of 3 rater pairs)" in pairwise[0]["statistic"] and "pearson" in pairwise[0]["statistic"]
+    assert any("split-half pearson" in n["statistic"] and n["n_items"] == 12 for n in notes)
+    # on 30 items and more nothing is small
+    Y = rng.integers(1, 6, size=(SMALL_SAMPLE_ITEMS, 3)).astype(float)
+    big = analyse_matrix(Y, ["a", "b", "c"], ["a", "b", "c"], [], "interval", n_boot=0)
+    assert [n for n in block_notes(big, "q", None) if n["code"] == "small_sample"] == []
