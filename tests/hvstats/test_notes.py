@@ -91,7 +91,8 @@ def test_one_category_too_few_humans_and_no_common_item_are_notes(tmp_path, caps
 def test_a_zero_one_mean_at_zero_gets_the_clopper_pearson_interval(tmp_path, capsys, labels):
     """A two-label field (and a numeric 0/1 one) whose humans never say the second label: the
     human-only mean and the PPI++ mean (lambda 0 there) are 0 with scipy's exact interval, not
-    the zero-width Wald [0, 0]."""
+    the zero-width Wald [0, 0]. The PPI++ mean, with lambda = N/(n+N) below 100 labels (the
+    small-sample rule), moves off 0 with the judge and keeps its own non-zero-width interval."""
     neg = labels[0]
     n_labelled, n_judge_only = 25, 10
     rows = [(f"i{i}", h, neg, "human") for i in range(n_labelled) for h in ("h1", "h2", "h3")]
@@ -102,27 +103,37 @@ def test_a_zero_one_mean_at_zero_gets_the_clopper_pearson_interval(tmp_path, cap
     lo, hi = exact(0, n_labelled)
     assert p["classical_estimate"] == 0 and p["classical_ci"] == pytest.approx([lo, hi], abs=1e-12)
     assert p["classical_ci_method"] == "clopper_pearson" and hi > 0.1
-    assert p["lambda"] == 0 and p["estimate"] == 0 and p["ci"] == pytest.approx([lo, hi], abs=1e-12)
-    assert {n["statistic"] for n in rep["notes"] if n["code"] == "exact_interval"} >= {"human-only mean", "PPI++ mean"}
+    lam = n_judge_only / (n_labelled + n_judge_only)
+    f_labelled = np.array([i % 2 for i in range(n_labelled)], dtype=float)
+    f_unlabelled = np.array([i % 2 for i in range(n_labelled, n_labelled + n_judge_only)], dtype=float)
+    # PPI++ mean (Angelopoulos, Duchi and Zrnic 2023, Eq. 1 with lambda): lam * mean f(unlabelled) + mean(Y - lam * f)
+    assert p["lambda"] == pytest.approx(lam, abs=1e-12)
+    assert p["estimate"] == pytest.approx(lam * f_unlabelled.mean() + (0 - lam * f_labelled).mean(), abs=1e-12)
+    assert p.get("ci_method") != "clopper_pearson" and p["ci"][1] - p["ci"][0] > 0
+    noted = {n["statistic"] for n in rep["notes"] if n["code"] == "exact_interval"}
+    assert "human-only mean" in noted and "PPI++ mean" not in noted
     text = run(capsys, f, "--format", "table", "--bootstrap", "0", "--metric", "ppi")
     assert f"human-only 0.000 [0.000, {hi:.3f}]" in text and "[0.000, 0.000]" not in text
 
 
 def test_an_active_mean_at_zero_gets_the_exact_interval(tmp_path, capsys):
     """Active sampling (``--active``): 12 of 30 items labelled (pi 0.4), every human says "no":
-    the active and the human-only means are 0 with scipy's exact interval over the 12 labels."""
+    the human-only mean is 0 with scipy's exact interval over the 12 labels; the active mean,
+    with lambda = 1 below 200 labels (the small-sample rule), moves off 0 with the judge and
+    keeps its own non-zero-width interval."""
     rows = [(f"i{i}", h, "no", "human", 0.4) for i in range(12) for h in ("h1", "h2")]
     rows += [(f"i{i}", "j", "yes" if i % 2 else "no", "model", 0.4) for i in range(30)]
     f = tmp_path / "active.csv"
     pd.DataFrame(rows, columns=["item", "rater", "value", "rater_kind", "pi"]).to_csv(f, index=False)
     rep = json.loads(run(capsys, str(f), "--bootstrap", "0", "--active", "--metric", "ppi"))
     a = rep["active"]["fields"]["value"]["judges"]["j"]
+    assert a["lambda"] == 1 and a.get("ci_method") != "clopper_pearson" and a["ci"][1] - a["ci"][0] > 0
+    h = a["human_only"]
     assert (
-        a["estimate"] == 0 and a["ci"] == pytest.approx(exact(0, 12), abs=1e-12) and a["ci_method"] == "clopper_pearson"
+        h["estimate"] == 0 and h["ci"] == pytest.approx(exact(0, 12), abs=1e-12) and h["ci_method"] == "clopper_pearson"
     )
-    assert a["human_only"]["ci"] == pytest.approx(exact(0, 12), abs=1e-12)
     got = {n["statistic"] for n in rep["notes"] if n["code"] == "exact_interval" and n["judge"] == "j"}
-    assert {"active mean", "active human-only mean"} <= got
+    assert "active human-only mean" in got and "active mean" not in got
 
 
 def test_percent_agreement_at_100_percent_gets_the_exact_interval(tmp_path, capsys):
