@@ -294,6 +294,7 @@ def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = 
             "humans": n.get("n_humans"),
             "min": n.get("threshold"),
             "percent": f"{100 * n['value']:.0f}%" if n.get("value") is not None else "",
+            "value": f"{n['value']:.3f}" if n.get("value") is not None else "",
         }
         code = n["code"]
         if code == "no_variation" and not n.get("judge"):
@@ -320,6 +321,11 @@ def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = 
             text = _(
                 "%(where)s: %(who)s: %(statistic)s on %(n)s items, fewer than %(min)s: a small sample, the interval is "
                 "rough."
+            )
+        elif code == "zero_width_interval":
+            text = _(
+                "%(where)s: %(who)s: %(statistic)s = %(value)s has a zero-width bootstrap interval on %(n)s items: every "
+                "resample of the items gives the same value, so the interval is degenerate, not precise."
             )
         else:  # exact_interval
             text = _(

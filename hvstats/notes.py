@@ -23,6 +23,11 @@ The codes:
 - ``exact_interval``: a 0/1 mean (a share) at 0% or 100%: its 95% interval is the exact
   binomial one (Clopper-Pearson), since the normal (Wald) and the bootstrap intervals have zero
   width there (:func:`exact_share_interval`).
+- ``zero_width_interval``: a coefficient (a percent agreement below 100%, say) whose bootstrap
+  interval has zero width: every item resample gives the same value
+  (every item agrees alike: 0.333 [0.333, 0.333] on 3 items whose raters split 2 to 1). The
+  interval is degenerate, not precise; HV says so rather than switch method, since no interval
+  over so few alike items would be honest either.
 
 **The small-sample threshold** (HV's stated rule, not a published cut-off): 30 items, the same
 number the alt-test paper asks of each annotator before its normal approximation is used
@@ -43,7 +48,15 @@ from .answers import MIN_HUMANS_TESTED
 
 #: a coefficient on fewer items than this carries a ``small_sample`` note (module docstring)
 SMALL_SAMPLE_ITEMS = 30
-CODES = ("no_variation", "one_category", "too_few_humans", "no_common_item", "small_sample", "exact_interval")
+CODES = (
+    "no_variation",
+    "one_category",
+    "too_few_humans",
+    "no_common_item",
+    "small_sample",
+    "exact_interval",
+    "zero_width_interval",
+)
 #: the coefficients a small-sample note applies to (percent agreement is a share: at 0% or 100%
 #: its interval is the exact one instead, ``exact_interval``)
 COEFFICIENTS = frozenset(
@@ -140,7 +153,25 @@ def _metric_notes(d: Any, field: str, stratum: str | None, judge: str | None, la
         if d.get("ci_method") == "clopper_pearson"
         else []
     )
+    ci = d.get("ci")
+    if not exact and ci and ci[0] is not None and ci[0] == ci[1]:
+        exact.append(_zero_width_note(field, stratum, judge, label, float(d["value"]), n))
     return small, exact
+
+
+def _zero_width_note(field: str, stratum: str | None, judge: str | None, label: str, value: float, n: Any) -> dict:
+    who = judge or "humans"
+    return note(
+        "zero_width_interval",
+        f"{_where(field, stratum)}: {who}: {label} = {value:.3f} has a zero-width bootstrap interval on {n} items: "
+        "every resample of the items gives the same value, so the interval is degenerate, not precise.",
+        field=field,
+        stratum=stratum,
+        judge=judge,
+        statistic=label,
+        value=value,
+        n_items=n,
+    )
 
 
 def _small_notes(small: list[tuple[str, int]], field: str, stratum: str | None, judge: str | None) -> list[dict]:

@@ -177,7 +177,8 @@ def test_an_alpha_from_three_items_carries_a_small_sample_note_everywhere(tmp_pa
     assert [n["n_items"] for n in rep["notes"] if n["statistic"].startswith("pairwise ")] == [3]
     assert len(small) == 1 and small[0]["n_items"] == 3 and small[0]["threshold"] == SMALL_SAMPLE_ITEMS == 30
     assert "krippendorff_alpha" in small[0]["statistic"] and small[0]["judge"] is None
-    assert hvframe.notes(rep).loc[0, ["code", "n_items", "threshold"]].tolist() == ["small_sample", 3, 30]
+    rows = hvframe.notes(rep)
+    assert rows[rows["code"] == "small_sample"].iloc[0][["n_items", "threshold"]].tolist() == [3, 30]
     text = run(capsys, f, "--format", "table", "--bootstrap", "50")
     assert "krippendorff_alpha" in text.split("== field")[0] and "stand on 3 items, fewer than 30" in text
     latex = run(capsys, f, "--format", "latex", "--bootstrap", "50")
@@ -281,3 +282,26 @@ def test_pairwise_matrices_and_split_half_ceilings_carry_the_small_sample_note()
     Y = rng.integers(1, 6, size=(SMALL_SAMPLE_ITEMS, 3)).astype(float)
     big = analyse_matrix(Y, ["a", "b", "c"], ["a", "b", "c"], [], "interval", n_boot=0)
     assert [n for n in block_notes(big, "q", None) if n["code"] == "small_sample"] == []
+
+
+def test_a_zero_width_bootstrap_interval_below_100_percent_is_noted():
+    """Three items whose three raters split 2 to 1 on each: percent agreement is 1/3 on every item
+    (one of three rater pairs agrees), so every item resample gives 1/3 and the bootstrap interval
+    is [1/3, 1/3]: degenerate, and the report says so."""
+    rows = [
+        {"item": f"i{i}", "rater": h, "rater_kind": "human", "value": v}
+        for i, vals in enumerate([("a", "a", "b"), ("c", "d", "d"), ("e", "f", "e")])
+        for h, v in zip(("h1", "h2", "h3"), vals, strict=True)
+    ]
+    rep = agreement_report(pd.DataFrame(rows), bootstrap=50, metrics=["percent_agreement"])
+    pa = rep["fields"]["value"]["humans_vs_humans"]["percent_agreement"]
+    # independently: per item, the share of agreeing rater pairs, averaged
+    per_item = [sum(a == b for a, b in ((v[0], v[1]), (v[0], v[2]), (v[1], v[2]))) / 3 for v in (("a", "a", "b"),) * 3]
+    assert pa["value"] == pytest.approx(np.mean(per_item)) and pa["ci"][0] == pa["ci"][1]
+    zero = [n for n in rep["notes"] if n["code"] == "zero_width_interval"]
+    assert [(n["statistic"], n["n_items"]) for n in zero] == [("percent_agreement", 3)]
+    assert zero[0]["value"] == pytest.approx(1 / 3)
+    # a varying per-item agreement has a real interval and no such note
+    rows[2]["value"] = rows[1]["value"] = "a"  # item 0: all agree
+    varied = agreement_report(pd.DataFrame(rows), bootstrap=50, metrics=["percent_agreement"])
+    assert not [n for n in varied["notes"] if n["code"] == "zero_width_interval"]
