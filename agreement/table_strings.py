@@ -557,6 +557,11 @@ def translate(text: str) -> str:
     if template == "%(name)s: %(label)s" and parts["label"] not in _compiled()[0] and not _match(parts["label"]):
         return text
     values: dict[str, Any] = {k: (int(v) if v.isdigit() else translate(v)) for k, v in parts.items()}
+    for k in ("rows", "columns"):
+        # the small-sample note's lists of row and column labels: each label is a UI word
+        # (a list's whole text can match a "name: label" template and come back half translated)
+        if k in parts and parts[k] not in _compiled()[0]:
+            values[k] = ", ".join(translate(label) for label in parts[k].split(", "))
     return gettext(template) % values
 
 
