@@ -474,6 +474,10 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop(
         "%(row)s: a mean at %(percent)s of %(n)d items, with the exact binomial (Clopper-Pearson) 95%% interval."
     ),
+    gettext_noop(
+        "Zero-width intervals (every resample of the items gives the same value: degenerate, not precise): "
+        "%(count)d cells, in the rows %(rows)s; columns %(columns)s."
+    ),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
 )

@@ -367,6 +367,12 @@ def table_notes(tables: Iterable[Any], active_series: Iterable[Mapping[str, Any]
                 threshold=SMALL_SAMPLE_ITEMS,
             )
             out.append({**found, "table": t.key})
+        zero = _zero_width_cells(t)
+        if zero:
+            found = note(
+                "zero_width_interval", zero_width_table_note(t), statistic=", ".join(dict.fromkeys(c for _, c in zero))
+            )
+            out.append({**found, "table": t.key})
         for text in () if t.key in active_keys else t.notes:
             if m := exact.match(text):
                 found = note(
@@ -396,13 +402,42 @@ def small_sample_table_note(table: Any) -> str:
     }
 
 
+ZERO_WIDTH_TABLE_NOTE = (
+    "Zero-width intervals (every resample of the items gives the same value: degenerate, not precise): "
+    "%(count)d cells, in the rows %(rows)s; columns %(columns)s."
+)
+
+
+def _zero_width_cells(table: Any) -> list[tuple[str, str]]:
+    """(row, column) of a table's cells with a value and a bootstrap interval of zero width."""
+    return [
+        (row.label, col)
+        for row in table.rows
+        for col, cell in zip(table.columns, row.cells, strict=True)
+        if cell.value is not None and cell.ci is not None and cell.ci[0] is not None and cell.ci[0] == cell.ci[1]
+    ]
+
+
+def zero_width_table_note(table: Any) -> str:
+    """The note under a paper table on its cells whose interval has zero width (the
+    ``zero_width_interval`` of the module docstring); "" when there is none."""
+    cells = _zero_width_cells(table)
+    if not cells:
+        return ""
+    return ZERO_WIDTH_TABLE_NOTE % {
+        "count": len(cells),
+        "rows": ", ".join(dict.fromkeys(r for r, _ in cells)),
+        "columns": ", ".join(dict.fromkeys(c for _, c in cells)),
+    }
+
+
 def with_small_sample_note(table: Any) -> Any:
-    """``table`` with :func:`small_sample_table_note` added to its notes (the same table when
-    nothing is small)."""
+    """``table`` with :func:`small_sample_table_note` and :func:`zero_width_table_note` added
+    to its notes (the same table when nothing is small or degenerate)."""
     from dataclasses import replace
 
-    extra = small_sample_table_note(table)
-    return replace(table, notes=(*table.notes, extra)) if extra else table
+    extra = tuple(n for n in (small_sample_table_note(table), zero_width_table_note(table)) if n)
+    return replace(table, notes=(*table.notes, *extra)) if extra else table
 
 
 def active_notes(active: Mapping[str, Any]) -> list[dict[str, Any]]:

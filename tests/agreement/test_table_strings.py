@@ -152,3 +152,15 @@ def test_the_small_sample_notes_row_and_column_labels_are_translated():
     with translation.override("zh-hans"):
         zh = table_strings.translate(note)
     assert "Total" not in zh and "Human agreement" not in zh and "人类一致性：Spearman ρ" in zh
+
+
+def test_the_zero_width_note_reads_in_every_language():
+    from hvstats.notes import ZERO_WIDTH_TABLE_NOTE
+
+    note = ZERO_WIDTH_TABLE_NOTE % {"count": 1, "rows": "Total", "columns": "Human agreement: Spearman ρ"}
+    assert table_strings.is_known(note)
+    with translation.override("de"):
+        assert table_strings.translate(note).startswith("Intervalle der Breite null")
+    with translation.override("zh-hans"):
+        zh = table_strings.translate(note)
+    assert zh.startswith("宽度为零的区间") and "人类一致性：Spearman ρ" in zh and "Total" not in zh

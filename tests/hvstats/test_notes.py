@@ -305,3 +305,25 @@ def test_a_zero_width_bootstrap_interval_below_100_percent_is_noted():
     rows[2]["value"] = rows[1]["value"] = "a"  # item 0: all agree
     varied = agreement_report(pd.DataFrame(rows), bootstrap=50, metrics=["percent_agreement"])
     assert not [n for n in varied["notes"] if n["code"] == "zero_width_interval"]
+
+
+def test_a_paper_tables_zero_width_intervals_are_noted():
+    t = Table(
+        key="z",
+        title="Z",
+        columns=("agreement", "alpha"),
+        rows=(
+            Row("3 items", (Cell(1 / 3, ci=(1 / 3, 1 / 3), fmt="%"), Cell(0.2, ci=(-0.1, 0.5), n=40))),
+            Row("fine", (Cell(0.5, ci=(0.4, 0.6), fmt="%"), Cell(None, ci=None, n=40))),
+        ),
+    )
+    noted = with_small_sample_note(t)
+    assert noted.notes == (
+        "Zero-width intervals (every resample of the items gives the same value: degenerate, not precise): 1 cells, "
+        "in the rows 3 items; columns agreement.",
+    )
+    from hvstats.notes import table_notes
+
+    assert [(n["code"], n["table"], n["statistic"]) for n in table_notes([noted])] == [
+        ("zero_width_interval", "z", "agreement")
+    ]
