@@ -18,26 +18,33 @@ class ActiveSampleForm(forms.Form):
     field = forms.ChoiceField(
         label=_("Rubric field"), help_text=_("the field the uncertainty and the refits are about")
     )
+    # Every statistical parameter reads in plain words, with an example value in its help (issue
+    # 35); the notation (PPI++ active inference, Zrnic & Candès 2024, Eq. 6-7) stays in the docs.
     budget = forms.FloatField(
         required=False,
         min_value=0.0,
         label=_("Budget (expected human-labelled items)"),
-        help_text=_("or a half-width below"),
+        help_text=_("how many items people should label, on average; e.g. 200 (or give a half-width below)"),
     )
     target_half_width = forms.FloatField(
         required=False,
         min_value=0.0,
         # xgettext:no-python-format
         label=_("Target 95% half-width"),
+        # xgettext:no-python-format
         help_text=_(
-            "turned into a budget with the judge's residual variance; with several rounds, also the stopping rule"
+            "how far the 95% CI may reach on each side of the estimate, e.g. 0.05; turned into a budget "
+            "with the judge's typical error, and with several rounds also the rule to stop"
         ),
     )
     residual_variance = forms.FloatField(
         required=False,
         min_value=0.0,
-        label=_("Judge's residual variance E[(Y - f)^2]"),
-        help_text=_("empty: estimated from the items people and the judge both rated"),
+        label=_("Judge's typical squared error"),
+        help_text=_(
+            "the mean of (human label - judge's label) squared, e.g. 0.04 for labels between 0 and 1; "
+            "empty: estimated from the items people and the judge both rated"
+        ),
     )
     # the default keeps the 95% intervals covering when the uncertainty carries no signal
     # (issue 34; hvstats.active.DEFAULT_TAU, docs/benchmarks.md "Defaults that keep coverage")
@@ -46,9 +53,10 @@ class ActiveSampleForm(forms.Form):
         initial=DEFAULT_TAU,
         min_value=0.0,
         max_value=1.0,
-        label=_("Uniform mix tau"),
+        label=_("Share of items drawn at random"),
         help_text=_(
-            "0.5 keeps the intervals valid when the uncertainty carries no signal; 0 samples by uncertainty alone"
+            "between 0 and 1: the part of the draw that ignores the judge's uncertainty, e.g. 0.5, which "
+            "keeps the intervals valid when the uncertainty carries no signal; 0 follows the uncertainty only"
         ),
     )
     floor = forms.FloatField(
@@ -56,9 +64,21 @@ class ActiveSampleForm(forms.Form):
         min_value=0.0001,
         max_value=1.0,
         label=_("Floor (fraction of the uniform probability)"),
+        help_text=_("the least chance any item keeps, as a share of an equal chance, e.g. 0.2"),
     )
-    seed = forms.IntegerField(initial=0, min_value=0, label=_("Seed"))
-    rounds = forms.IntegerField(initial=1, min_value=1, max_value=20, label=_("Rounds"))
+    seed = forms.IntegerField(
+        initial=0,
+        min_value=0,
+        label=_("Seed"),
+        help_text=_("any whole number, e.g. 0: the same seed draws the same items"),
+    )
+    rounds = forms.IntegerField(
+        initial=1,
+        min_value=1,
+        max_value=20,
+        label=_("Rounds"),
+        help_text=_("draw in this many steps, refitting in between, e.g. 2"),
+    )
     name = forms.CharField(required=False, max_length=150, label=_("Name"))
 
     def __init__(self, *args: Any, judges=(), sources=(), fields=(), **kwargs: Any) -> None:

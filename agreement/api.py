@@ -1,8 +1,9 @@
 """The agreement report over the API, as JSON or CSV (``?format=json|csv``), and the protocol's
 validation tables (``validation-report/?format=json|markdown|latex|csv``).
 
-Small projects answer 200 with the report; large ones answer 202 with the stored report's
-status and progress while a worker computes it, then 200 with the same body plus ``result``.
+Both answer from the stored report (``services.report_for``): 200 with ``result`` (and
+``computed_at``) while it is current; 202 with the status and progress while a worker computes
+it, the previous report, if any, under ``last_good`` (``"current": false``), never as ``result``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from core import csvsafe
 from hvstats import tables
 from hvstats.notes import table_notes
 
-from . import active, services, validation
+from . import services
 from .models import AgreementReport
 from .services import ReportParams
 
@@ -41,19 +42,33 @@ class CSVRenderer(BaseRenderer):
             return services.report_csv(data["result"]).encode()
         # a status while pending, or an error body (its text may echo the query: issue 37, M2)
         if isinstance(data, dict):
-            data = {k: v for k, v in data.items() if k != "result"}  # pending or failed: none yet
+            # pending or failed: no result yet, and the last good one is the JSON's only
+            data = {k: v for k, v in data.items() if k not in ("result", "last_good")}
         return csvsafe.record_text(data, STATUS_KEYS).encode()
 
 
 def _body(answer: dict[str, Any] | AgreementReport) -> tuple[dict[str, Any], int]:
+    """The status body of a stored report: ``result`` only when it is done and current;
+    while it updates (202), ``last_good`` holds the previous report (``report_id``,
+    ``computed_at``, ``result``) with ``"current": false``, never in ``result``."""
     if isinstance(answer, AgreementReport):
+        done = answer.status == "done"
         body = {
             "status": answer.status,
             "progress": answer.progress,
             "report_id": answer.id,
             "message": answer.message,
-            "result": answer.result if answer.status == "done" else None,
+            "computed_at": answer.finished_at.isoformat() if done and answer.finished_at else None,
+            "result": answer.result if done else None,
         }
+        last_good = getattr(answer, "last_good", None)
+        if answer.is_pending and last_good is not None:
+            body["last_good"] = {
+                "report_id": last_good.id,
+                "computed_at": last_good.finished_at.isoformat() if last_good.finished_at else None,
+                "current": False,
+                "result": last_good.result,
+            }
         return body, {"done": 200, "failed": 500}.get(answer.status, 202)
     return {"status": "done", "progress": 1.0, "report_id": None, "message": "", "result": answer}, 200
 
@@ -78,6 +93,17 @@ class AgreementReportView(APIView):
                 "joint",
                 bool,
                 description="also one alt-test per judge over all fields (with by: all strata), one FDR correction",
+            ),
+            OpenApiParameter(
+                "system",
+                str,
+                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
+                "(default: the preset's, e.g. generator)",
+            ),
+            OpenApiParameter(
+                "finding",
+                str,
+                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
             ),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
@@ -159,6 +185,17 @@ class ValidationReportView(APIView):
                 description="least rated items for a rater to enter the human agreement ceilings and slots "
                 "(default 30, the alt-test's minimum; 0 = every rater)",
             ),
+            OpenApiParameter(
+                "system",
+                str,
+                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
+                "(default: the preset's, e.g. generator)",
+            ),
+            OpenApiParameter(
+                "finding",
+                str,
+                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
+            ),
             OpenApiParameter("format", str, enum=["json", "markdown", "latex", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -173,43 +210,49 @@ class ValidationReportView(APIView):
             seed=q.get("seed"),
             epsilon=q.get("epsilon"),
             min_rater_items=q.get("min_rater_items"),
+            system=q.get("system"),
+            finding=q.get("finding"),
         )
-        answer = services.validation_tables_for(
+        # the tables, the judges' answers and the active estimates all come from the one stored
+        # report for these settings (services.report_for), never recomputed per request
+        answer = services.report_for(
             project=project,
-            bootstrap=params.bootstrap,
-            seed=params.seed,
-            epsilon=params.epsilon,
-            min_rater_items=params.min_rater_items,
+            params=ReportParams(
+                bootstrap=params.bootstrap,
+                seed=params.seed,
+                epsilon=params.epsilon,
+                min_rater_items=params.min_rater_items,
+                system=params.system,
+                finding=params.finding,
+            ),
             user=request.user,
         )
-        if isinstance(answer, AgreementReport):
-            body, code = _body(answer)
-            body.pop("result", None)
-            body["tables"] = None
-        else:
-            body = {
-                "status": "done",
-                "progress": 1.0,
-                "report_id": None,
-                "message": "",
-                "tables": tables.to_json(answer),
-            }
-            code = 200
+        body, code = _body(answer)
+        result = body.pop("result", None) or {}
+        body.pop("last_good", None)  # the tables are served only from a current report
+        body["tables"] = result.get("validation", []) if code == 200 else None
         body["params"] = {
             "bootstrap": params.bootstrap,
             "seed": params.seed,
             "epsilon": params.epsilon,
             "min_rater_items": params.min_rater_items,
+            "system": params.system,
+            "finding": params.finding,
         }
         if code == 200:
             # one answer per judge (hvstats.answers), as the judge-answers table says it
-            body["answers"] = validation.project_answers(project, params.epsilon)
-            estimates = active.estimates(project) if active.has_active(project) else None
-            if estimates is not None:
-                body["active"] = estimates  # the active sample's estimates (issue 27)
+            body["answers"] = result.get("answers", [])
+        if code == 200 and "active" in result:
+            body["active"] = result["active"]  # the active sample's estimates (issue 27)
+        if code == 200:
+            # "Does the benchmark's conclusion hold?" as data (its tables are the conclusions-* above),
+            # from the same stored report
+            body["conclusions"] = result.get("conclusions")
             # every degenerate or small input carries a note in every output (issue 34): the
             # tables' notes and the active series' as notes of hvstats.notes, each with its table
-            body["notes"] = table_notes(answer, (estimates or {}).get("series", []))
+            body["notes"] = table_notes(
+                [tables.Table.from_dict(t) for t in body["tables"]], (result.get("active") or {}).get("series", [])
+            )
         headers = {}
         fmt = request.accepted_renderer.format
         if fmt in EXTENSIONS and code == 200:

@@ -1,4 +1,5 @@
-"""Stored agreement reports: the result of a report run on a worker for a large project."""
+"""Stored agreement reports: one row per report computed (inline or on a worker), keyed by its
+parameters and the fingerprint of the data it was computed from (``data_signature``)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ from core.jobs import Job
 
 
 class AgreementReport(Job):
-    """One agreement report run (parameters, progress, result JSON). Small projects are answered
-    inline and not stored; large ones run on a Celery worker and the page polls this row."""
+    """One agreement report (parameters, progress, result JSON): a small project's first report is
+    computed in the request and stored done; the others run on a Celery worker and the page
+    polls this row. Superseded done reports of the same parameters are deleted."""
 
     project = models.ForeignKey("annotation.Project", on_delete=models.CASCADE, related_name="agreement_reports")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     params = models.JSONField(default=dict)
-    # the annotations the report was computed on (count, last id, last edit): a stored report is
-    # reused only while this still matches
+    # what the report was computed from (agreement.selectors.report_fingerprint): a stored report
+    # is served as current only while this still matches
     data_signature = models.CharField(max_length=200, blank=True)
     progress = models.FloatField(default=0.0)
     message = models.TextField(blank=True)

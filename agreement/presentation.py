@@ -15,9 +15,11 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext, pgettext
 
+from core.numbers import localize_numbers
 from hvstats.alt_test import EPSILON_GUIDANCE, MIN_ITEMS_PER_HUMAN
 from hvstats.answers import MIN_HUMANS_TESTED, field_status
 from hvstats.notes import SMALL_SAMPLE_ITEMS
+from hvstats.systems import conclusions_tables
 from studies.forms import QCForm
 from studies.models import AssignmentPlan, Sample
 
@@ -87,7 +89,10 @@ def report_context(result: dict[str, Any]) -> dict[str, Any]:
         "result": result,
         "fields": fields,
         "field_groups": _field_groups(fields),
-        "validation": _validation(result.get("validation") or []),
+        "validation": _validation(
+            [t for t in result.get("validation") or [] if not t["key"].startswith(CONCLUSIONS_PREFIX)]
+        ),
+        "conclusions": _conclusions(result),
         "judge_lines": _judge_lines(result),
         "verdicts": _verdict_panel(result),
         "answers": _answer_panel(result),
@@ -112,6 +117,26 @@ def _validation(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {**t, "first": k == 0, "rows": [{**r, "cells": [_compact(c) for c in r["cells"]]} for r in t["rows"]]}
         for k, t in enumerate(translated)
     ]
+
+
+#: the validation tables of "Does the benchmark's conclusion hold?" (hvstats.systems.conclusions_tables)
+CONCLUSIONS_PREFIX = "conclusions-"
+
+
+def _conclusions(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The section "Does the benchmark's conclusion hold?": the report's per-system scores, pairs,
+    system-level agreement and findings as the validation tables show them (translated, compact
+    cells), the fields it could not score and why; None when the report has no system stratum."""
+    found = result.get("conclusions")
+    if not found:
+        return None
+    labels = result.get("judge_labels") or {}
+    tables = [t.to_dict() for t in conclusions_tables(found, lambda j: labels.get(j, j))]
+    return {
+        "system": found["system"],
+        "tables": _validation(tables),
+        "skipped": [(f, table_strings.translate(why)) for f, why in found.get("skipped", {}).items()],
+    }
 
 
 def _compact(cell: dict[str, Any]) -> dict[str, Any]:
@@ -482,7 +507,7 @@ def _alt_test_words(judge: str, field: str, a: dict[str, Any] | None) -> dict[st
 
 
 def _ci_text(ci: list[float] | None) -> str:
-    return f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else ""
+    return _interval(ci[0], ci[1]) if ci else ""
 
 
 def _ppi_words(p: dict[str, Any] | None) -> str:
@@ -543,11 +568,17 @@ def _budget_words(b: dict[str, Any] | None) -> str:
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
+    """A number for the page, written as its language writes numbers (issue 35: "0,82" in German)."""
     if v is None:
         return "–"
     if isinstance(v, float):
-        return f"{v:.{digits}f}"
+        return localize_numbers(f"{v:.{digits}f}")
     return str(v)
+
+
+def _interval(low: Any, high: Any) -> str:
+    """An interval for the page: "[0.75, 0.88]", in German "[0,75; 0,88]" (core.numbers)."""
+    return localize_numbers(f"[{_fmt(low)}, {_fmt(high)}]")
 
 
 def _lambda_text(r: dict[str, Any]) -> str:
@@ -563,7 +594,7 @@ def _row(label: str, d: dict[str, Any]) -> dict[str, Any]:
     return {
         "label": label,
         "value": _fmt(d.get("value")),
-        "ci": f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "",
+        "ci": _interval(ci[0], ci[1]) if ci else "",
         "p": _fmt(d.get("p_value"), 4) if d.get("p_value") is not None else "",
         "n": d.get("n_items"),
         "reason": table_strings.translate(d.get("reason") or ""),
@@ -601,7 +632,7 @@ def _heatmap(metric: str, pw: dict[str, Any], labels: dict[str, str]) -> dict[st
             v = mat[i][k] if i < len(mat) and k < len(mat[i]) else None
             cells.append({"value": "1" if i == k else _fmt(v, 2), "bg": colour(1.0 if i == k else v)})
         rows.append({"rater": a, "cells": cells})
-    legend = [(f"{v:+g}" if v else "0", colour(v)) for v in (-1.0, -0.5, 0.0, 0.5, 1.0)]
+    legend = [(localize_numbers(f"{v:+g}") if v else "0", colour(v)) for v in (-1.0, -0.5, 0.0, 0.5, 1.0)]
     return {"metric": label(metric), "raters": names, "rows": rows, "legend": legend}
 
 
@@ -636,7 +667,7 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
                     "where": _("inside the human spread")
                     if r["inside_spread"]
                     else (_("above the human spread") if r["above_all_humans"] else _("below the human spread")),
-                    "difference": _fmt(r["difference"]) + (f" [{_fmt(dci[0])}, {_fmt(dci[1])}]" if dci else ""),
+                    "difference": _fmt(r["difference"]) + (f" {_interval(dci[0], dci[1])}" if dci else ""),
                 },
             }
         )
@@ -656,7 +687,8 @@ def _judge(name: str, jd: dict[str, Any], drill: dict[str, Any], level: str) -> 
         "scatter_svg": scatter_svg(drill.get("scatter")),
         "confusion": drill.get("confusion"),
         "disagreements": drows,
-        "disagreement_measure": drill.get("disagreement_measure", ""),
+        # the services write the measure in English (the API's words); the page's language here
+        "disagreement_measure": table_strings.translate(drill.get("disagreement_measure", "")),
     }
 
 
@@ -765,9 +797,14 @@ def printable_context(result: dict[str, Any], study: dict[str, Any]) -> dict[str
     """The printable report page (``/projects/<id>/report/``): the protocol's tables and the
     verdicts as the agreement page shows them, and the study's settings (``selectors.study_settings``)
     as label / value rows, parameters written as ``key = value``."""
+    return {**report_context(result), **study_context(study)}
+
+
+def study_context(study: dict[str, Any]) -> dict[str, Any]:
+    """The printable page's study settings (``selectors.study_settings``) as label / value rows:
+    read live, beside a report whose rendering may come from the cache."""
     qc_labels = {k: f.label for k, f in QCForm.base_fields.items()}
     return {
-        **report_context(result),
         "printable": True,
         "study": study,
         "samples": [
@@ -822,7 +859,7 @@ def _setting(v: Any) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k}: {_setting(x)}" for k, x in v.items())
     if isinstance(v, float):
-        return f"{v:g}"
+        return localize_numbers(f"{v:g}")
     return str(v)
 
 

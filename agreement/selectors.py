@@ -36,6 +36,8 @@ export reads :func:`submitted_annotations`, so a hidden judge leaves them all at
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -91,6 +93,40 @@ def annotations_signature(project: Project) -> str:
     """Changes whenever an annotation is added or edited: the cache key of stored reports."""
     agg = submitted_annotations(project).aggregate(n=Max("id"), t=Max("updated_at"))
     return f"{annotation_count(project)}:{agg['n']}:{agg['t'].isoformat() if agg['t'] else ''}"
+
+
+def report_fingerprint(project: Project) -> str:
+    """What a stored report was computed from, cheaply (one pass over the project's submitted
+    annotations, grouped by rater, and four small reads; no answer is read): per rater the
+    submitted annotations' count, last id and last edit (a rating added, edited, or its
+    assignment no longer submitted and regular), the raters' names, kinds, backends, attributes
+    and judges' short labels (the tables' judge labels, annotator groups), the hidden judges, the
+    rubric version, the items (count, last id) and the samples (active estimates). A stored
+    report is current only while this is unchanged; its parameters are keyed separately."""
+    per_rater = sorted(
+        (r["rater_id"], r["n"], r["last"], r["t"].isoformat() if r["t"] else "")
+        for r in submitted_annotations(project)
+        .order_by()
+        .values("rater_id")
+        .annotate(n=Count("id"), last=Max("id"), t=Max("updated_at"))
+    )
+    raters = sorted(
+        Rater.objects.filter(pk__in=[r[0] for r in per_rater]).values_list(
+            "id", "name", "kind", "backend", "attributes", "judge_config__short_label"
+        )
+    )
+    parts = {
+        "annotations": per_rater,
+        "raters": raters,
+        "hidden": sorted(hidden_rater_ids(project)),
+        "rubric": project.rubric_version_id,
+        # items are revised as new versions (new rows), never edited in place: their count and
+        # last id say when the strata a report breaks down by may have changed
+        "items": list(Item.objects.filter(project=project).aggregate(n=Count("id"), last=Max("id")).values()),
+        "samples": list(Sample.objects.filter(project=project).order_by("id").values_list("id", "design")),
+    }
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return f"{sum(r[1] for r in per_rater)}:{max((r[2] for r in per_rater), default=0)}:{digest}"
 
 
 def _meta_column(key: str) -> str:
@@ -464,3 +500,9 @@ def study_settings(project: Project) -> dict[str, Any]:
         "qc": quality.qc_settings(project),
         "judges": judges,
     }
+
+
+def main_fields(fields: list[str]) -> list[str]:
+    """The fields a judge's one answer is over: a per-element field (``q[1]``) counts through its
+    pooled ``q[*]``, as on the verdict panel, so that no question is counted twice."""
+    return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]

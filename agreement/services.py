@@ -1,4 +1,5 @@
-"""Agreement reports of a project: compute inline (small projects) or on a worker (large ones).
+"""Agreement reports of a project, stored and served while current (issue 35): a small project's
+first report is computed inline, every other one on a worker, the last good one shown meanwhile.
 
 The numbers come only from :func:`hvstats.agreement_report`, called once per field on
 :func:`agreement.selectors.ratings_frame` with the field's level from the rubric; this module
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.models import Project
 from core import csvsafe, jobs
@@ -29,7 +31,7 @@ from hvstats.report import joint_alt_tests
 from hvstats.tables import Table
 from hvstats.validation import MIN_RATER_ITEMS, judge_label
 
-from . import active, selectors, validation
+from . import active, conclusions, selectors, validation
 from .models import AgreementReport
 
 MAX_BOOTSTRAP = 10_000
@@ -57,6 +59,10 @@ class ReportParams:
     # the least number of rated items for a rater to enter the validation tables' human
     # agreement ceilings and slots (``hvstats.validation.MIN_RATER_ITEMS``: the alt-test's 30)
     min_rater_items: int = MIN_RATER_ITEMS
+    # "Does the benchmark's conclusion hold?": the item stratum whose values are the systems
+    # (None: the preset's) and a named comparison "column: A, B vs C" (None: the preset's)
+    system: str | None = None
+    finding: str | None = None
 
     @classmethod
     def parse(
@@ -70,6 +76,8 @@ class ReportParams:
         half_width: Any = None,
         joint: Any = None,
         min_rater_items: Any = None,
+        system: Any = None,
+        finding: Any = None,
     ) -> ReportParams:
         """Validate raw (query-string) values; raises DomainError with a clear message."""
         try:
@@ -99,12 +107,25 @@ class ReportParams:
             half_width=w,
             joint=str(joint).lower() in ("1", "true", "on", "yes"),
             min_rater_items=m,
+            system=_short_text(system, "system"),
+            finding=_short_text(finding, "finding"),
         )
 
     @classmethod
     def from_query(cls, q: Any) -> ReportParams:
         """:meth:`parse` of a request's query string (the page and the API read the same keys)."""
-        keys = ("field", "by", "bootstrap", "seed", "epsilon", "half_width", "joint", "min_rater_items")
+        keys = (
+            "field",
+            "by",
+            "bootstrap",
+            "seed",
+            "epsilon",
+            "half_width",
+            "joint",
+            "min_rater_items",
+            "system",
+            "finding",
+        )
         return cls.parse(**{k: q.get(k) for k in keys})
 
     def as_dict(self) -> dict[str, Any]:
@@ -112,6 +133,17 @@ class ReportParams:
 
 
 _EPSILON_HINT = "the paper's guidance: " + ", ".join(f"{v} for {k} annotators" for k, v in EPSILON_GUIDANCE.items())
+
+
+#: the longest system stratum or finding a report accepts
+MAX_TEXT = 500
+
+
+def _short_text(raw: Any, name: str) -> str | None:
+    text = str(raw).strip() if raw not in (None, "") else ""
+    if len(text) > MAX_TEXT:
+        raise DomainError(f"{name} must be at most {MAX_TEXT} characters")
+    return text or None
 
 
 def _number(raw: Any, name: str, default: float | None) -> float | None:
@@ -180,6 +212,11 @@ def compute_report(
     }
     for r in out["raters"]:  # what the page calls each rater (a judge by its short label)
         r["label"] = out["judge_labels"].get(r["name"], r["name"])
+    # "Does the benchmark's conclusion hold?" (hvstats.systems): one computation for the page,
+    # the printable report and the validation tables
+    out["conclusions"] = conclusions.project_conclusions(
+        project, frame=frame, system=params.system, finding=params.finding, bootstrap=params.bootstrap, seed=params.seed
+    )
     if not params.field and validation.has_tables(project):
         # the protocol's tables ride with the full report (same frame, bootstrap and seed), so a
         # large project's worker computes them too and the page shows them from the stored result
@@ -190,6 +227,7 @@ def compute_report(
             frame=frame,
             epsilon=params.epsilon,
             min_rater_items=params.min_rater_items,
+            conclusions=out["conclusions"],
         )
         out["validation"] = [t.to_dict() for t in tables]
     if not params.field and active.has_active(project):
@@ -257,7 +295,16 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
     wide = pd.DataFrame({"item": sub["item"], "rater": sub["rater"], "v": val}).pivot(
         index="item", columns="rater", values="v"
     )
-    info = sub.drop_duplicates("item").set_index("item")[["item_pk", "external_id", "element"]]
+    first = sub.drop_duplicates("item")
+    # item -> (pk, external id, element), read once: a ``.loc`` per drill-down row cost more than
+    # the statistics on small studies
+    info = dict(
+        zip(
+            first["item"].tolist(),
+            zip(first["item_pk"].tolist(), first["external_id"].tolist(), first["element"].tolist(), strict=True),
+            strict=True,
+        )
+    )
     H = wide.reindex(columns=humans)
     out: dict[str, Any] = {}
     for j in judges:
@@ -277,34 +324,34 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
             order = gap.sort_values(ascending=False, kind="stable")
             score, human_summary = gap, hmean.round(3)
         else:
-            maj = Hj.apply(_majority, axis=1)
+            maj = human_majorities(Hj)
             share = Hj.ne(jv, axis=0).where(Hj.notna()).mean(axis=1)
-            tab = pd.crosstab(jv[maj.notna()], maj[maj.notna()])
-            labels = sorted(set(tab.index) | set(tab.columns), key=_natural)
-            tab = tab.reindex(index=labels, columns=labels, fill_value=0)
-            d["confusion"] = {
-                "labels": labels,
-                "rows": "judge",
-                "columns": "human majority",
-                "matrix": tab.to_numpy().astype(int).tolist(),
-            }
+            d["confusion"] = _confusion(jv[maj.notna()].tolist(), maj[maj.notna()].tolist())
             order = share.sort_values(ascending=False, kind="stable")
             score, human_summary = share, maj
+        top = order.index[:DRILLDOWN_ROWS]
+        top_score = score.reindex(top).to_numpy(dtype=float)
+        top_judge = jv.reindex(top).tolist()
+        top_humans = Hj.reindex(top)
+        human_values = top_humans.to_numpy(dtype=object)
+        top_summary = human_summary.reindex(top).tolist()
         rows = []
-        for item in order.index[:DRILLDOWN_ROWS]:
-            if not score[item] > 0:
+        for pos, item in enumerate(top):
+            if not top_score[pos] > 0:
                 break
-            meta = info.loc[item]
+            item_pk, external_id, element = info[item]
             rows.append(
                 {
                     "item": item,
-                    "item_pk": int(meta["item_pk"]),
-                    "external_id": meta["external_id"],
-                    "element": int(meta["element"]) or None,
-                    "judge": _py(jv[item]),
-                    "humans": {h: _py(v) for h, v in Hj.loc[item].items() if pd.notna(v)},
-                    "human_summary": _py(human_summary[item]),
-                    "disagreement": round(float(score[item]), 4),
+                    "item_pk": int(item_pk),
+                    "external_id": external_id,
+                    "element": int(element) or None,
+                    "judge": _py(top_judge[pos]),
+                    "humans": {
+                        h: _py(v) for h, v in zip(top_humans.columns, human_values[pos], strict=True) if pd.notna(v)
+                    },
+                    "human_summary": _py(top_summary[pos]),
+                    "disagreement": round(float(top_score[pos]), 4),
                 }
             )
         d["disagreements"] = rows
@@ -315,11 +362,33 @@ def judge_drilldown(sub: pd.DataFrame, level: str) -> dict[str, Any]:
     return out
 
 
-def _majority(row: pd.Series) -> Any:
-    c = row.dropna().value_counts()
-    if c.empty or (len(c) > 1 and c.iloc[0] == c.iloc[1]):
-        return None
-    return c.index[0]
+def _confusion(judge: list[Any], majority: list[Any]) -> dict[str, Any]:
+    """Judge label (rows) x human majority label (columns) counts over the labels either uses,
+    in natural order."""
+    labels = sorted(set(judge) | set(majority), key=_natural)
+    at = {label: k for k, label in enumerate(labels)}
+    matrix = np.zeros((len(labels), len(labels)), dtype=int)
+    for a, b in zip(judge, majority, strict=True):
+        matrix[at[a], at[b]] += 1
+    return {"labels": labels, "rows": "judge", "columns": "human majority", "matrix": matrix.tolist()}
+
+
+def human_majorities(H: pd.DataFrame) -> pd.Series:
+    """Each row's most frequent label (missing ones left out); None for an empty row or a tie at
+    the top. Counted in one pass over the whole table: a per-row ``value_counts`` was half of
+    the CQ-Bench story demo's report time (cProfile, docs/benchmarks.md)."""
+    vals = H.to_numpy(dtype=object)
+    present = pd.notna(vals)
+    out = np.full(len(H), None, dtype=object)
+    if not present.any():
+        return pd.Series(out, index=H.index, dtype=object)
+    codes, labels = pd.factorize(vals[present])  # row-major, as np.nonzero below
+    counts = np.zeros((len(H), len(labels)), dtype=np.int64)
+    np.add.at(counts, (np.nonzero(present)[0], codes), 1)
+    top = counts.max(axis=1)
+    clear = (top > 0) & ((counts == top[:, None]).sum(axis=1) == 1)
+    out[clear] = np.asarray(labels, dtype=object)[counts[clear].argmax(axis=1)]
+    return pd.Series(out, index=H.index, dtype=object)
 
 
 def _natural(k: Any):
@@ -340,22 +409,76 @@ def _py(v: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------ the workflow
-def report_for(*, project: Project, params: ReportParams, user=None) -> dict[str, Any] | AgreementReport:
-    """Answer inline (a result dict) while the project has at most ``HV_AGREEMENT_INLINE_MAX``
-    submitted annotations; otherwise return the stored :class:`AgreementReport` for these
-    parameters and this data, queueing a worker run when there is none yet."""
-    if selectors.annotation_count(project) <= inline_max():
-        return compute_report(project=project, params=params)
-    signature = selectors.annotations_signature(project)
-    existing = (
-        AgreementReport.objects.filter(project=project, params=params.as_dict(), data_signature=signature)
-        .exclude(status=AgreementReport.Status.FAILED)
-        .order_by("-created_at")
+def report_for(*, project: Project, params: ReportParams, user=None) -> AgreementReport:
+    """The stored :class:`AgreementReport` for these parameters, never a stale one presented as
+    current (issue 35, fast reports).
+
+    The project's :func:`selectors.report_fingerprint` (what the ratings, judges and raters are
+    now) keys the stored reports. A done report with the current fingerprint is answered at once.
+    Otherwise one job per parameters and fingerprint is queued (or the queued one reused), and the
+    pending job is returned with ``last_good`` set: the newest done report for these parameters
+    computed from older data (None when there is none), which the pages and the API show marked
+    out of date while the job runs. Only a project with no stored report yet and at most
+    ``HV_AGREEMENT_INLINE_MAX`` submitted annotations is computed in the request, and stored."""
+    fingerprint = selectors.report_fingerprint(project)
+    # the result JSON is read only where it is shown and not yet rendered (agreement.views)
+    stored = AgreementReport.objects.filter(project=project, params=params.as_dict()).defer("result")
+    current = stored.filter(data_signature=fingerprint).exclude(status=AgreementReport.Status.FAILED).first()
+    if current is not None and current.status == AgreementReport.Status.DONE:
+        current.last_good = None
+        return current
+    last_good = (
+        stored.filter(status=AgreementReport.Status.DONE)
+        .exclude(data_signature=fingerprint)
+        .order_by("-finished_at", "-id")
         .first()
     )
-    if existing is not None:
-        return existing
-    return start_report(project=project, params=params, user=user, signature=signature)
+    if current is None:
+        if last_good is None and selectors.annotation_count(project) <= inline_max():
+            return store_inline(project=project, params=params, user=user, fingerprint=fingerprint)
+        current = start_report(project=project, params=params, user=user, signature=fingerprint)
+    current.last_good = last_good
+    return current
+
+
+def store_inline(*, project: Project, params: ReportParams, user=None, fingerprint: str) -> AgreementReport:
+    """Compute a small project's first report in the request and store it as a done report
+    (``fingerprint`` read before the ratings, so data changing meanwhile makes it out of date,
+    never current). A refusal (an unknown field) raises before anything is stored."""
+    result = compute_report(project=project, params=params)
+    job = AgreementReport.objects.create(
+        project=project,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+        params=params.as_dict(),
+        data_signature=fingerprint,
+        status=AgreementReport.Status.DONE,
+        progress=1.0,
+        result=result,
+        finished_at=timezone.now(),
+    )
+    job.last_good = None
+    return job
+
+
+def last_good_for(job: AgreementReport) -> AgreementReport | None:
+    """While ``job`` is pending: the newest done report for its parameters, which the page shows
+    marked out of date until ``job`` ends."""
+    if not job.is_pending:
+        return None
+    return (
+        AgreementReport.objects.filter(project_id=job.project_id, params=job.params, status=AgreementReport.Status.DONE)
+        .defer("result")
+        .exclude(pk=job.pk)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+
+
+def is_current(job: AgreementReport) -> bool:
+    """Whether a stored report was computed from the project's ratings, judges and raters as they
+    are now (the poll of a job that ended checks this, so a report overtaken by new ratings while
+    it ran is marked out of date)."""
+    return job.data_signature == selectors.report_fingerprint(job.project)
 
 
 def validation_tables_for(
@@ -365,16 +488,21 @@ def validation_tables_for(
     seed: int = 0,
     epsilon: float = DEFAULT_EPSILON,
     min_rater_items: int = MIN_RATER_ITEMS,
+    system: str | None = None,
+    finding: str | None = None,
     user=None,
 ) -> list[Table] | AgreementReport:
-    """The protocol's validation tables: computed inline while the project is small (they are
-    cheap next to the full report), else read from the stored full report for these bootstrap
-    settings (queued when there is none yet), whose ``validation`` entry holds the same tables."""
-    if selectors.annotation_count(project) <= inline_max():
-        return validation.compute_tables(
-            project, bootstrap=bootstrap, seed=seed, epsilon=epsilon, min_rater_items=min_rater_items
-        )
-    params = ReportParams(bootstrap=bootstrap, seed=seed, epsilon=epsilon, min_rater_items=min_rater_items)
+    """The protocol's validation tables, read from the stored full report for these bootstrap
+    settings (its ``validation`` entry; see :func:`report_for`), or the pending report while it
+    is computed."""
+    params = ReportParams(
+        bootstrap=bootstrap,
+        seed=seed,
+        epsilon=epsilon,
+        min_rater_items=min_rater_items,
+        system=system,
+        finding=finding,
+    )
     answer = report_for(project=project, params=params, user=user)
     if isinstance(answer, AgreementReport):
         if answer.status != AgreementReport.Status.DONE:
@@ -389,14 +517,15 @@ def start_report(*, project: Project, params: ReportParams, user=None, signature
             project=project,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             params=params.as_dict(),
-            data_signature=signature if signature is not None else selectors.annotations_signature(project),
+            data_signature=signature if signature is not None else selectors.report_fingerprint(project),
         )
         jobs.enqueue_on_commit(job)  # sent by agreement.tasks's sender once this commits
     return job
 
 
 def run_report_job(*, job: AgreementReport) -> AgreementReport:
-    """Compute a stored report, recording progress (0..1, per field) and the result."""
+    """Compute a stored report, recording progress (0..1, per field) and the result; once done,
+    the older done reports for the same parameters are superseded and deleted."""
 
     def progress(p: float) -> None:
         # the frame is read first (about 10% of the time on large projects)
@@ -409,7 +538,15 @@ def run_report_job(*, job: AgreementReport) -> AgreementReport:
         result = compute_report(project=job.project, params=params, frame=frame, progress=progress)
         return {"result": result, "progress": 1.0, "message": ""}
 
-    return jobs.run(job, work)
+    job = jobs.run(job, work)
+    if job.status == AgreementReport.Status.DONE:
+        AgreementReport.objects.filter(
+            project_id=job.project_id,
+            params=job.params,
+            status=AgreementReport.Status.DONE,
+            created_at__lt=job.created_at,
+        ).delete()
+    return job
 
 
 # ------------------------------------------------------------------------------ CSV export

@@ -25,6 +25,12 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop, ngettext
 
+from core.numbers import localize_numbers
+from studies.templatetags.study_labels import sample_name
+
+#: a template's part that is a number ("0.2"): written as the page's language writes it
+NUMBER = re.compile(r"[-−+]?\d+\.\d+")
+
 # --------------------------------------------------------------------------- exact texts
 MESSAGES: tuple[str, ...] = (
     # shared
@@ -34,6 +40,8 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Field"),
     gettext_noop("All"),
     gettext_noop("n"),
+    # the agreement page's list of disagreements (agreement.services.judge_drilldown)
+    gettext_noop("share of humans whose label differs from the judge's"),
     # ValueGround
     gettext_noop("Table 4: Agreement between the automatic judge and human annotations"),
     gettext_noop(
@@ -158,6 +166,19 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("Mean story score"),
     gettext_noop("n (story, ground-truth value) units"),
     gettext_noop("People (pairs of annotators)"),
+    # pairwise preference (benchmarks/arena/tables.py)
+    gettext_noop("Agreement on the votes, with and without ties"),
+    gettext_noop("Agreement with ties (S1)"),
+    gettext_noop("Agreement without ties (S2)"),
+    gettext_noop("n items"),
+    gettext_noop("Human vs human"),
+    gettext_noop("Raters"),
+    gettext_noop(
+        "Zheng et al. Sec. 4.2: the probability that two raters, two people or a judge and a person, agree on a "
+        "randomly chosen item: per item the share of agreeing pairs of votes, averaged over the items. S1 counts a "
+        "tie as a vote; S2 leaves the tie votes out. Paper (MT-Bench, Table 5): GPT-4 vs human 0.66 (S1) and 0.85 "
+        "(S2); human vs human 0.63 and 0.81."
+    ),
     gettext_noop("Value extraction: the LLM judge vs people grading the same predictions"),
     gettext_noop(
         "Each ground-truth value scored 1 (fully presented), 0.5 (partially presented) or 0 (not "
@@ -387,13 +408,65 @@ MESSAGES: tuple[str, ...] = (
     gettext_noop("the judge stored one answer per item: run it with several passes or as an ensemble"),
     gettext_noop("the judge stored no confidence or other number with its ratings: import one with its outputs"),
     gettext_noop("choose the rubric field whose answers' spread is the uncertainty"),
+    # Does the benchmark's conclusion hold? (hvstats.systems, issue 36)
+    gettext_noop("Human-only"),
+    gettext_noop("Judge-only"),
+    gettext_noop("PPI++"),
+    gettext_noop("PPI++ rank-set"),
+    gettext_noop("Judge-only rank-set"),
+    gettext_noop("Judge-only rank"),
+    gettext_noop("Inside the PPI++ rank-set"),
+    gettext_noop("PPI++ A - B"),
+    gettext_noop("Human-only A - B"),
+    gettext_noop("Judge-only A - B"),
+    gettext_noop("Conclusion"),
+    gettext_noop("Judge-only says"),
+    gettext_noop("Judge-only holds"),
+    gettext_noop("Kendall τ"),
+    gettext_noop("Judge"),
+    gettext_noop("Finding"),
+    gettext_noop("none"),
+    gettext_noop("Pairs ordered differently"),
+    gettext_noop("Findings: named comparisons of item groups"),
+    gettext_noop("needs ratings by people and by a judge"),
 )
 
 # ------------------------------------------------------------------------- texts with variables
 #: ``%(name)s`` matches any text (translated when it is a known text), ``%(name)d`` a number;
 #: a literal percent sign is written ``%%``
 TEMPLATES: tuple[str, ...] = (
+    # Does the benchmark's conclusion hold? (hvstats.systems, issue 36); before "%(name)s: %(label)s"
+    gettext_noop("%(head)s: the judge-only ranking falls outside the PPI++ rank-sets: %(systems)s."),
+    gettext_noop("%(head)s: the judge-only ranking lies within the PPI++ rank-sets."),
+    gettext_noop("Does the benchmark's conclusion hold? Scores per %(system)s"),
+    gettext_noop("Every pair of %(system)s values: A - B"),
+    gettext_noop("System-level agreement: the judge's %(system)s scores vs people's"),
+    gettext_noop("%(a)s scores higher than %(b)s"),
+    gettext_noop("cannot tell %(a)s from %(b)s"),
+    gettext_noop("field '%(field)s' is nominal with %(n)d labels: scores need numbers or two labels"),
+    gettext_noop("'%(column)s' has no value %(values)s; its values: %(known)s"),
+    gettext_noop(
+        "Mean score per %(system)s from people only, the judge only, and the judge on all items plus people on "
+        "the sample (PPI++, Angelopoulos, Duchi and Zrnic 2023), with simultaneous %(level)s intervals across "
+        "the %(k)d systems (Bonferroni: each at 1 - alpha/k). Rank-sets (1 = highest) at alpha %(alpha)s "
+        "(Chatzi et al. 2024, Algorithm 2); the judge-only rank is the judge's own rank of each system."
+    ),
+    gettext_noop(
+        "Difference of the PPI++ means with a %(level)s interval, Bonferroni-corrected over the %(pairs)d pairs "
+        "of one field and judge; the conclusion is 'cannot tell' when the interval holds 0. The judge-only "
+        "conclusion holds when the judge alone says the same."
+    ),
+    gettext_noop(
+        "Rank correlation of the judge-only and human-only means over the %(system)s values (n = systems), with "
+        "a %(level)s percentile interval from %(resamples)d item resamples within each system; the last column "
+        "names the pairs the judge orders the other way round from people."
+    ),
+    gettext_noop(
+        "Difference of the two groups' means with a %(level)s interval (one comparison each, no correction); the "
+        "judge-only conclusion holds when its interval gives the same sentence as PPI++."
+    ),
     gettext_noop("%(judge)s vs mean human: Pearson r"),
+    gettext_noop("%(judge)s vs human"),
     gettext_noop("%(judge)s vs mean human: Spearman ρ"),
     gettext_noop("%(caption)s Resampled within generation backbone."),
     gettext_noop(
@@ -480,6 +553,10 @@ TEMPLATES: tuple[str, ...] = (
     ),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
+    # the pairs a judge orders differently from people ("A / B; C / D"): names only, last of all
+    gettext_noop("%(first)s / %(second)s"),
+    # a pair of systems or groups ("gpt - gemini", "family + social - politics"): names only
+    gettext_noop("%(a)s - %(b)s"),
 )
 
 RATERS_NOTE = re.compile(r"^(\d+) annotators?, (\d+) judges?\.$")
@@ -560,7 +637,13 @@ def translate(text: str) -> str:
     template, parts = found
     if template == "%(name)s: %(label)s" and parts["label"] not in _compiled()[0] and not _match(parts["label"]):
         return text
-    values: dict[str, Any] = {k: (int(v) if v.isdigit() else translate(v)) for k, v in parts.items()}
+    values: dict[str, Any] = {
+        # a number in the text (an epsilon, a share) as the page's language writes it
+        k: (int(v) if v.isdigit() else localize_numbers(v) if NUMBER.fullmatch(v) else translate(v))
+        for k, v in parts.items()
+    }
+    if isinstance(values.get("name"), str):  # a sample's name HV wrote itself ("... (round 1 of 2)")
+        values["name"] = sample_name(values["name"])
     for k in ("rows", "columns"):
         # the small-sample note's lists of row and column labels: each label is a UI word
         # (a list's whole text can match a "name: label" template and come back half translated)
@@ -570,7 +653,9 @@ def translate(text: str) -> str:
 
 
 def translate_table(table: Mapping[str, Any]) -> dict[str, Any]:
-    """A table's ``to_dict()`` with its words in the active language (numbers untouched)."""
+    """A table's ``to_dict()`` with its words in the active language, and its numbers written
+    the way that language writes them (``0,82 [0,75; 0,88]`` in German; the downloads keep the
+    paper's English)."""
     rows = []
     for r in table.get("rows", []):
         cells = []
@@ -578,6 +663,8 @@ def translate_table(table: Mapping[str, Any]) -> dict[str, Any]:
             c = dict(c)
             if c.get("format") == "text" and isinstance(c.get("display"), str):
                 c["display"] = translate(c["display"])
+            elif isinstance(c.get("display"), str):
+                c["display"] = localize_numbers(c["display"])
             if c.get("note"):
                 c["note"] = translate(c["note"])
             cells.append(c)

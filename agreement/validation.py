@@ -22,11 +22,14 @@ from hvstats.alt_test import DEFAULT_EPSILON
 from hvstats.notes import with_small_sample_note
 from hvstats.ppi import attach_labels_saved
 from hvstats.report import judge_verdicts, verdict_answers
+from hvstats.systems import conclusions_tables
 from hvstats.tables import Table
-from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput
+from hvstats.validation import MIN_RATER_ITEMS, RaterInfo, ValidationInput, judge_label
 from hvstats.verdicts import answers_table, verdicts_table
 
 from . import active, selectors
+from .conclusions import project_conclusions
+from .selectors import main_fields
 
 FORMATS = ("json", "markdown", "latex", "csv")
 
@@ -60,12 +63,6 @@ def validation_input(
         assignment_order=selectors.assignment_order(project),
         min_rater_items=min_rater_items,
     )
-
-
-def main_fields(fields: list[str]) -> list[str]:
-    """The fields a judge's one answer is over: a per-element field (``q[1]``) counts through its
-    pooled ``q[*]``, as on the verdict panel, so that no question is counted twice."""
-    return [f for f in fields if not ("[" in f and not f.endswith("[*]"))]
 
 
 def answers_of(
@@ -108,6 +105,7 @@ def compute_tables(
     frame: pd.DataFrame | None = None,
     epsilon: float = DEFAULT_EPSILON,
     min_rater_items: int = MIN_RATER_ITEMS,
+    conclusions: dict[str, Any] | None = None,
 ) -> list[Table]:
     """The preset's validation tables of the project's submitted ratings ([] without a report),
     then, when the project has judges, one answer per judge (:func:`hvstats.verdicts.answers_table`)
@@ -116,9 +114,18 @@ def compute_tables(
     table of active estimates per series (:func:`agreement.active.estimates_tables`).
     ``min_rater_items``: the least number of rated items for a rater to enter the human
     agreement ceilings and slots. Each preset table gets a note naming its coefficients on fewer
-    than ``hvstats.notes.SMALL_SAMPLE_ITEMS`` items (:func:`hvstats.notes.with_small_sample_note`)."""
+    than ``hvstats.notes.SMALL_SAMPLE_ITEMS`` items (:func:`hvstats.notes.with_small_sample_note`).
+    Last, "Does the benchmark's conclusion hold?" (:func:`hvstats.systems.conclusions_tables`) for a
+    project with a system stratum: ``conclusions`` when the caller computed them
+    (:func:`agreement.conclusions.project_conclusions`), else the preset's defaults."""
     fn = project.preset.validation_report
     extra = active.estimates_tables(active.estimates(project, frame)) if active.has_active(project) else []
+    if conclusions is None and project.preset.system_stratum:
+        conclusions = project_conclusions(project, frame=frame, bootstrap=bootstrap, seed=seed)
+    if conclusions:
+        labels = {name: judge_label(name, p["backend"]) for name, p in selectors.rater_profiles(project).items()}
+        # their coefficients on fewer than SMALL_SAMPLE_ITEMS units are named too, as the protocol tables'
+        extra = extra + [with_small_sample_note(t) for t in conclusions_tables(conclusions, lambda j: labels.get(j, j))]
     if fn is None:
         return extra
     inp = validation_input(project, bootstrap=bootstrap, seed=seed, frame=frame, min_rater_items=min_rater_items)

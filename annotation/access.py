@@ -24,9 +24,10 @@ MAX_ID = 2**63 - 1
 
 def as_id(value: Any) -> int:
     """A URL or query value as a primary key, or a 404: ``false``, ``null,null`` and ids too
-    large for the database name no row, they are not server errors."""
+    large for the database name no row, they are not server errors. Only ASCII digits: ``"²"``
+    is a digit to :meth:`str.isdigit` but not to :func:`int` (a server error, issue 37)."""
     text = str(value)
-    if not text.isdigit() or int(text) > MAX_ID:
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_ID:
         raise Http404("no such object")
     return int(text)
 

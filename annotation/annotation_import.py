@@ -56,7 +56,7 @@ from .bulk import insert_rows, reserve_ids
 from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, Item, Project, Rater
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
-from .sources import labelstudio_flat, registry
+from .sources import comparisons, labelstudio_flat, registry
 from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
 from .staging import (
     AlreadyWritten,
@@ -218,6 +218,43 @@ def coerce_repeated(q: Question, raw: Any) -> Any:
     if not isinstance(raw, list):
         return raw
     return [coerce(q, x) for x in raw]
+
+
+def comparison_defaults(rubric: Rubric) -> dict[str, str]:
+    """Where a comparison file's answers go unless mapped: ``winner`` to the rubric's one pairwise
+    question, ``reason`` to a question of that name (else left out: the rubric keeps none)."""
+    pairwise = [q.id for q in rubric.questions if q.type == "pairwise"]
+    out = {comparisons.WINNER_COLUMN: pairwise[0]} if len(pairwise) == 1 else {}
+    if not any(q.id == comparisons.REASON_COLUMN for q in rubric.questions):
+        out[comparisons.REASON_COLUMN] = ""
+    return out
+
+
+def comparison_answer(rating: SourceRating, q: Question, item_ctx: Mapping[str, Any]) -> str:
+    """A comparison's winner (``model_a`` / ``model_b`` / ``tie`` in the file's order, the systems'
+    names in ``rating.compared``) as the pairwise answer in the item's own order: ``left`` for its
+    first field (``q.pair[0]``, the answer of the item's ``model_a``), ``right``, or ``tie``.
+    ValueError when the item does not compare those two systems, or ``q`` is no pairwise question."""
+    if q.type != "pairwise" or not q.pair:
+        raise ValueError(f"the winner answers {q.id!r}, which is not a pairwise question")
+    side = rating.answers.get(comparisons.WINNER_COLUMN)
+    first, second = rating.compared or ("", "")
+    held = tuple(str(item_ctx.get(name, "")) for name in comparisons.SYSTEM_COLUMNS)
+    if not all(held):
+        raise ValueError(
+            f"item {rating.key!r} names no systems ({', '.join(comparisons.SYSTEM_COLUMNS)} fields): "
+            "comparisons are imported onto items of a pairwise-comparison preset"
+        )
+    if held == (first, second):
+        order = {"model_a": "left", "model_b": "right", "tie": "tie"}
+    elif held == (second, first):  # the file lists the pair the other way round
+        order = {"model_a": "right", "model_b": "left", "tie": "tie"}
+    else:
+        raise ValueError(
+            f"item {rating.key!r} compares {held[0]!r} (model_a) and {held[1]!r} (model_b), "
+            f"not {first!r} and {second!r}"
+        )
+    return order[str(side)]
 
 
 # ---------------------------------------------------------------------------------- the check
@@ -526,6 +563,9 @@ def check_annotations(
         item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
             explicit.setdefault(name, "")
+    if any(r.compared for r in ratings):
+        for name, target in comparison_defaults(rubric).items():
+            explicit.setdefault(name, target)
     report.mapping, unknown = resolve_mapping(rubric, counts.source_fields, explicit)
     answered = {ELEMENT.sub(r"\g<q>", t) for t in report.mapping.values() if t}
     if ratings:  # with nothing read, no field was seen: "no field answers q1" would be untrue
@@ -582,9 +622,17 @@ def check_annotations(
         if any(name in unknown for name in rating.answers):
             continue
         ctx = item.context
+        given = rating.answers
+        if rating.compared is not None and report.mapping.get(comparisons.WINNER_COLUMN):
+            try:
+                winner = comparison_answer(rating, questions[report.mapping[comparisons.WINNER_COLUMN]], ctx)
+            except ValueError as exc:
+                problem(where, str(exc))
+                continue
+            given = {**given, comparisons.WINNER_COLUMN: winner}
         answers: dict[str, Any] = {}
         elements: dict[str, dict[int, Any]] = {}
-        for name, raw_value in rating.answers.items():
+        for name, raw_value in given.items():
             target = report.mapping.get(name)
             if target is None:
                 continue
@@ -907,6 +955,8 @@ __all__ = [
     "check_annotations",
     "claim_file",
     "coerce",
+    "comparison_answer",
+    "comparison_defaults",
     "items_by_key",
     "parse_mapping",
     "preview_staged",

@@ -28,6 +28,17 @@ def can_create_projects(user: AbstractBaseUser) -> bool:
     return bool(user.is_authenticated and (user.is_superuser or user.has_perm("annotation.add_project")))
 
 
+def uses_the_api(user: AbstractBaseUser) -> bool:
+    """Whether the page header offers the API and its tokens (issue 35): to researchers, staff
+    and whoever may create projects, not to someone who only annotates (their work is the
+    annotate page, and two links they never need crowd a phone's header)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser or user.is_staff or can_create_projects(user):
+        return True
+    return Membership.objects.filter(user=user, role=Membership.Role.RESEARCHER).exists()
+
+
 def managed_projects(user: AbstractBaseUser) -> QuerySet[Project]:
     """Projects a user may administer: superusers all, researchers those they belong to."""
     if user.is_superuser:

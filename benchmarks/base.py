@@ -265,6 +265,13 @@ class Preset:
     # The protocol's validation report (the paper's tables from a project's ratings), a
     # LazyReport naming its tables module; None: the protocol has no report.
     validation_report: Callable[..., Any] | None = None
+    # "Does the benchmark's conclusion hold?" (issue 36): the item stratum whose values are the
+    # benchmark's systems (e.g. the generating model), scored per system by people, the judge and
+    # PPI++ (hvstats.systems); None: no per-system section unless a report names one
+    system_stratum: str | None = None
+    # comparisons of item groups the protocol's conclusions rest on, each "column: A, B vs C"
+    # (hvstats.systems.Finding), shown with the per-system section
+    findings: tuple[str, ...] = ()
 
     @property
     def display_name(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import blendvis, counterfactuals, cqbench, cultivate, valueground
+from . import arena, blendvis, counterfactuals, cqbench, cultivate, valueground
 from .base import NamedTemplate, Preset
 
 PRESETS: dict[str, Preset] = {
@@ -17,6 +17,7 @@ PRESETS: dict[str, Preset] = {
         cqbench.STORY,
         cqbench.TURING,
         cqbench.VALUE_EXTRACTION,
+        arena.PREFERENCE,
     )
 }
 

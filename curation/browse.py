@@ -92,7 +92,11 @@ class ItemFilters:
         if (
             sample
             and sample not in ("in", "out")
-            and (not sample.isdigit() or not Sample.objects.filter(project=project, pk=int(sample[:18])).exists())
+            # ASCII digits only: "²" passes str.isdigit but not int()
+            and (
+                not (sample.isascii() and sample.isdigit())
+                or not Sample.objects.filter(project=project, pk=int(sample[:18])).exists()
+            )
         ):
             raise DomainError(_("no sample %(s)r in this project") % {"s": sample})
         return cls(q=q, stratum_key=key, stratum_value=value, status=status, decision=decision, sample=sample)

@@ -14,6 +14,7 @@ tokens), one item result, and the judge rater's annotation with ``judges.ratings
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import zlib
@@ -291,7 +292,19 @@ class Seeder:
         for column, values in (self.study.get("shift") or {}).items():
             value = getattr(item, column, None) if hasattr(item, column) else (item.meta or {}).get(column)
             shift += float(values.get(str(value), 0.0))
+        shift += self.system_difference(item, (self.study.get("systems") or {}).get("strength"))
         return sim.draw_truth(sim.rng_for(self.seed, 0, key(item)), self.models, item.data, shift)
+
+    def system_difference(self, item: Item, by_system: dict[str, float] | None) -> float:
+        """For a comparison of two named systems (the study's ``systems.fields``, e.g. ``model_a``
+        and ``model_b``): the first system's value less the second's. With ``systems.strength``
+        it moves the item's latent, so the truth prefers the stronger system; with a judge's
+        ``system_bias`` it leans that judge towards a system wherever it is compared."""
+        fields = (self.study.get("systems") or {}).get("fields")
+        if not by_system or not fields:
+            return 0.0
+        first, second = (str(item.data.get(f, "")) for f in fields)
+        return float(by_system.get(first, 0.0)) - float(by_system.get(second, 0.0))
 
     def attention_checks(self, project: Project, raters: dict[str, Rater]) -> None:
         """Each simulated annotator answers the attention check(s); who fails is in the study
@@ -374,7 +387,10 @@ class Seeder:
             for order in orders:
                 swapped = order == JudgeOutput.Order.SWAPPED
                 shown = self.first_shown(swapped)
-                given = sim.answer(rng, self.models, self.truths[it.id], model, questions=questions, first_shown=shown)
+                # a judge that favours a system sees its answers as better wherever they are
+                leaning = self.system_difference(it, spec.get("system_bias"))
+                rater = dataclasses.replace(model, bias=model.bias + leaning) if leaning else model
+                given = sim.answer(rng, self.models, self.truths[it.id], rater, questions=questions, first_shown=shown)
                 parsed, said = self.orders(given, swapped)
                 parsed = rubric_part.validate(parsed, item=ctx)
                 outputs.append(
@@ -518,7 +534,13 @@ class Seeder:
         if parser == "score_is":
             return "\n".join(f"{q}: {note} The score is {v}." for q, v in answers.items())
         if parser == "choice":
-            return "\n".join(f"{q}: {v}" for q, v in answers.items())
+            # a pairwise question's verdict as the MT-Bench prompt asks for it (judges.parsers:
+            # [[A]] the answer shown first, [[B]] the second, [[C]] a tie)
+            pairwise = {q["id"] for q in self.preset.rubric["questions"] if q["type"] == "pairwise"}
+            verdict = {"left": "[[A]]", "right": "[[B]]", "tie": "[[C]]"}
+            return "\n".join(
+                f"{note} {verdict[v]}" if q in pairwise and v in verdict else f"{q}: {v}" for q, v in answers.items()
+            )
         return json.dumps({**answers, "explanation": note}, ensure_ascii=False)
 
 

@@ -427,7 +427,7 @@ def _exact_percent_agreement(res: dict[str, Any]) -> None:
                 d["ci_method"] = "clopper_pearson"
 
 
-def _matrix(
+def item_rater_matrix(
     item_codes: np.ndarray,
     n_items: int | None,
     rater_col: np.ndarray,
@@ -458,3 +458,6 @@ def _matrix(
     X = np.full((n_items, R), np.nan)
     X[ii, rr] = v
     return X
+
+
+_matrix = item_rater_matrix  # the name this module's callers use

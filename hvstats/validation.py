@@ -619,6 +619,45 @@ def statistic_ci(
     return percentile_ci(boot)[0], boot
 
 
+def unit_resamples(n_units: int, n_boot: int, seed: int) -> np.ndarray | None:
+    """How often each of ``n_units`` units is drawn in each of ``n_boot`` resamples, a (n_boot x
+    n_units) count matrix, drawn exactly as :func:`statistic_ci` draws them (one
+    ``integers(0, n, n)`` call per resample of ``default_rng(seed)``), so a statistic computed
+    from these counts has the CI the per-resample loop gives, and cells that use one seed share
+    one set of resamples. None where :func:`statistic_ci` has no interval (no bootstrap, fewer
+    than two units). A statistic that is a function of count-weighted sums over the units is then
+    one matrix product per resample set instead of a Python call per resample."""
+    if not n_boot or n_units < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    idx = np.stack([rng.integers(0, n_units, size=n_units) for _ in range(n_boot)])
+    flat = (idx + (np.arange(n_boot) * n_units)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_boot * n_units).reshape(n_boot, n_units).astype(float)
+
+
+def cohen_kappa_resampled(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Cohen's (1960, Educ. Psychol. Meas. 20(1), Eq. 1) unweighted kappa ``(p_o - p_e) / (1 -
+    p_e)`` of two raters' labels over units resampled with ``counts`` (:func:`unit_resamples`):
+    one value per resample, NaN where :func:`hvstats.cohen_kappa` of that resample is undefined
+    (fewer than two units rated by both, chance agreement 1). The resample's contingency table
+    is the counts times the units' (x, y) indicator, so all resamples are two matrix products;
+    labels absent from a resample add nothing to ``p_o`` or ``p_e``."""
+    from .kappa import MAX_CATEGORIES
+    from .pairs import PairTable
+
+    B = counts.shape[0]
+    t = PairTable(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    if t.G == 0:
+        return np.full(B, np.nan)
+    if len(np.union1d(t.xu, t.yu)) > MAX_CATEGORIES:
+        return np.full(B, np.nan)  # not categorical data: cohen_kappa is undefined on every resample
+    T = np.asarray((t.onehot().T @ counts.T).T)  # (B x G) counts of each distinct (x, y) pair
+    v = np.asarray(t.compute(T, ["cohen_kappa"])["cohen_kappa"], dtype=float)
+    v[T.sum(axis=1) < 2] = np.nan
+    v[~np.isfinite(v)] = np.nan
+    return v
+
+
 def alpha_bootstrap(X: np.ndarray, level: str, n_boot: int, seed: int) -> tuple[MetricResult, np.ndarray]:
     """Krippendorff's alpha of an items x raters matrix with its percentile bootstrap CI over
     items, and the bootstrap values (empty without a bootstrap or bootstrap features), e.g. to

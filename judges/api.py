@@ -23,6 +23,7 @@ from annotation.sources import registry
 from core import reaper
 from core.api import Pagination
 from core.errors import DomainError
+from core.schema import refusal
 
 from . import bias, endpoints, imported, outputs, selectors
 from .administration import (
@@ -375,7 +376,10 @@ class JudgeConfigDetail(APIView):
                 set_judge_hidden(config=config, hidden=d["hidden"])
         return Response(JudgeConfigSerializer(config).data)
 
-    @extend_schema(request=None, responses={204: None})
+    @extend_schema(
+        request=None,
+        responses={204: None, 409: refusal("A run of the judge is pending, or an ensemble uses it; nothing deleted.")},
+    )
     def delete(self, request: Request, project_id: int, config_id: int) -> Response:
         """Delete the judge with its runs, outputs, ratings and rater (409 while a run of it is
         pending or an ensemble uses it); 204, no body, as the schema says (issue 37)."""
@@ -486,7 +490,8 @@ class JudgeImportSerializer(serializers.Serializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # the file types of the reader registry's judge-output readers, as registered now
-        self.fields["format"].choices = list(registry.by_suffix(registry.MODEL))
+        # a file type (jsonl, csv: the outputs readers) or a model reader's key (judge-pairs-csv)
+        self.fields["format"].choices = [*registry.by_suffix(registry.MODEL), *registry.keys(registry.MODEL)]
 
 
 class JudgeImportReportSerializer(serializers.Serializer):

@@ -20,6 +20,8 @@ from django import forms
 from django.utils.html import format_html
 from django.utils.translation import gettext as _
 
+from core.numbers import localize_numbers
+
 from . import endpoints
 from . import params as judge_params
 from .capabilities import Capability
@@ -110,9 +112,10 @@ class PairField(forms.MultiValueField):
 
 
 def _help(p: Param) -> str:
-    parts = [str(p.help), _("Default: %(default)s.") % {"default": p.default_shown()}]
+    # the numbers in the page's language (issue 35); the JSON the form takes keeps the point
+    parts = [str(p.help), _("Default: %(default)s.") % {"default": localize_numbers(p.default_shown())}]
     if p.range_text() and p.type != judge_params.CHOICE:
-        parts.append(_("Allowed: %(range)s.") % {"range": p.range_text()})
+        parts.append(_("Allowed: %(range)s.") % {"range": localize_numbers(p.range_text())})
     return " ".join(parts)
 
 

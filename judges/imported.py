@@ -47,7 +47,15 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation.annotation_import import MatchedItem, Problems, items_by_key, read_bytes, read_ratings
+from annotation.annotation_import import (
+    MatchedItem,
+    Problems,
+    comparison_answer,
+    comparison_defaults,
+    items_by_key,
+    read_bytes,
+    read_ratings,
+)
 from annotation.answers import METRICS_KEY
 from annotation.models import Item, Project, Rater
 from annotation.rubric import AnswerError, Question, RubricError
@@ -196,7 +204,7 @@ def import_upload(
     the request is refused; the format from ``data_format`` or the file's name (JSONL by
     default); ``fields`` the form's ``name``, ``model_id``, ``method``, ``metrics`` (comma-separated)."""
     data_format = data_format or format_of(upload.name) or "jsonl"
-    reader = registry.by_suffix(registry.MODEL).get(data_format)
+    reader = registry.READERS.get(data_format) or registry.by_suffix(registry.MODEL).get(data_format)
     staged = stage_file(
         name=upload.name,
         chunks=upload.chunks(),
@@ -333,8 +341,23 @@ def check_outputs(
         if item is None:
             problem(where, f"unknown external id {rating.key!r}")
             continue
+        given = rating.answers
+        if rating.compared is not None:  # a comparison: its winner and reason as rubric answers
+            targets = comparison_defaults(rubric)
+            winner = targets.get("winner")
+            if winner is None:
+                problem(where, "the rubric has no single pairwise question for the winner")
+                continue
+            try:
+                side = comparison_answer(rating, questions_by_id[winner], item.context)
+            except ValueError as exc:
+                problem(where, str(exc))
+                continue
+            given = {winner: side}
+            if "reason" in rating.answers and targets.get("reason", "reason"):
+                given["reason"] = rating.answers["reason"]
         answers, scores, bad = {}, {}, False
-        for key, value in rating.answers.items():
+        for key, value in given.items():
             if key in questions_by_id:
                 answers[key] = _csv_answer(questions_by_id[key], value) if cells_are_text else value
             elif key in metrics:

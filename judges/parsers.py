@@ -102,9 +102,35 @@ def parse_choice(text: str, choices: Sequence[str]) -> str:
     raise ParseError(f"the reply names several choices: {', '.join(named)}")
 
 
+# Zheng et al. (NeurIPS 2023), MT-Bench / Chatbot Arena, Fig. 5: the pairwise judge ends its reply
+# with "[[A]]" (assistant A, shown first, is better), "[[B]]" or "[[C]]" (a tie).
+_PAIR_VERDICT = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]", re.IGNORECASE)
+PAIR_VERDICTS = {"a": "left", "b": "right", "c": "tie", "tie": "tie"}
+
+
+def parse_pair_verdict(text: str, q: Question) -> dict[str, Any] | None:
+    """The MT-Bench verdict of a reply to a pairwise question, as the side shown (``left`` for
+    [[A]], ``right`` for [[B]], ``tie`` for [[C]]); None when the reply gives none (another
+    contract may still read it). A reply that gives two different verdicts is a parse failure,
+    as is a tie where the question allows none."""
+    found = {PAIR_VERDICTS[m.lower()] for m in _PAIR_VERDICT.findall(text or "")}
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ParseError(f"the reply gives several verdicts for {q.id}: {', '.join(sorted(found))}")
+    side = found.pop()
+    if side not in q.option_values():
+        raise ParseError(f"{q.id} allows no tie, and the reply says [[C]]")
+    return {q.id: side}
+
+
 def parse_question_choice(text: str, q: Question) -> dict[str, Any]:
     """A closed-choice answer to a rubric question (choice / binary / scale / pairwise): the option
-    value or its label."""
+    value or its label; for a pairwise question also the MT-Bench verdict ([[A]] / [[B]] / [[C]])."""
+    if q.type == "pairwise":
+        verdict = parse_pair_verdict(text, q)
+        if verdict is not None:
+            return verdict
     labels = {o.label: o.value for o in q.options}
     values = {str(o.value): o.value for o in q.options}
     picked = parse_choice(text, list(values) + [lbl for lbl in labels if lbl not in values])

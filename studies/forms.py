@@ -29,16 +29,21 @@ class SampleForm(forms.Form):
     )
     allocation = forms.ChoiceField(label=gettext_lazy("Allocation"), choices=Sample.Allocation.choices)
     total_size = forms.IntegerField(
-        label=gettext_lazy("Total size"), min_value=1, required=False, help_text=gettext_lazy("a total sample size ...")
+        label=gettext_lazy("Total size"),
+        min_value=1,
+        required=False,
+        help_text=gettext_lazy("a total sample size, e.g. 200 ..."),
     )
     per_stratum = forms.IntegerField(
         label=gettext_lazy("Per stratum"),
         min_value=1,
         required=False,
-        help_text=gettext_lazy("... or a size per stratum"),
+        help_text=gettext_lazy("... or a size per stratum, e.g. 10"),
     )
     seed = forms.IntegerField(
-        label=gettext_lazy("Seed"), initial=1, help_text=gettext_lazy("the same seed gives the same sample")
+        label=gettext_lazy("Seed"),
+        initial=1,
+        help_text=gettext_lazy("any whole number, e.g. 1: the same seed gives the same sample"),
     )
 
     def keys(self) -> list[str]:
@@ -71,22 +76,67 @@ class ReassignForm(forms.Form):
 
 
 class QCForm(forms.Form):
-    attention_rate = forms.FloatField(label=gettext_lazy("Attention rate"), min_value=0, max_value=1, required=False)
+    # each statistical setting says what it does with an example value (issue 35)
+    attention_rate = forms.FloatField(
+        label=gettext_lazy("Attention rate"),
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text=gettext_lazy("share of items that are attention checks, between 0 and 1, e.g. 0.05"),
+    )
     attention_pause_after = forms.IntegerField(
         label=gettext_lazy("Attention pause after"),
         min_value=0,
         required=False,
         help_text=gettext_lazy("failures that pause (0 = never)"),
     )
-    gold_rate = forms.FloatField(label=gettext_lazy("Gold rate"), min_value=0, max_value=1, required=False)
-    gold_threshold = forms.FloatField(label=gettext_lazy("Gold threshold"), min_value=0, max_value=1, required=False)
-    gold_min_answered = forms.IntegerField(label=gettext_lazy("Gold min answered"), min_value=0, required=False)
+    gold_rate = forms.FloatField(
+        label=gettext_lazy("Gold rate"),
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text=gettext_lazy("share of items that are gold items with a known answer, e.g. 0.1"),
+    )
+    gold_threshold = forms.FloatField(
+        label=gettext_lazy("Gold threshold"),
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text=gettext_lazy("below this share of gold items answered right, the annotator is at risk, e.g. 0.8"),
+    )
+    gold_min_answered = forms.IntegerField(
+        label=gettext_lazy("Gold min answered"),
+        min_value=0,
+        required=False,
+        help_text=gettext_lazy("gold items answered before the threshold applies, e.g. 3"),
+    )
     gold_pause = forms.BooleanField(label=gettext_lazy("Gold pause"), required=False)
-    gold_tolerance = forms.IntegerField(label=gettext_lazy("Gold tolerance"), min_value=0, required=False)
-    repeat_rate = forms.FloatField(label=gettext_lazy("Repeat rate"), min_value=0, max_value=1, required=False)
-    min_seconds = forms.IntegerField(label=gettext_lazy("Min seconds"), min_value=0, required=False)
+    gold_tolerance = forms.IntegerField(
+        label=gettext_lazy("Gold tolerance"),
+        min_value=0,
+        required=False,
+        help_text=gettext_lazy("a scale answer this close to the gold one counts as right, e.g. 1"),
+    )
+    repeat_rate = forms.FloatField(
+        label=gettext_lazy("Repeat rate"),
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text=gettext_lazy("share of items shown again to check consistency, e.g. 0.05"),
+    )
+    min_seconds = forms.IntegerField(
+        label=gettext_lazy("Min seconds"),
+        min_value=0,
+        required=False,
+        help_text=gettext_lazy("a submission faster than this is refused, e.g. 5"),
+    )
     rationale_question = forms.CharField(label=gettext_lazy("Rationale question"), required=False, max_length=100)
-    rationale_min_chars = forms.IntegerField(label=gettext_lazy("Rationale min chars"), min_value=0, required=False)
+    rationale_min_chars = forms.IntegerField(
+        label=gettext_lazy("Rationale min chars"),
+        min_value=0,
+        required=False,
+        help_text=gettext_lazy("the shortest rationale accepted, in characters, e.g. 20"),
+    )
 
 
 class StudyForm(forms.Form):

@@ -10,7 +10,12 @@ The check compares each page's visible text (text nodes outside ``<script>``/``<
 or more letters that reads exactly as in English is untranslated, unless it is on the
 allow-list below (proper nouns, protocol and statistic names, units) or is user data (item
 ids, field names, judge, user and project names, sample and plan names). Failures of every page
-are collected and printed together, so one run lists all the work left."""
+are collected and printed together, so one run lists all the work left.
+
+Two more checks (issue 35): English hidden inside a translated text (the alt-test guidance, a
+generated sample name: :data:`ENGLISH_FRAGMENTS`), and, on German pages, a decimal written with a
+point (German writes "0,2"; a paper's section or a model's version is a name, not a number).
+Downloads are not pages and keep the paper's English."""
 
 from __future__ import annotations
 
@@ -139,6 +144,43 @@ def kept_words(language: str) -> set[str]:
     root = Path(__file__).resolve().parent.parent / "locale"
     catalog = gettext.translation("django", root, [translation.to_locale(language)])._catalog
     return {msgstr for msgid, msgstr in catalog.items() if isinstance(msgid, str) and msgid and msgid == msgstr}
+
+
+#: English that hides inside a translated sentence (a whole-text comparison cannot see it): the
+#: alt-test guidance, the agreement notes, the form labels written in notation, generated names
+ENGLISH_FRAGMENTS = (
+    "expert",
+    "skilled",
+    "crowd",
+    "no human with at least",
+    "too few humans",
+    "whose label differs",
+    "(by)",
+    "E[(Y",
+    "Uniform mix",
+    "active sample 20",
+    "sample 20",
+    " of 2)",
+    "judge said",
+    "humans said",
+    "Table 2",
+)
+#: a decimal written with a point: German pages write "0,2" (issue 35)
+POINT_DECIMAL = re.compile(r"(?<![\w.,/:-])\d+\.\d+(?![\w.])")
+#: a paper's section, table or equation, or a model's version, is a name, not a number
+REFERENCE = re.compile(
+    r"\b(?:Abschn|Anh|Sec|Section|App|Gl|Eq|Abb|Fig|Tabelle|Table|Gemini|GPT|Qwen|InternVL|Llama|Claude)\.?[\s-]?\S+"
+)
+
+
+def english_fragments(texts: set[str], data: set[str]) -> set[str]:
+    """Texts of a translated page that hold one of :data:`ENGLISH_FRAGMENTS` (user data aside)."""
+    return {t for t in texts if t not in data and any(f in t for f in ENGLISH_FRAGMENTS)}
+
+
+def point_decimals(texts: set[str], data: set[str]) -> set[str]:
+    """Texts of a German page with a decimal point instead of the comma (user data aside)."""
+    return {t for t in texts if t not in data and POINT_DECIMAL.search(REFERENCE.sub("", t))}
 
 
 def untranslated(english: set[str], other: set[str], data: set[str], kept: set[str] = frozenset()) -> set[str]:
@@ -387,7 +429,11 @@ def test_every_researcher_page_is_translated(demo):
                 break
             texts[language] = visible_texts(r.content.decode())
         for language in LANGUAGES if len(texts) == 3 else ():
-            if left := untranslated(texts["en"], texts[language], data, kept[language]):
+            left = untranslated(texts["en"], texts[language], data, kept[language])
+            left |= english_fragments(texts[language], data)
+            if language == "de":
+                left |= {f"decimal point: {t}" for t in point_decimals(texts[language], data)}
+            if left:
                 failures[(page, language)] = sorted(left)
     found = sorted(f"{page} [{lang}]: {t!r}" for (page, lang), ts in failures.items() for t in ts)
     assert not found, f"{len(found)} untranslated texts:\n" + "\n".join(found)
@@ -405,3 +451,18 @@ def test_the_check_reports_an_english_sentence_and_lets_names_data_and_kept_word
     )
     left = untranslated(english, german, data={"economy", *STRATA_KEYS}, kept={"Status"})
     assert left == {"Run the judge on every item", "stratum, e.g. country=China"}
+
+
+def test_the_check_finds_english_inside_a_translated_text_and_a_german_decimal_point():
+    """The guards added for issue 35: a whole-text comparison misses English inside a translated
+    sentence and numbers written with the point; these two catch them, and let names pass."""
+    german = visible_texts(
+        "<p>Empfehlung des Papers: 0.2 expert, 0.15 skilled</p><p>Pro Stratum (by)</p>"
+        "<p>Abschn. 4.2 und Qwen2.5-VL</p><p>0,82 [0,75; 0,88]</p><p>0.82</p>"
+    )
+    assert english_fragments(german, data=set()) == {
+        "Empfehlung des Papers: 0.2 expert, 0.15 skilled",
+        "Pro Stratum (by)",
+    }
+    assert point_decimals(german, data=set()) == {"Empfehlung des Papers: 0.2 expert, 0.15 skilled", "0.82"}
+    assert point_decimals({"0.82"}, data={"0.82"}) == set()  # user data shown as it is

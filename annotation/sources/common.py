@@ -43,6 +43,10 @@ class SourceRating:
     submitted_at: datetime | None = None
     #: where each answer came from, for the long format (source field -> "line n")
     origins: dict[str, str] | None = None
+    #: a comparison of two named systems (:mod:`.comparisons`): their names as the file gives them
+    #: (``model_a``, ``model_b``); its ``winner`` answer (``model_a`` / ``model_b`` / ``tie``) is
+    #: in this order, which the import matches to the item's own (``comparison_answer``)
+    compared: tuple[str, str] | None = None
 
 
 #: ``problem(where, message)``: how a reader reports what is wrong

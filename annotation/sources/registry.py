@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 
 from core.errors import DomainError
 
-from . import labelstudio, labelstudio_flat, long, outputs, wide
+from . import comparisons, labelstudio, labelstudio_flat, long, outputs, wide
 from .common import HUMAN, MODEL, Reader
 
 READERS: dict[str, Reader] = {
@@ -38,6 +38,10 @@ READERS: dict[str, Reader] = {
         labelstudio_flat.CSV,
         outputs.JSONL,
         outputs.CSV,
+        comparisons.CSV,
+        comparisons.JSONL,
+        comparisons.JUDGE_CSV,
+        comparisons.JUDGE_JSONL,
     )
 }
 
@@ -57,8 +61,14 @@ def keys(rater_kind: str | None = None) -> list[str]:
 
 def by_suffix(rater_kind: str) -> dict[str, Reader]:
     """The readers of ``rater_kind`` by the file type they read (``jsonl``, ``csv``...): how a
-    form that takes one rater's file (a judge's outputs) names the format."""
-    return {r.suffix.lstrip("."): r for r in READERS.values() if r.rater_kind == rater_kind}
+    form that takes one rater's file (a judge's outputs) names the format; of two readers of one
+    file type, the first registered (the outputs readers before the comparisons readers, which
+    are named by their key)."""
+    out: dict[str, Reader] = {}
+    for r in READERS.values():
+        if r.rater_kind == rater_kind:
+            out.setdefault(r.suffix.lstrip("."), r)
+    return out
 
 
 def human_choices() -> list[tuple[str, Any]]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from hvstats import cohen_kappa, majority_vote
+from hvstats.bootstrap import percentile_ci
 from hvstats.tables import Cell, Row, Table
-from hvstats.validation import EXACT_SHARE_NOTE, ValidationInput, share, statistic_ci
+from hvstats.validation import EXACT_SHARE_NOTE, ValidationInput, cohen_kappa_resampled, share, unit_resamples
 
 from . import FLAGS
 
@@ -65,7 +66,9 @@ def validation_report(inp: ValidationInput) -> list[Table]:
             a, b = jv[ok], maj[ok]
             units = np.arange(len(a))
             kappa = cohen_kappa(a, b)
-            kci, _ = statistic_ci(units, lambda u, a=a, b=b: cohen_kappa(a[u], b[u]).value, inp.bootstrap, inp.seed)
+            # every resample's kappa at once (the same draws as the per-resample loop)
+            counts = unit_resamples(len(units), inp.bootstrap, inp.seed)
+            kci = None if counts is None else percentile_ci(cohen_kappa_resampled(a, b, counts))[0]
             agree = share(a == b, inp.bootstrap, inp.seed)
             jrows.append(
                 Row(

@@ -10,9 +10,18 @@ from itertools import combinations
 import numpy as np
 
 from hvstats import cohen_kappa, restricted_agreement, turing_accuracy
+from hvstats.bootstrap import percentile_ci
 from hvstats.slots import slot_agreement
 from hvstats.tables import Cell, Row, Table, raters_note
-from hvstats.validation import EXACT_SHARE_NOTE, ValidationInput, mean, share, statistic_ci
+from hvstats.validation import (
+    EXACT_SHARE_NOTE,
+    ValidationInput,
+    cohen_kappa_resampled,
+    mean,
+    share,
+    statistic_ci,
+    unit_resamples,
+)
 
 # --------------------------------------------------------------------------- validation report
 # App. A.3: Cohen's kappa between the two annotators for reflection and consistency, pooled over
@@ -37,6 +46,30 @@ def _model_positive_agreement(M: np.ndarray, j: np.ndarray):
     return restricted_agreement(np.tile(j, k), M.T.reshape(-1), given="pred", side="positive")
 
 
+def _mean_pairwise_kappa_resampled(M: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """:func:`_mean_pairwise_kappa` of every resample (``counts``: ``unit_resamples``), NaN
+    where no pair has a kappa."""
+    pairs = [cohen_kappa_resampled(M[:, a], M[:, b], counts) for a, b in combinations(range(M.shape[1]), 2)]
+    if not pairs:
+        return np.full(counts.shape[0], np.nan)
+    P = np.column_stack(pairs)
+    defined = np.isfinite(P).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(defined > 0, np.nansum(P, axis=1) / np.maximum(defined, 1), np.nan)
+
+
+def _model_positive_agreement_resampled(M: np.ndarray, j: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """:func:`_model_positive_agreement` of every resample: a ratio of two sums over the units
+    (the human judgements that say 1, and all human judgements, on the units the model says 1),
+    so each resample is one product with the unit counts."""
+    said = (j == 1)[:, None] & ~np.isnan(M)
+    agree = (said & (M == 1)).sum(axis=1).astype(float)
+    judged = said.sum(axis=1).astype(float)
+    num, den = counts @ agree, counts @ judged
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
 def story_validation_report(inp: ValidationInput) -> list[Table]:
     humans, judges = inp.humans(), inp.judges()
     if not humans:
@@ -57,7 +90,10 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
         HK = W.reindex(columns=kept).to_numpy(dtype=float)
         units = np.arange(len(W))
         kappa = _mean_pairwise_kappa(HK)
-        ci, _ = statistic_ci(units, lambda u, HK=HK: _mean_pairwise_kappa(HK[u]), inp.bootstrap, inp.seed + k)
+        # one set of resamples for every cell of the row (the per-resample loop drew the same
+        # ones: same seed), each cell's statistic evaluated on all of them at once
+        counts = unit_resamples(len(units), inp.bootstrap, inp.seed + k)
+        ci = None if counts is None else percentile_ci(_mean_pairwise_kappa_resampled(HK, counts))[0]
         n_pairs = int(((~np.isnan(HK)).sum(1) >= 2).sum())
         cells = [Cell(kappa, ci, n_pairs, "r", "" if kappa is not None else "undefined: fewer than two annotators")]
         # the paper's 50 volunteers: the first vs the second annotator of each story, pooled
@@ -65,9 +101,7 @@ def story_validation_report(inp: ValidationInput) -> list[Table]:
         for j in judges:
             jv = W.reindex(columns=[j]).to_numpy(dtype=float)[:, 0]
             res = _model_positive_agreement(H, jv)
-            ci, _ = statistic_ci(
-                units, lambda u, H=H, jv=jv: _model_positive_agreement(H[u], jv[u]).value, inp.bootstrap, inp.seed + k
-            )
+            ci = None if counts is None else percentile_ci(_model_positive_agreement_resampled(H, jv, counts))[0]
             cells.append(Cell(res.value, ci if res.value is not None else None, res.n_items, "%", res.reason or ""))
         cells.append(Cell(len(W), fmt="count"))
         rows.append(Row(label, tuple(cells)))

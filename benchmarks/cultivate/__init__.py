@@ -189,6 +189,10 @@ FAITHFULNESS = Preset(
     demo_items=DemoItems("cultivate", "faithfulness"),
     demo_study=DemoStudy("cultivate", "faithfulness"),
     defaults={"k": 2},
+    # the images come from several text-to-image models (Sec. 4.1): its systems; the paper's
+    # conclusion compares the Global North with the Global South
+    system_stratum="generator",
+    findings=("region: Global North vs Global South",),
     study_design=FAITH_STUDY_DESIGN,
     judge_prompt=FAITH_JUDGE_PROMPT,
     # AHEaD (Sec. 3.2, judges/backends/ahead.py): FAITH, HAL and EXAG as the 1-5 answers they

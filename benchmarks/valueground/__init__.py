@@ -186,6 +186,9 @@ PAIR_QUALITY = Preset(
     demo_items=DemoItems("valueground", "pair_quality"),
     demo_study=DemoStudy("valueground", "pair_quality"),
     defaults={"k": 4},
+    # the paper's pairs come from two generation backbones (App. B.2): its systems
+    system_stratum="generator",
+    findings=("category: family, social vs politics",),
     study_design=STUDY_DESIGN,
     judge_prompt=JUDGE_PROMPT,
     # the judge's position check: Image A / option A shown as B and back; Q1 (about A) <-> Q2 (about

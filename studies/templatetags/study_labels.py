@@ -14,6 +14,10 @@ from django.utils.translation import gettext
 register = template.Library()
 
 ROUND = re.compile(r"^round (\d+)$")
+#: the names a sample gets when the researcher gives none (``studies.sampling.draw_sample``,
+#: ``studies.active``): stored in English, shown in the page's language (issue 35)
+DRAWN_AT = re.compile(r"^(active sample|sample) (\d{4}-\d\d-\d\d \d\d:\d\d)$")
+ROUND_OF = re.compile(r"^(.*) \(round (\d+) of (\d+)\)$")
 
 
 @register.filter
@@ -21,3 +25,23 @@ def stratum_label(label: str) -> str:
     if m := ROUND.match(str(label or "")):
         return gettext("round %(n)s") % {"n": m.group(1)}
     return label
+
+
+@register.filter
+def sample_name(name: str) -> str:
+    """A sample's name; the parts HV wrote itself (a generated name, "(round 1 of 2)") translated."""
+    name = str(name or "")
+    rounds = ROUND_OF.match(name)
+    base = rounds.group(1) if rounds else name
+    if m := DRAWN_AT.match(base):
+        if m.group(1) == "active sample":
+            base = gettext("active sample %(when)s") % {"when": m.group(2)}
+        else:
+            base = gettext("sample %(when)s") % {"when": m.group(2)}
+    if rounds:
+        return gettext("%(name)s (round %(n)s of %(rounds)s)") % {
+            "name": base,
+            "n": rounds.group(2),
+            "rounds": rounds.group(3),
+        }
+    return base

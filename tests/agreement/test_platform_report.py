@@ -491,7 +491,7 @@ def test_page_says_which_judge_can_replace_the_annotators(client, verdict_projec
     assert "bad-judge cannot replace annotators on naturalness at epsilon 0.2 (omega " in html
     assert "PPI mean" in html and "human-only mean" in html and "lambda" in html
     assert "For a CI half-width of 0.2" in html and "human ratings" in html
-    assert "0.15 skilled" in html and 'name="epsilon"' in html  # the guidance beside the input
+    assert "0.15 for skilled" in html and 'name="epsilon"' in html  # the guidance beside the input
     # the panel comes before the per-field detail
     assert html.index('data-testid="verdict-panel"') < html.index('data-testid="field-detail"')
 

@@ -215,7 +215,9 @@ def test_cultivate_human_tables_ignore_images_only_the_judge_rated(cultivate, tm
         tmp_path / "x",
     )
     after = validation.compute_tables(project, bootstrap=200, seed=3)
-    compile_latex(after)  # every table of the preset, the verdicts table included
+    # every table of the preset, the verdicts table and "Does the benchmark's conclusion hold?" included
+    assert {"conclusions-systems", "conclusions-pairs", "conclusions-agreement"} <= {t.key for t in after}
+    compile_latex(after)
 
     def humans_only(key: str, row: str, col: str) -> bool:
         return key in ("cultivate-agreement-by-country", "cultivate-agreement-by-region", "cultivate-table13") or (
@@ -223,8 +225,11 @@ def test_cultivate_human_tables_ignore_images_only_the_judge_rated(cultivate, tm
         )
 
     assert_unmoved(cells(before, humans_only), cells(after, humans_only))
-    assert [t.columns for t in after] == [t.columns for t in before]
-    assert [[r.label for r in t.rows] for t in after] == [[r.label for r in t.rows] for t in before]
+    # the per-system conclusions gain the generator only the judge rated (PPI++'s judge-only
+    # items); every other table keeps its rows
+    after_, before_ = ([t for t in ts if not t.key.startswith("conclusions-")] for ts in (after, before))
+    assert [t.columns for t in after_] == [t.columns for t in before_]
+    assert [[r.label for r in t.rows] for t in after_] == [[r.label for r in t.rows] for t in before_]
 
     # independently: Krippendorff's alpha (ordinal) per country on the human GT-FAITH ratings
     df = pd.DataFrame([(e, u, v) for (e, u), v in raw.items()], columns=["item", "rater", "value"])

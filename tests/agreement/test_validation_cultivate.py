@@ -145,6 +145,11 @@ def test_cultivate_faithfulness_tables_every_cell(cv):
         "cultivate-table13",
         "judge-answers",  # one answer per judge, just before the per-field verdicts (issue 34)
         "judge-verdicts",
+        # "Does the benchmark's conclusion hold?" per generator, with the preset's finding
+        "conclusions-systems",
+        "conclusions-pairs",
+        "conclusions-agreement",
+        "conclusions-findings",
     ]
 
     def rho(values, sel):

@@ -43,6 +43,9 @@ def client_for(user) -> Client:
         f"/api/projects/{HUGE}/",
         "/api/projects/-1/",
         "/api/projects/1.5/items/",
+        "/api/projects/%C2%B2/items/",  # "²": a digit to str.isdigit, not to int() (issue 37)
+        "/api/projects/%C2%B2/next/",
+        "/api/projects/%C2%B2/",
         "/api/imports/false/",
         f"/api/imports/{HUGE}/",
         "/api/assignments/false/",
@@ -63,7 +66,7 @@ def test_bad_ids_in_paths_are_404(project, researcher, annotators, url):
         assert resp.status_code == 404, (url, user.username, resp.status_code)
 
 
-@pytest.mark.parametrize("value", [HUGE, "false", "null,null", "-1", "1.5", "1e3", " 1"])
+@pytest.mark.parametrize("value", [HUGE, "false", "null,null", "-1", "1.5", "1e3", " 1", "²"])
 def test_a_bad_project_query_parameter_is_400(project, annotators, value):
     resp = client_for(annotators[0]).get("/api/assignments/", {"project": value})
     assert resp.status_code == 400, (value, resp.status_code)
@@ -85,3 +88,12 @@ def test_good_ids_still_work_and_huge_ids_in_bodies_are_refused_cleanly(project,
     )
     assert resp.status_code == 404
     assert item is not None
+
+
+def test_a_superscript_digit_is_no_id_in_a_post_path_or_a_sample_query(project, researcher):
+    """Issue 37: ``/api/projects/²/import/`` was a server error (``"²".isdigit()`` holds, ``int``
+    refuses it); it names no project. ``?sample=²`` names no sample."""
+    r = client_for(researcher)
+    assert r.post("/api/projects/%C2%B2/import/", {}).status_code == 404
+    resp = r.get(f"/api/projects/{project.id}/items/", {"sample": "²"})
+    assert resp.status_code == 400 and "no sample" in resp.json()["detail"]

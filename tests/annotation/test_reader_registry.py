@@ -127,7 +127,17 @@ def test_a_format_means_one_thing():
 
 def test_every_reader_is_offered_where_its_ratings_are_imported():
     human = registry.keys(registry.HUMAN)
-    assert human == ["labelstudio", "csv", "jsonl", "wide", "labelstudio-min", "labelstudio-csv"]
+    assert human == [
+        "labelstudio",
+        "csv",
+        "jsonl",
+        "wide",
+        "labelstudio-min",
+        "labelstudio-csv",
+        "comparisons-csv",
+        "comparisons-jsonl",
+    ]
     assert [k for k, _label in registry.human_choices()] == human
     assert set(registry.by_suffix(registry.MODEL)) == {"jsonl", "csv"}  # the judges page's file types
+    assert registry.keys(registry.MODEL) == ["outputs-jsonl", "outputs-csv", "judge-pairs-csv", "judge-pairs-jsonl"]
     assert {k for k, _label in registry.choices()} == set(registry.READERS)

@@ -31,6 +31,7 @@ KEYS = [
     "cqbench.story",
     "cqbench.turing",
     "cqbench.value_extraction",
+    "arena.preference",
 ]
 
 

@@ -15,10 +15,17 @@ from .test_keyboard_annotation import PHONE, demo, session  # noqa: F401 - fixtu
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PRESETS = ("valueground.pair_quality", "counterfactuals.audit", "cqbench.story")
+IMAGE_PRESETS = ("valueground.pair_quality", "counterfactuals.audit")
 
 IN_VIEW = """() => { const u = document.activeElement && document.activeElement.closest('fieldset.unit');
     if (!u) return null; const r = u.getBoundingClientRect();
     return r.top >= -1 && r.bottom <= window.innerHeight + 1; }"""
+
+
+#: where the first option of the question with the focus is: the one the next digit answers
+FIRST_OPTION = """() => { const u = document.activeElement && document.activeElement.closest('fieldset.unit');
+    const o = u && u.querySelector('.opt'); if (!o) return null; const r = o.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, height: window.innerHeight}; }"""
 
 
 @pytest.fixture
@@ -35,6 +42,15 @@ def test_a_phone_opens_each_item_at_the_top_and_the_keys_still_scroll(session): 
         assert page.evaluate("window.scrollY") == 0, preset_key
         assert page.locator(".stimulus").bounding_box()["y"] < PHONE["height"] / 2, preset_key
         assert session.active_unit() is not None, preset_key  # the first question has the focus
+        # ... and, on the image presets, its first option is on screen: the first digit answers a
+        # question the annotator sees (issue 35: on ValueGround it began 1,461 px down an 844 px
+        # screen, below two full-width images). CQ-Bench's story is read first, then scrolled.
+        if preset_key in IMAGE_PRESETS:
+            option = page.evaluate(FIRST_OPTION)
+            assert option is not None and option["top"] >= 0 and option["bottom"] <= option["height"], (
+                preset_key,
+                option,
+            )
         assert not page.locator(".annotate-head .keys").is_visible(), preset_key  # no keyboard hints
         units = page.locator("fieldset.unit").count()
         for _ in range(units - 1):

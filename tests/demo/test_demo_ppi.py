@@ -22,6 +22,7 @@ from agreement import selectors
 from agreement.validation import compute_tables, main_fields, project_answers
 from annotation.models import Project
 from demo.studies import PREFIX
+from judges.models import JudgeConfig
 
 pytestmark = pytest.mark.django_db
 
@@ -64,10 +65,13 @@ def ppi_by_hand(frame: pd.DataFrame, field: str, judge: str) -> dict[str, float]
 
 class TestPPIOnTheDemo:
     def test_every_study_has_ppi_numbers_and_labels_saved_as_recomputed(self, demo):
-        assert len(demo) == 9
+        assert len(demo) == 10
         checked = with_ppi = 0
         for project in demo:
             frame = selectors.ratings_frame(project)
+            raters_by_label = {
+                c.short_label: c.rater.name for c in JudgeConfig.objects.filter(project=project).select_related("rater")
+            }
             tables = {t.key: t for t in compute_tables(project, bootstrap=0)}
             verdicts = tables["judge-verdicts"]
             col = {c: k for k, c in enumerate(verdicts.columns)}
@@ -84,7 +88,8 @@ class TestPPIOnTheDemo:
                 assert row.cells[col["λ"]].value is not None, (project.name, row.label)
                 assert row.cells[col["Judge-only items"]].value > 0, (project.name, row.label)
                 assert row.cells[col["Human labels saved (PPI++)"]].value is not None, (project.name, row.label)
-                judge, field = row.label.rsplit(": ", 1)
+                label, field = row.label.rsplit(": ", 1)
+                judge = raters_by_label.get(label, label)  # the table names a judge by its short label
                 if field not in fields or "[" in field:
                     continue
                 mine = ppi_by_hand(frame, field, judge)
@@ -100,10 +105,11 @@ class TestPPIOnTheDemo:
             # the headline per judge: the fewest saved over its fields, in the answer and its table
             answers = {a["judge"]: a for a in project_answers(project)}
             assert set(answers) == set(judges), project.name
-            answer_rows = {r.label: r for r in tables["judge-answers"].rows}
+            # the table names each judge by its short label; the answers and the frame by rater name
+            answer_rows = {raters_by_label.get(r.label, r.label): r for r in tables["judge-answers"].rows}
             for judge, a in answers.items():
                 saved = a["labels_saved"]
-                if not applies:  # no field PPI applies to (CQ-Bench Turing: left / right / tie)
+                if not applies:  # no field PPI applies to (Turing pairs, pairwise preference: left / right / tie)
                     assert saved is None and answer_rows[judge].cells[-1].value is None
                     continue
                 assert saved is not None and saved["items"] is not None, (project.name, judge)
@@ -113,7 +119,7 @@ class TestPPIOnTheDemo:
                     assert saved["items"] == mine["saved"], (project.name, judge, field)
                 cells = answer_rows[judge].cells
                 assert cells[-1].value == saved["items"], (project.name, judge)
-        # PPI applies to every preset but the Turing pairs (a three-way choice)
+        # PPI applies to every preset but the Turing pairs and the pairwise preference (three-way choices)
         assert with_ppi == 8 and checked >= 8, (with_ppi, checked)
 
     def test_the_headline_shows_on_the_printable_report_and_in_the_api(self, demo):

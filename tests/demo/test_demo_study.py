@@ -5,6 +5,7 @@ the alt-test and one that fails it. The simulation is deterministic: the same an
 from __future__ import annotations
 
 import io
+import json
 from collections import Counter
 
 import pytest
@@ -146,3 +147,56 @@ class TestOnTheDemo:
                 assert len(rated - human) >= spec["judge_only"], (key, config.name)
                 confidence = [d["judge_metrics"]["confidence"] for d in mine.values_list("derived", flat=True)]
                 assert len(confidence) == len(rated) and all(0 <= c <= 1 for c in confidence), (key, config.name)
+
+    def test_the_pairwise_demo_has_a_judge_whose_ranking_differs_from_peoples(self, seeded):
+        """Issue 36: the pairwise-preference study's systems ranked by their share of won votes
+        (a tie half a win), counted here from the stored votes: people and the GPT-4 judge put
+        gpt-4 first; the Claude judge, which favours its own answers, puts claude-v1 first."""
+        project = seeded["arena.preference"]
+        votes = Annotation.objects.filter(item__project=project, assignment__purpose="regular").select_related(
+            "rater", "item", "assignment"
+        )
+        human_items = {a.item_id for a in votes if a.rater.kind == "human"}
+        score: dict[str, Counter] = {}
+        played: dict[str, Counter] = {}
+        for a in votes:
+            if a.item_id not in human_items or a.answers.get("preference") is None:
+                continue
+            who = "people" if a.rater.kind == "human" else a.rater.name
+            shown = ((a.assignment.presentation or {}).get("pair_order") or {}).get("preference")
+            first, second = shown or ["response_a", "response_b"]  # a judge's stored vote: the item's order
+            side = a.answers["preference"]
+            system = {"response_a": a.item.data["model_a"], "response_b": a.item.data["model_b"]}
+            for s in system.values():
+                played.setdefault(who, Counter())[s] += 1
+            won = score.setdefault(who, Counter())
+            if side == "tie":
+                for s in system.values():
+                    won[s] += 0.5
+            else:
+                won[system[first if side == "left" else second]] += 1
+
+        def top(who: str) -> str:
+            return max(played[who], key=lambda s: score[who][s] / played[who][s])
+
+        judges = {c.name: c.rater.name for c in JudgeConfig.objects.filter(project=project).select_related("rater")}
+        assert top("people") == "gpt-4"
+        assert top(judges["GPT-4 pair judge"]) == "gpt-4"
+        assert top(judges["Claude-v1 pair judge"]) == "claude-v1"
+
+    def test_the_pairwise_judges_replies_read_back_as_stored(self, seeded):
+        """The demo's pairwise judges answer as the MT-Bench prompt asks ("... [[A]]"), and the
+        judges' parser reads each stored reply back to the answer stored with it (as shown)."""
+        from annotation.rubric import Rubric
+        from judges.parsers import parse_question_choice
+
+        project = seeded["arena.preference"]
+        question = Rubric.from_schema(PRESETS["arena.preference"].rubric).question("preference")
+        outputs = JudgeOutput.objects.filter(run__project=project)
+        assert outputs.exists()
+        for out in outputs:
+            said = parse_question_choice(out.raw_output, question)["preference"]
+            stored = json.loads(out.parsed)["preference"] if isinstance(out.parsed, str) else out.parsed["preference"]
+            if out.order == JudgeOutput.Order.SWAPPED:  # stored in the item's order, said as shown
+                said = {"left": "right", "right": "left"}.get(said, said)
+            assert out.raw_output.rstrip().endswith(("[[A]]", "[[B]]", "[[C]]")) and said == stored

@@ -172,7 +172,8 @@ def test_deleting_a_judge_answers_the_schemas_204_without_a_body(researcher, tmp
 
     schema, _messages = schema_and_messages
     responses = schema["paths"]["/api/projects/{project_id}/judges/{config_id}/"]["delete"]["responses"]
-    assert set(responses) == {"204"} and "content" not in responses["204"]
+    assert {code for code in responses if code.startswith("2")} == {"204"} and "content" not in responses["204"]
+    assert "409" in responses  # a judge a pending run or an ensemble holds is refused
     project = project_with_demo("cqbench.story", researcher, tmp_path)
     config = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
     c = Client()
@@ -180,3 +181,26 @@ def test_deleting_a_judge_answers_the_schemas_204_without_a_body(researcher, tmp
     r = c.delete(f"/api/projects/{project.id}/judges/{config.id}/")
     assert r.status_code == 204 and r.content == b""
     assert not JudgeConfig.objects.filter(pk=config.pk).exists()
+
+
+@pytest.mark.django_db
+def test_deleting_a_judge_an_ensemble_uses_answers_the_schemas_409(researcher, tmp_path, schema_and_messages):
+    """The refusal the DELETE documents: 409 in the documented error body, nothing deleted."""
+    import jsonschema
+    from django.test import Client
+
+    from judges.models import JudgeConfig
+
+    schema, _messages = schema_and_messages
+    project = project_with_demo("cqbench.story", researcher, tmp_path)
+    member = configuration.create_judge_config(project=project, name="minilm", backend="embedding")
+    other = configuration.create_judge_config(project=project, name="minilm-2", backend="embedding")
+    configuration.create_judge_config(project=project, name="panel", backend="ensemble", members=[member, other])
+    c = Client()
+    c.force_login(researcher)
+    r = c.delete(f"/api/projects/{project.id}/judges/{member.id}/")
+    assert r.status_code == 409 and "panel" in r.json()["detail"] and r.json()["code"] == "conflict"
+    declared = schema["paths"]["/api/projects/{project_id}/judges/{config_id}/"]["delete"]["responses"]["409"]
+    body = declared["content"]["application/json"]["schema"]
+    jsonschema.validate(r.json(), json_schema({**body, "components": schema["components"]}))
+    assert JudgeConfig.objects.filter(pk=member.pk).exists()

@@ -8,7 +8,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement import validation
+from agreement import conclusions, validation
 from agreement.services import MAX_BOOTSTRAP, MAX_MIN_RATER_ITEMS
 from annotation.models import Project
 from core import csvsafe
@@ -38,6 +38,18 @@ class Command(BaseCommand):
             f"(default {MIN_RATER_ITEMS}, the alt-test's minimum; 0 = every rater)",
         )
 
+        parser.add_argument(
+            "--system",
+            default=None,
+            help='the item stratum whose values are the systems for "Does the benchmark\'s conclusion hold?" '
+            "(default: the preset's, e.g. generator)",
+        )
+        parser.add_argument(
+            "--finding",
+            default=None,
+            help="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
+        )
+
     def handle(self, *args, **o):
         if not 0 <= o["bootstrap"] <= MAX_BOOTSTRAP:
             raise CommandError(f"--bootstrap must be between 0 and {MAX_BOOTSTRAP}")
@@ -55,12 +67,18 @@ class Command(BaseCommand):
                 f"the protocol of project {project.id} ({project.preset.name}) declares no validation tables"
             )
         try:
+            found = None
+            if o["system"] or o["finding"]:  # else compute_tables reads the preset's
+                found = conclusions.project_conclusions(
+                    project, system=o["system"], finding=o["finding"], bootstrap=o["bootstrap"], seed=o["seed"]
+                )
             result = validation.compute_tables(
                 project,
                 bootstrap=o["bootstrap"],
                 seed=o["seed"],
                 epsilon=o["epsilon"],
                 min_rater_items=o["min_rater_items"],
+                conclusions=found,
             )
         except DomainError as exc:
             raise CommandError(exc.message) from exc

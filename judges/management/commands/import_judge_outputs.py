@@ -28,7 +28,10 @@ class Command(BaseCommand):
             "--metric", action="append", default=[], help="a numeric score column outside the rubric (repeatable)"
         )
         parser.add_argument(
-            "--format", choices=list(registry.by_suffix(registry.MODEL)), help="default: from the file name"
+            "--format",
+            choices=[*registry.by_suffix(registry.MODEL), *registry.keys(registry.MODEL)],
+            help="default: from the file name (jsonl or csv: one line per item); judge-pairs-jsonl / "
+            "judge-pairs-csv: one line per pairwise comparison",
         )
 
     def handle(self, *args, project: int, data: Path, name: str, model_id: str, method: str, metric, format, **options):
