@@ -32,7 +32,8 @@ from hvstats.active import (
     asymptotic_cs_half_width,
     refit_uncertainty,
 )
-from hvstats.active_table import METHOD
+from hvstats.active_table import METHOD, exact_at_bounds
+from hvstats.notes import EXACT_TABLE_NOTE, exact_interval_note
 from hvstats.result import to_jsonable
 from hvstats.tables import Cell, Row, Table
 from judges import uncertainty as judge_uncertainty
@@ -281,7 +282,9 @@ def series_estimates(first: Sample, frame: pd.DataFrame, alpha: float = DEFAULT_
             yy, ff, pi, rnd, xi=xi, alpha=alpha, stop_half_width=stop, planned_items=d["population_size"]
         )
         scale = field_scale(first.project, fd, kind)
-        res = clip_to_scale(res, scale)
+        # a 0/1 field's mean at 0% or 100% has a zero-width CLT interval: the exact one instead,
+        # as the command's --active path does (hvstats.active_table.exact_at_bounds)
+        res = exact_at_bounds(clip_to_scale(res, scale), kind == "rate", alpha)
         entry: dict[str, Any] = {
             "kind": kind,
             "overall": res,
@@ -294,10 +297,32 @@ def series_estimates(first: Sample, frame: pd.DataFrame, alpha: float = DEFAULT_
             for c in strata_cols:
                 groups = item_strata[c].reindex(ids).fillna("").astype(str).to_numpy()
                 entry["strata"][c] = {
-                    g: clip_to_scale(r, scale)
+                    g: exact_at_bounds(clip_to_scale(r, scale), kind == "rate", alpha)
                     for g, r in active_by_stratum(yy, ff, pi, groups, xi=xi, alpha=alpha).items()
                 }
         out["fields"][fd] = entry
+    out["notes"] = series_notes(out)
+    return out
+
+
+def series_notes(series: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``exact_interval`` notes (:mod:`hvstats.notes`) of one series' estimates: a 0/1
+    field's active or human-only mean at 0% or 100% with its exact interval."""
+    out: list[dict[str, Any]] = []
+    for fd, fo in series.get("fields", {}).items():
+        blocks = [(None, fo.get("overall"))] + [
+            (f"{c}={g}", r) for c, groups in fo.get("strata", {}).items() for g, r in groups.items()
+        ]
+        for stratum, r in blocks:
+            if not r:
+                continue
+            for d, label in ((r, "active mean"), (r.get("human_only") or {}, "active human-only mean")):
+                if d.get("ci_method") == "clopper_pearson":
+                    out.append(
+                        exact_interval_note(
+                            fd, stratum, series.get("judge"), label, float(d["estimate"]), r["n_labeled"]
+                        )
+                    )
     return out
 
 
@@ -417,7 +442,13 @@ def estimates_tables(est: dict[str, Any] | None) -> list[Table]:
                 notes=(s["guarantee"],)
                 + ((s["reason"],) if s.get("reason") else ())
                 + ((CLIPPED_NOTE,) if clipped else ())
-                + ((NEGATIVE_SAVING_NOTE,) if costs else ()),
+                + ((NEGATIVE_SAVING_NOTE,) if costs else ())
+                # the exact interval of a 0/1 mean at 0% or 100%, in the words the pages translate
+                + tuple(
+                    EXACT_TABLE_NOTE % {"row": n["field"], "percent": f"{100 * n['value']:.0f}%", "n": n["n_items"]}
+                    for n in s.get("notes", [])
+                    if n["statistic"] == "active mean" and n["stratum"] is None
+                ),
             )
         )
     return out

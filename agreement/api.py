@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from annotation.access import managed_project_or_403
 from core import csvsafe
 from hvstats import tables
+from hvstats.notes import table_notes
 
 from . import services
 from .models import AgreementReport
@@ -247,6 +248,11 @@ class ValidationReportView(APIView):
             # "Does the benchmark's conclusion hold?" as data (its tables are the conclusions-* above),
             # from the same stored report
             body["conclusions"] = result.get("conclusions")
+            # every degenerate or small input carries a note in every output (issue 34): the
+            # tables' notes and the active series' as notes of hvstats.notes, each with its table
+            body["notes"] = table_notes(
+                [tables.Table.from_dict(t) for t in body["tables"]], (result.get("active") or {}).get("series", [])
+            )
         headers = {}
         fmt = request.accepted_renderer.format
         if fmt in EXTENSIONS and code == 200:

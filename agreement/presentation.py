@@ -319,6 +319,7 @@ def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = 
             "humans": n.get("n_humans"),
             "min": n.get("threshold"),
             "percent": f"{100 * n['value']:.0f}%" if n.get("value") is not None else "",
+            "value": f"{n['value']:.3f}" if n.get("value") is not None else "",
         }
         code = n["code"]
         if code == "no_variation" and not n.get("judge"):
@@ -345,6 +346,11 @@ def note_sentences(notes: list[dict[str, Any]], labels: dict[str, str] | None = 
             text = _(
                 "%(where)s: %(who)s: %(statistic)s on %(n)s items, fewer than %(min)s: a small sample, the interval is "
                 "rough."
+            )
+        elif code == "zero_width_interval":
+            text = _(
+                "%(where)s: %(who)s: %(statistic)s = %(value)s has a zero-width bootstrap interval on %(n)s items: every "
+                "resample of the items gives the same value, so the interval is degenerate, not precise."
             )
         else:  # exact_interval
             text = _(
@@ -957,6 +963,16 @@ def active_context(active: dict[str, Any] | None) -> list[dict[str, Any]]:
                 "guarantee": tr(s.get("guarantee", "")),
                 "reason": tr(s.get("reason", "")),
                 "uncertainty": [tr(u) for u in s.get("uncertainty", [])],
+                # a 0/1 mean at 0% or 100% with its exact interval (agreement.active.series_notes)
+                "notes": note_sentences(
+                    [{**n, "statistic": _active_statistic(n.get("statistic"))} for n in s.get("notes", [])]
+                ),
             }
         )
     return out
+
+
+def _active_statistic(label: str | None) -> str:
+    """The estimate an active note is about, in the UI's language."""
+    words = {"active mean": _("active mean"), "active human-only mean": _("active human-only mean")}
+    return words.get(label or "", label or "")

@@ -569,6 +569,10 @@ TEMPLATES: tuple[str, ...] = (
     gettext_noop(
         "%(row)s: a mean at %(percent)s of %(n)d items, with the exact binomial (Clopper-Pearson) 95%% interval."
     ),
+    gettext_noop(
+        "Zero-width intervals (every resample of the items gives the same value: degenerate, not precise): "
+        "%(count)d cells, in the rows %(rows)s; columns %(columns)s."
+    ),
     # last: "<name>: <label>" rows (a group, backbone, judge or country, then a known label)
     gettext_noop("%(name)s: %(label)s"),
     # the pairs a judge orders differently from people ("A / B; C / D"): names only, last of all
@@ -662,6 +666,11 @@ def translate(text: str) -> str:
     }
     if isinstance(values.get("name"), str):  # a sample's name HV wrote itself ("... (round 1 of 2)")
         values["name"] = sample_name(values["name"])
+    for k in ("rows", "columns"):
+        # the small-sample note's lists of row and column labels: each label is a UI word
+        # (a list's whole text can match a "name: label" template and come back half translated)
+        if k in parts and parts[k] not in _compiled()[0]:
+            values[k] = ", ".join(translate(label) for label in parts[k].split(", "))
     return gettext(template) % values
 
 

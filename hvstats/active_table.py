@@ -108,20 +108,20 @@ def _field(sub, level, by, judges, pi_all, alpha) -> dict[str, Any]:
     for k, j in enumerate(fc.judges):
         fj = X[:, nh + k]
         has = ~np.isnan(fj)
-        r = _exact_at_bounds(active_mean(y[has], fj[has], pi[has], alpha=alpha), fc.zero_one, alpha)
+        r = exact_at_bounds(active_mean(y[has], fj[has], pi[has], alpha=alpha), fc.zero_one, alpha)
         r["n_items_without_judge"] = int((~has).sum())
         res["judges"][j] = r
         for c, g in groups.items():
             st = res.setdefault("strata", {}).setdefault(c, {})
             for v in sorted(set(g[has].tolist())):
                 m = has & (g == v)
-                st.setdefault(v, {})[j] = _exact_at_bounds(
+                st.setdefault(v, {})[j] = exact_at_bounds(
                     active_mean(y[m], fj[m], pi[m], alpha=alpha), fc.zero_one, alpha
                 )
     return res
 
 
-def _exact_at_bounds(r: dict[str, Any], zero_one: bool, alpha: float) -> dict[str, Any]:
+def exact_at_bounds(r: dict[str, Any], zero_one: bool, alpha: float) -> dict[str, Any]:
     """A 0/1 field's active (and human-only) mean at exactly 0 or 1 with a zero-width CLT
     interval (every human label the same, lambda 0): the exact binomial interval over its human
     labels instead (Clopper and Pearson 1934; ``ci_method = "clopper_pearson"``), as

@@ -219,7 +219,8 @@ def answers(report: Mapping[str, Any]) -> pd.DataFrame:
 
 def notes(report: Mapping[str, Any]) -> pd.DataFrame:
     """The report's notes (``"notes"``, :mod:`.notes`): one row per note, with its ``code``
-    (no_variation, one_category, too_few_humans, no_common_item, small_sample, exact_interval),
+    (no_variation, one_category, too_few_humans, no_common_item, small_sample, exact_interval,
+    zero_width_interval),
     where it applies (``field``, ``stratum``, ``judge``, ``statistic``), the numbers it rests on
     and its ``text``."""
     cols = ["code", "field", "stratum", "judge", "statistic", "value", "n_items", "n_humans", "threshold", "text"]

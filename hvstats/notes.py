@@ -17,11 +17,17 @@ The codes:
 - ``too_few_humans``: fewer than :data:`.answers.MIN_HUMANS_TESTED` humans tested by a judge's
   alt-test (the paper's minimum of three annotators).
 - ``no_common_item``: the judge rated no item a human rated; nothing compares them.
-- ``small_sample``: a coefficient (alpha, kappa, AC1/AC2, a correlation) stands on fewer than
+- ``small_sample``: a coefficient (alpha, kappa, AC1/AC2, a correlation; a split-half ceiling;
+  the pairs of a rater x rater matrix, :func:`pairwise_notes`) stands on fewer than
   :data:`SMALL_SAMPLE_ITEMS` items.
 - ``exact_interval``: a 0/1 mean (a share) at 0% or 100%: its 95% interval is the exact
   binomial one (Clopper-Pearson), since the normal (Wald) and the bootstrap intervals have zero
   width there (:func:`exact_share_interval`).
+- ``zero_width_interval``: a coefficient (a percent agreement below 100%, say) whose bootstrap
+  interval has zero width: every item resample gives the same value
+  (every item agrees alike: 0.333 [0.333, 0.333] on 3 items whose raters split 2 to 1). The
+  interval is degenerate, not precise; HV says so rather than switch method, since no interval
+  over so few alike items would be honest either.
 
 **The small-sample threshold** (HV's stated rule, not a published cut-off): 30 items, the same
 number the alt-test paper asks of each annotator before its normal approximation is used
@@ -34,14 +40,23 @@ the rarest category and the smallest alpha to be accepted, which usually asks fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .answers import MIN_HUMANS_TESTED
 
 #: a coefficient on fewer items than this carries a ``small_sample`` note (module docstring)
 SMALL_SAMPLE_ITEMS = 30
-CODES = ("no_variation", "one_category", "too_few_humans", "no_common_item", "small_sample", "exact_interval")
+CODES = (
+    "no_variation",
+    "one_category",
+    "too_few_humans",
+    "no_common_item",
+    "small_sample",
+    "exact_interval",
+    "zero_width_interval",
+)
 #: the coefficients a small-sample note applies to (percent agreement is a share: at 0% or 100%
 #: its interval is the exact one instead, ``exact_interval``)
 COEFFICIENTS = frozenset(
@@ -134,11 +149,29 @@ def _metric_notes(d: Any, field: str, stratum: str | None, judge: str | None, la
     n = d.get("n_items")
     small = [(label, n)] if d["metric"] in COEFFICIENTS and n is not None and n < SMALL_SAMPLE_ITEMS else []
     exact = (
-        [_exact_note(field, stratum, judge, label, float(d["value"]), n)]
+        [exact_interval_note(field, stratum, judge, label, float(d["value"]), n)]
         if d.get("ci_method") == "clopper_pearson"
         else []
     )
+    ci = d.get("ci")
+    if not exact and ci and ci[0] is not None and ci[0] == ci[1]:
+        exact.append(_zero_width_note(field, stratum, judge, label, float(d["value"]), n))
     return small, exact
+
+
+def _zero_width_note(field: str, stratum: str | None, judge: str | None, label: str, value: float, n: Any) -> dict:
+    who = judge or "humans"
+    return note(
+        "zero_width_interval",
+        f"{_where(field, stratum)}: {who}: {label} = {value:.3f} has a zero-width bootstrap interval on {n} items: "
+        "every resample of the items gives the same value, so the interval is degenerate, not precise.",
+        field=field,
+        stratum=stratum,
+        judge=judge,
+        statistic=label,
+        value=value,
+        n_items=n,
+    )
 
 
 def _small_notes(small: list[tuple[str, int]], field: str, stratum: str | None, judge: str | None) -> list[dict]:
@@ -164,7 +197,8 @@ def _small_notes(small: list[tuple[str, int]], field: str, stratum: str | None, 
     return out
 
 
-def _exact_note(field: str, stratum: str | None, judge: str | None, label: str, value: float, n: Any) -> dict:
+def exact_interval_note(field: str, stratum: str | None, judge: str | None, label: str, value: float, n: Any) -> dict:
+    """The ``exact_interval`` note of ``label`` (a 0/1 mean at ``value`` 0 or 1 over ``n`` units)."""
     who = judge or "humans"
     return note(
         "exact_interval",
@@ -206,7 +240,13 @@ def block_notes(fo: Mapping[str, Any], field: str, stratum: str | None) -> list[
         got = _metric_notes(d, field, stratum, None, f"leave-one-out {k}")
         small += got[0]
         out += got[1]
+    for k, d in (hum.get("split_half") or {}).items():
+        # a split-half result's metric is "split_half_<coefficient>"
+        if isinstance(d, Mapping) and str(d.get("metric", "")).removeprefix("split_half_") in COEFFICIENTS:
+            got = _metric_notes({**d, "metric": k}, field, stratum, None, f"split-half {k}")
+            small += got[0]
     out += _small_notes(small, field, stratum, None)
+    out += pairwise_notes(hum.get("pairwise") or {}, field, stratum)
     for j, jd in (fo.get("judges_vs_humans") or {}).items():
         small = []
         for grp, words in (("vs_human_mean", "vs human mean"), ("vs_human_majority", "vs human majority")):
@@ -222,7 +262,37 @@ def block_notes(fo: Mapping[str, Any], field: str, stratum: str | None) -> list[
         for key, label in (("ci_method", "PPI++ mean"), ("classical_ci_method", "human-only mean")):
             if p.get(key) == "clopper_pearson":
                 value = p["estimate"] if key == "ci_method" else p["classical_estimate"]
-                out.append(_exact_note(field, stratum, j, label, float(value), p.get("n_labeled")))
+                out.append(exact_interval_note(field, stratum, j, label, float(value), p.get("n_labeled")))
+    return out
+
+
+def pairwise_notes(pairwise: Mapping[str, Any], field: str, stratum: str | None) -> list[dict[str, Any]]:
+    """The ``small_sample`` notes of a rater x rater matrix (:func:`.analysis.analyse_matrix`'s
+    ``"pairwise"``): its coefficients with pairs on fewer than :data:`SMALL_SAMPLE_ITEMS`
+    items, one note per (pairs small, pairs in all, least items), ``n_items`` the least."""
+    groups: dict[tuple[int, int, int], list[str]] = {}
+    for metric, m in pairwise.items():
+        pairs = [
+            d for d in (m or {}).get("pairs", []) if d.get("value") is not None and d.get("metric") in COEFFICIENTS
+        ]
+        small = [int(d["n_items"]) for d in pairs if d.get("n_items") is not None and d["n_items"] < SMALL_SAMPLE_ITEMS]
+        if small:
+            groups.setdefault((len(small), len(pairs), min(small)), []).append(metric)
+    out = []
+    for (k, total, least), metrics in groups.items():
+        label = f"pairwise {', '.join(metrics)} ({k} of {total} rater pairs)"
+        out.append(
+            note(
+                "small_sample",
+                f"{_where(field, stratum)}: raters: {label} stand on as few as {least} items, fewer than "
+                f"{SMALL_SAMPLE_ITEMS}: a small sample, the intervals are rough.",
+                field=field,
+                stratum=stratum,
+                statistic=label,
+                n_items=least,
+                threshold=SMALL_SAMPLE_ITEMS,
+            )
+        )
     return out
 
 
@@ -250,17 +320,76 @@ EXACT_TABLE_NOTE = (
 )
 
 
-def small_sample_table_note(table: Any) -> str:
-    """The note under a paper table (:class:`.tables.Table`) on its coefficient cells (format
-    ``"r"``: correlations, kappas, alphas) that stand on fewer than :data:`SMALL_SAMPLE_ITEMS`
-    items: how many, their least and most items, and the rows and columns they are in (a list
-    of every cell made a LaTeX caption too long for TeX); "" when there is none."""
-    small = [
+def _small_cells(table: Any) -> list[tuple[str, str, int]]:
+    """(row, column, items) of a paper table's coefficient cells (format ``"r"``) on fewer than
+    :data:`SMALL_SAMPLE_ITEMS` items."""
+    return [
         (row.label, col, int(cell.n))
         for row in table.rows
         for col, cell in zip(table.columns, row.cells, strict=True)
         if cell.fmt == "r" and cell.value is not None and cell.n is not None and cell.n < SMALL_SAMPLE_ITEMS
     ]
+
+
+def _exact_table_pattern() -> re.Pattern[str]:
+    """:data:`EXACT_TABLE_NOTE` as a pattern: which of a table's notes are exact-interval notes."""
+    parts = re.split(r"(%\(\w+\)[sd])", EXACT_TABLE_NOTE)
+    body = "".join(
+        {"%(row)s": "(?P<row>.+?)", "%(percent)s": "(?P<percent>\\d+)%", "%(n)d": "(?P<n>\\d+)"}.get(
+            p, re.escape(p.replace("%%", "%"))
+        )
+        for p in parts
+    )
+    return re.compile("^" + body + "$")
+
+
+def table_notes(tables: Iterable[Any], active_series: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The notes of a validation report (:class:`.tables.Table` list) as notes of this module,
+    each with the ``table`` key it stands under: one ``small_sample`` note per table with
+    coefficients on fewer than :data:`SMALL_SAMPLE_ITEMS` items (``n_items``: the least),
+    one ``exact_interval`` note per 0/1 mean at 0% or 100% a table names; then the
+    ``exact_interval`` notes of the active series (``agreement.active.series_notes``, their
+    ``table`` ``active-<sample>``). What the report's top-level ``"notes"`` holds."""
+    out: list[dict[str, Any]] = []
+    exact = _exact_table_pattern()
+    active_series = list(active_series)
+    # an active table names its overall mean's exact interval; the series' own notes say it (and more)
+    active_keys = {f"active-{s.get('sample')}" for s in active_series}
+    for t in tables:
+        small = _small_cells(t)
+        if small:
+            text = small_sample_table_note(t)
+            found = note(
+                "small_sample",
+                text,
+                statistic=", ".join(dict.fromkeys(c for _, c, _ in small)),
+                n_items=min(n for *_, n in small),
+                threshold=SMALL_SAMPLE_ITEMS,
+            )
+            out.append({**found, "table": t.key})
+        zero = _zero_width_cells(t)
+        if zero:
+            found = note(
+                "zero_width_interval", zero_width_table_note(t), statistic=", ".join(dict.fromkeys(c for _, c in zero))
+            )
+            out.append({**found, "table": t.key})
+        for text in () if t.key in active_keys else t.notes:
+            if m := exact.match(text):
+                found = note(
+                    "exact_interval", text, statistic=m["row"], value=int(m["percent"]) / 100, n_items=int(m["n"])
+                )
+                out.append({**found, "table": t.key})
+    for s in active_series:
+        out += [{**n, "table": f"active-{s.get('sample')}"} for n in s.get("notes", [])]
+    return out
+
+
+def small_sample_table_note(table: Any) -> str:
+    """The note under a paper table (:class:`.tables.Table`) on its coefficient cells (format
+    ``"r"``: correlations, kappas, alphas) that stand on fewer than :data:`SMALL_SAMPLE_ITEMS`
+    items: how many, their least and most items, and the rows and columns they are in (a list
+    of every cell made a LaTeX caption too long for TeX); "" when there is none."""
+    small = _small_cells(table)
     if not small:
         return ""
     return SMALL_TABLE_NOTE % {
@@ -273,13 +402,42 @@ def small_sample_table_note(table: Any) -> str:
     }
 
 
+ZERO_WIDTH_TABLE_NOTE = (
+    "Zero-width intervals (every resample of the items gives the same value: degenerate, not precise): "
+    "%(count)d cells, in the rows %(rows)s; columns %(columns)s."
+)
+
+
+def _zero_width_cells(table: Any) -> list[tuple[str, str]]:
+    """(row, column) of a table's cells with a value and a bootstrap interval of zero width."""
+    return [
+        (row.label, col)
+        for row in table.rows
+        for col, cell in zip(table.columns, row.cells, strict=True)
+        if cell.value is not None and cell.ci is not None and cell.ci[0] is not None and cell.ci[0] == cell.ci[1]
+    ]
+
+
+def zero_width_table_note(table: Any) -> str:
+    """The note under a paper table on its cells whose interval has zero width (the
+    ``zero_width_interval`` of the module docstring); "" when there is none."""
+    cells = _zero_width_cells(table)
+    if not cells:
+        return ""
+    return ZERO_WIDTH_TABLE_NOTE % {
+        "count": len(cells),
+        "rows": ", ".join(dict.fromkeys(r for r, _ in cells)),
+        "columns": ", ".join(dict.fromkeys(c for _, c in cells)),
+    }
+
+
 def with_small_sample_note(table: Any) -> Any:
-    """``table`` with :func:`small_sample_table_note` added to its notes (the same table when
-    nothing is small)."""
+    """``table`` with :func:`small_sample_table_note` and :func:`zero_width_table_note` added
+    to its notes (the same table when nothing is small or degenerate)."""
     from dataclasses import replace
 
-    extra = small_sample_table_note(table)
-    return replace(table, notes=(*table.notes, extra)) if extra else table
+    extra = tuple(n for n in (small_sample_table_note(table), zero_width_table_note(table)) if n)
+    return replace(table, notes=(*table.notes, *extra)) if extra else table
 
 
 def active_notes(active: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -294,5 +452,5 @@ def active_notes(active: Mapping[str, Any]) -> list[dict[str, Any]]:
             for j, a in js.items():
                 for d, label in ((a, "active mean"), (a.get("human_only") or {}, "active human-only mean")):
                     if d.get("ci_method") == "clopper_pearson":
-                        out.append(_exact_note(f, stratum, j, label, float(d["estimate"]), a.get("n_labeled")))
+                        out.append(exact_interval_note(f, stratum, j, label, float(d["estimate"]), a.get("n_labeled")))
     return out

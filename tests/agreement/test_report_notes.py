@@ -87,7 +87,8 @@ def test_the_validation_reports_latex_names_the_small_coefficients(client, value
     paper._store_ensemble(project, ids, pos, judges)
     client.force_login(project.created_by)
     url = reverse("api_validation_report", args=[project.id])
-    tables = client.get(url, {"format": "json", "bootstrap": 0}).json()["tables"]
+    body = client.get(url, {"format": "json", "bootstrap": 0}).json()
+    tables = body["tables"]
     # independently: every coefficient cell (format "r") on fewer than 30 items, table by table
     small = {
         t["key"]: [
@@ -112,5 +113,11 @@ def test_the_validation_reports_latex_names_the_small_coefficients(client, value
             f"Small samples, fewer than 30 items (the interval is rough): {len(cells)} coefficients on {least} to "
             f"{most} items, in the rows {rows}; columns {columns}."
         ]
+    # the JSON's top-level notes (issue 34): one small-sample note per table with small cells, its least items
+    top = [x for x in body["notes"] if x["code"] == "small_sample"]
+    assert {x["table"]: x["n_items"] for x in top} == {
+        k: min(n for *_, n in cells) for k, cells in small.items() if cells
+    }
+    assert all(x["text"] in next(t["notes"] for t in tables if t["key"] == x["table"]) for x in top)
     latex = client.get(url, {"format": "latex", "bootstrap": 0}).content.decode()
     assert "Small samples, fewer than 30 items (the interval is rough)" in latex

@@ -129,3 +129,39 @@ def test_the_answers_table_reads_in_every_language():
     # then what the human-labels-saved column means (issue 34)
     assert de["notes"][2].startswith("Eingesparte menschliche Labels (PPI++): ")
     assert de["notes"][3].startswith("Die eingesparten menschlichen Labels eines Judges sind das Minimum")
+
+
+def test_the_small_sample_notes_row_and_column_labels_are_translated():
+    """Issue 34: the labels listed inside the small-sample note under a table (rows, columns) are
+    UI words and follow the page's language; names (a judge) stay as they are."""
+    from hvstats.notes import with_small_sample_note
+
+    table = with_small_sample_note(
+        Table(
+            key="t",
+            title="T",
+            columns=("judge-a vs mean human: Pearson r", "Human agreement: Spearman ρ"),
+            rows=(Row("Total", (Cell(0.5, n=4), Cell(0.4, n=6))),),
+        )
+    )
+    note = table.notes[-1]
+    assert "in the rows Total; columns judge-a vs mean human: Pearson r, Human agreement: Spearman ρ." in note
+    with translation.override("de"):
+        de = table_strings.translate(note)
+    assert de.startswith("Kleine Stichproben") and "Zeilen Gesamt;" in de
+    assert "judge-a vs. menschlicher Mittelwert: Pearson r" in de and "Human agreement" not in de
+    with translation.override("zh-hans"):
+        zh = table_strings.translate(note)
+    assert "Total" not in zh and "Human agreement" not in zh and "人类一致性：Spearman ρ" in zh
+
+
+def test_the_zero_width_note_reads_in_every_language():
+    from hvstats.notes import ZERO_WIDTH_TABLE_NOTE
+
+    note = ZERO_WIDTH_TABLE_NOTE % {"count": 1, "rows": "Total", "columns": "Human agreement: Spearman ρ"}
+    assert table_strings.is_known(note)
+    with translation.override("de"):
+        assert table_strings.translate(note).startswith("Intervalle der Breite null")
+    with translation.override("zh-hans"):
+        zh = table_strings.translate(note)
+    assert zh.startswith("宽度为零的区间") and "人类一致性：Spearman ρ" in zh and "Total" not in zh

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
+from django.utils import translation
 from django.utils.html import escape
 from scipy.stats import norm
 
@@ -407,3 +408,48 @@ def test_refusals_are_shown_on_the_page_with_a_4xx_never_a_5xx(client, project):
         if r.status_code != 302:
             assert r.status_code in (400, 409) and 'class="error" role="alert"' in r.content.decode(), bad
     assert client.post(draw_url, {**base, "source": "passes", "budget": 10, "seed": 0, "rounds": 1}).status_code == 400
+
+
+# ------------------------------------------------------------------------------ exact interval (issue 34)
+def test_a_0_1_field_at_0_percent_gets_the_exact_interval_and_its_note_on_the_pages(client, project):
+    """Every human says 0 on ``consistency``: the human-only (Horvitz-Thompson) mean is 0 with a
+    zero-width CLT interval; the platform's active estimates give the Clopper-Pearson interval over
+    the human labels instead (scipy's exact binomial interval), as the command's --active does,
+    and the page, the API and the validation table say so."""
+    from scipy.stats import binomtest
+
+    sample = draw(project)
+    rng = random.Random(5)
+    drawn = set(SampleItem.objects.filter(sample=sample).values_list("item_id", flat=True))
+    for a in Assignment.objects.filter(project=project, rater__kind="human", item_id__in=drawn).select_related(
+        "rater", "item"
+    ):
+        answers = {**story_answers(rng, project.quality[a.item_id]), "consistency": [0, 0]}
+        annotating.submit_annotation(assignment_id=a.id, rater=a.rater, answers=answers)
+    series = agreement_active.estimates(project)["series"][0]
+    zero_one = ["consistency[1]", "consistency[2]"]
+    assert all(series["fields"][f]["kind"] == "rate" for f in zero_one)
+    for f in zero_one:
+        r = series["fields"][f]["overall"]
+        h = r["human_only"]
+        n = r["n_labeled"]
+        assert h["estimate"] == 0.0 and h.get("ci_method") == "clopper_pearson"
+        ref = binomtest(0, n).proportion_ci(confidence_level=0.95, method="exact")
+        assert h["ci"] == pytest.approx([ref.low, ref.high], abs=1e-12) and h["ci"][1] > 0
+        if r["ci"][0] == r["ci"][1] == 0.0 or r.get("ci_method") == "clopper_pearson":  # the judge agrees too
+            assert r["ci"] == pytest.approx([ref.low, ref.high], abs=1e-12)
+        noted = [x for x in series["notes"] if x["field"] == f and x["stratum"] is None]
+        assert any(x["statistic"] == "active human-only mean" and x["n_items"] == n for x in noted)
+    # a field whose humans vary, and a mean of 0/1 answers that is no share, keep the CLT interval
+    for f in ("naturalness", "consistency_rate"):
+        assert "ci_method" not in series["fields"][f]["overall"]["human_only"]
+        assert not [x for x in series["notes"] if x["field"] == f]
+    client.force_login(project.owner)
+    page = client.get(reverse("agreement_report", args=[project.id]), {"bootstrap": 0}).content.decode()
+    assert 'class="active-notes"' in page and "Clopper-Pearson" in page
+    api = client.get(reverse("api_validation_report", args=[project.id]), {"bootstrap": 0}).json()
+    assert api["active"]["series"][0]["notes"] == series["notes"]
+    client.cookies["django_language"] = "de"
+    with translation.override("de"):
+        de = client.get(reverse("agreement_report", args=[project.id]), {"bootstrap": 0})
+    assert "aktiver Mittelwert nur aus Menschen" in de.content.decode()
