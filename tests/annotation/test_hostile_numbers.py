@@ -110,7 +110,7 @@ def test_label_studio_json_min_with_a_5000_digit_number_is_invalid_json_at_its_l
     line = text[: text.index('"rating": 1')].count("\n") + 1
     text = text.replace('"rating": 1', f'"rating": {DIGITS}', 1)
     errors = check(wvs_project, text, "labelstudio-min", item_key="question_id", mapping={"quality": "q3"})
-    assert errors[0] == f"line {line}: invalid JSON (a number of more than 4300 digits at column 17)", errors
+    assert errors[0] == f"line {line}: invalid JSON (a number of more than 4300 digits: column 17)", errors
 
 
 wvs_project = flat.wvs_project

@@ -392,7 +392,25 @@ def drive_value_extraction(s: Session, a: Assignment):
     return {"value_extraction": grades}, {"ve_score": pytest.approx(sum(grades) / n)}
 
 
+def drive_arena(s: Session, a: Assignment):
+    """Pairwise preference: the two responses in the stored random order, the first digit
+    chooses the left one; the optional reason is left empty."""
+    order = a.presentation["pair_order"]["preference"]
+    assert sorted(order) == ["response_a", "response_b"]
+    sides = s.page.locator(".pair .side .longtext")
+    assert sides.nth(0).inner_text() == a.item.data[order[0]]
+    assert sides.nth(1).inner_text() == a.item.data[order[1]]
+    assert s.active_unit() == "preference"
+    s.press("1")  # "left"
+    first_is_a = order[0] == "response_a"
+    return (
+        {"preference": "left", "reason": None},  # the optional reason left empty is stored as none
+        {"a_wins": 1 if first_is_a else 0, "b_wins": 0 if first_is_a else 1, "tie": 0},
+    )
+
+
 DRIVERS: dict[str, Driver] = {
+    "arena.preference": drive_arena,
     "valueground.pair_quality": drive_valueground,
     "cultivate.faithfulness": drive_faithfulness,
     "cultivate.descriptors": drive_descriptors,
