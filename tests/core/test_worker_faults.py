@@ -93,7 +93,10 @@ def workers(request, tmp_path) -> Iterator[Callable[[str], test_services.CeleryW
         redis_url = request.getfixturevalue("redis_url")
         import redis
 
-        broker = test_services.redis_url_for_db(redis_url, 14 - test_services.xdist_index())
+        # Redis databases 11 down (8-11 for up to four xdist workers): never the ones the shared
+        # worker (xdist index, 0-7) or tests/judges/test_worker.py (15 down, 12-15) use, so two
+        # of these tests on two xdist workers never flush or consume each other's queues
+        broker = test_services.redis_url_for_db(redis_url, 11 - test_services.xdist_index())
         redis.Redis.from_url(broker).flushdb()
         options = {}
     db_url = test_services.database_url_from_settings(connections["default"].settings_dict)

@@ -83,6 +83,9 @@ def own_worker(redis_url, tmp_path):
     """A worker of this test alone (its own Redis database), which the test may kill."""
     from config.celery import app
 
+    # Redis databases 15 down (12-15 for up to four xdist workers): disjoint from the shared
+    # worker's (0-7) and tests/core/test_worker_faults.py's (8-11); a shared database let another
+    # test's worker consume this one's chunks (against its own test database) and flush its queue
     broker = test_services.redis_url_for_db(redis_url, 15 - test_services.xdist_index())
     import redis
 
