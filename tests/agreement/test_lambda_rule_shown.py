@@ -24,7 +24,9 @@ def test_the_rule_is_shown_translated_beside_lambda():
     assert presentation._lambda_text(small) == "0.88 (lambda = N/(n+N): fewer than 100 labels)"
     assert presentation._lambda_text(large) == f"{large['lambda']:.2f}"  # tuned: the number alone
     with translation.override("de"):
-        assert presentation._lambda_text(small) == "0,88 (lambda = N/(n+N): weniger als 100 Labels)"  # German decimal comma
+        assert (
+            presentation._lambda_text(small) == "0,88 (lambda = N/(n+N): weniger als 100 Labels)"
+        )  # German decimal comma
     with translation.override("zh-hans"):
         assert presentation._lambda_text(small) == "0.88 (lambda = N/(n+N)：标注少于 100 个)"
     assert table_strings.is_known("lambda = 1: fewer than 200 labels")  # the active estimate's rule
