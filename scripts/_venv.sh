@@ -92,8 +92,8 @@ ensure_venv() {
     # (a find-links folder missing on this machine is not news: those warnings are left out)
     local rc
     {
-        # --no-compile: no .pyc for every module of every package now (a third of pip's CPU on a
-        # first run); Python writes them for the modules it imports, when it imports them
+        # --no-compile: no .pyc for every module of every package now (pip's CPU on a first run
+        # goes to it); Python writes them for the modules it imports, when it imports them
         if "$VENV/bin/python" -m pip install "${quiet[@]}" --no-compile --progress-bar off -r "$ROOT/$req" 2>&1; then
             echo 0 >"$VENV/.pip-status"
         else
