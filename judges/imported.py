@@ -429,11 +429,17 @@ def write_outputs(plan: Plan, *, job: JudgeOutputImport, progress: Progress | No
     job's "done" (rows and outcome one commit: a killed worker wrote nothing). It starts by
     claiming the file for ``job`` (``staging.claim_file``): :class:`AlreadyWritten`, and nothing
     written, when another import of the project wrote the same file; then the name is checked
-    again (taken meanwhile: DomainError, nothing written)."""
+    again under the project's row lock (taken meanwhile: DomainError, nothing written)."""
     report, project = plan.report, job.project
     ticker = Ticker(progress)
     with transaction.atomic():
         claim_file(job, plan.sha256)
+        # Two files imported under one name at once each found the name free when checked; the
+        # project's row lock makes the second writer wait for the first's commit, so its check
+        # here sees the first's rater (no unique constraint can say "one rater of this name per
+        # project": a rater belongs to a project only through its annotations). SQLite has one
+        # writer at a time, and claim_file above has already taken it.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
         _check_name_free(project, job.name)
         rater = Rater.objects.create(
             kind=Rater.Kind.MODEL,

@@ -89,3 +89,44 @@ def test_api_posts_of_one_file_at_once_write_it_once(project, researcher, all_ch
     by_job = {body["job"]: body for _, body in answers}
     assert by_job[writer.id]["items"] == 3
     assert sorted(b["duplicate_of"] for b in by_job.values() if b["job"] != writer.id) == [writer.id] * 3
+
+
+def test_two_files_under_one_name_at_once_make_one_judge(project, all_checked_before_any_writes, tmp_path):
+    """Different files (so no SHA-256 claim stops the second) imported under one judge name at
+    the same instant: each checked the name free before any wrote. Exactly one writes its rater;
+    the others end refused with the name conflict, writing nothing (the write takes the project's
+    row lock before it checks the name again)."""
+    ids = list(Item.objects.filter(project=project).order_by("id").values_list("external_id", flat=True))
+    files = []
+    for n in range(IMPORTS):
+        files.append(tmp_path / f"verdicts-{n}.jsonl")
+        files[n].write_text("".join(json.dumps({"id": e, **PASS, "clip": round(0.1 * (n + 1), 1)}) + "\n" for e in ids))
+
+    def run(n: int) -> None:
+        job = imported.start_judge_import(
+            project=project,
+            user=None,
+            path=files[n],
+            data_format="jsonl",
+            name="gpt4o",
+            metrics=["clip"],
+            inline=True,
+        )
+        assert job.pk
+
+    errors = in_threads(IMPORTS, run)
+    assert not errors, errors
+    raters = Rater.objects.filter(kind="model", backend="imported")
+    assert list(raters.values_list("name", flat=True)) == ["imported: gpt4o"]
+    assert Annotation.objects.filter(rater=raters.get()).count() == 3
+    jobs = list(JudgeOutputImport.objects.filter(project=project).order_by("id"))
+    assert sorted(j.status for j in jobs) == ["done"] + ["failed"] * (IMPORTS - 1), [
+        (j.status, j.message) for j in jobs
+    ]
+    for j in jobs:
+        if j.status == "failed":
+            assert (
+                "already has a judge named 'gpt4o'" in j.report["errors"][0]
+                and j.rater_id is None
+                and not j.written_sha256
+            )
