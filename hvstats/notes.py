@@ -34,8 +34,9 @@ number the alt-test paper asks of each annotator before its normal approximation
 (Calderon, Reichart and Dror, ACL 2025, FAQ "How many instances should I annotate?"). Below
 it a percentile bootstrap over items has few distinct resamples and its interval is rough (an
 alpha on 3 items has at most 10 distinct resamples). It is a floor, not enough: Krippendorff
-(Content Analysis, 2nd ed., 2004, Sec. 11.4.4) sizes a reliability sample by the probability of
-the rarest category and the smallest alpha to be accepted, which usually asks for more.
+(Content Analysis, 2nd ed., 2004, ch. 11, on the size of reliability samples, after Bloch and
+Kraemer 1989) sizes a reliability sample by the probability of the rarest category, the
+smallest alpha to be accepted and the level of significance, which usually asks for more.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ COEFFICIENTS = frozenset(
 )
 SMALL_SAMPLE_RULE = (
     f"a coefficient on fewer than {SMALL_SAMPLE_ITEMS} items is marked small: HV's rule, the alt-test "
-    "paper's 30 items per annotator (Calderon, Reichart and Dror 2025, FAQ); Krippendorff (2004, Sec. "
-    "11.4.4) sizes reliability samples by the rarest category and usually asks for more"
+    "paper's 30 items per annotator (Calderon, Reichart and Dror 2025, FAQ); Krippendorff (2004, ch. 11) "
+    "sizes reliability samples by the rarest category and usually asks for more"
 )
 
 
