@@ -18,7 +18,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotate import annotating
 from annotation import importing, projects
@@ -73,6 +73,15 @@ class Command(BaseCommand):
                 users[username] = user
         with tempfile.TemporaryDirectory() as tmp:
             self.seed_projects(users, studies.DemoFiles(Path(tmp)))
+        if connection.vendor == "postgresql":
+            # PostgreSQL plans from the statistics ANALYZE collects; autovacuum collects them up
+            # to a minute later, and never for rows of a transaction still open (a test class's
+            # demo). Planned as tables of a row or none, the demo's thousands of annotations
+            # were read by nested loops over whole indexes: the reports' queries took seconds
+            # each, 50x their time with statistics. PostgreSQL's advice after a bulk load
+            # (docs, "Populating a Database": run ANALYZE afterwards).
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
 
     def seed_projects(self, users, files) -> None:
         for key, preset in PRESETS.items():
