@@ -175,6 +175,25 @@ def embedded_pass_keeps(item) -> bool:
     return bool(item.get_closest_marker("sqlite")) or not is_slow(item)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """(pytest-xdist, -n) xdist's "load" scheduling, except that the tests of a class run on one
+    worker. The suite's test classes are the ones on the shared demo (``shared_demo``): each
+    process that runs a test of such a class seeds the whole demo once, so a class spread over
+    both workers seeded it twice. (xdist's own "loadgroup" cannot do it under pytest 9.2: it
+    renames each test through an attribute pytest no longer reads.)"""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ClassTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            parts = nodeid.split("::")  # file::Class::test[...] -> file::Class; else the test alone
+            return "::".join(parts[:2]) if len(parts) > 2 else nodeid
+
+    return ClassTogether(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark ``slow`` what starts real processes (a Celery worker, Chromium, a live server), runs a
     torch model, a TeX or gettext tool, generates many hypothesis examples or replays whole
