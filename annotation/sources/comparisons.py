@@ -38,6 +38,7 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
     attribute_name,
     first_present,
     parse_time,
@@ -83,7 +84,7 @@ def winner_side(value: Any, first: str, second: str) -> str | None:
 
 
 def read(
-    text: str, *, jsonl: bool, kind: str, item_key: str, problem: Problem, counts: ReadCounts
+    text: TextSource, *, jsonl: bool, kind: str, item_key: str, problem: Problem, counts: ReadCounts
 ) -> list[SourceRating]:
     header, rows = table_rows(text, jsonl=jsonl, problem=problem)
     counts.columns = header
@@ -165,7 +166,7 @@ def read(
 
 def _reader(kind: str, jsonl: bool):
     def read_file(
-        text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+        text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
     ) -> list[SourceRating]:
         return read(text, jsonl=jsonl, kind=kind, item_key=item_key, problem=problem, counts=counts)
 

@@ -42,11 +42,14 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
+    as_stream,
     csv_table,
     duration_ms,
     load_json,
     parse_time,
     text_of,
+    whole_text,
 )
 from .labelstudio import item_key_of
 
@@ -201,15 +204,16 @@ def task_data_columns(fields: Iterable[str], item_fields: set[str], questions: s
 
 
 def _read_json_min(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
-    return read_json_min(text, item_key=item_key, problem=problem, counts=counts)
+    # read whole: a record list that turns out to be a full export is refused before any record
+    return read_json_min(whole_text(text), item_key=item_key, problem=problem, counts=counts)
 
 
 def _read_csv(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
-    return read_csv(io.StringIO(text, newline=""), item_key=item_key, problem=problem, counts=counts)
+    return read_csv(as_stream(text), item_key=item_key, problem=problem, counts=counts)
 
 
 #: said when no item has the external id a JSON-MIN record names

@@ -7,11 +7,11 @@ values mean (answers, scores) is checked by the room that imports them (``judges
 
 from __future__ import annotations
 
-from .common import MODEL, Expected, Problem, ReadCounts, Reader, SourceRating, table_rows, text_of
+from .common import MODEL, Expected, Problem, ReadCounts, Reader, SourceRating, TextSource, table_rows, text_of
 
 
 def read(
-    text: str, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     header, rows = table_rows(text, jsonl=jsonl, problem=problem)
     counts.columns = header
@@ -49,13 +49,13 @@ def read(
 
 
 def read_jsonl(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     return read(text, jsonl=True, item_key=item_key, problem=problem, counts=counts, expected=expected)
 
 
 def read_csv(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     return read(text, jsonl=False, item_key=item_key, problem=problem, counts=counts, expected=expected)
 

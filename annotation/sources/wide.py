@@ -21,6 +21,7 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
     attribute_name,
     duration_ms,
     first_present,
@@ -31,7 +32,7 @@ from .common import (
 
 
 def read(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
 ) -> list[SourceRating]:
     header, rows = table_rows(text, jsonl=False, problem=problem)
     if not header:
