@@ -61,7 +61,7 @@ from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, 
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
 from .sources import comparisons, labelstudio_flat, registry
-from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating, TextSource
+from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating, TextSource, whole_text
 from .staging import (
     AlreadyWritten,
     Progress,
@@ -379,9 +379,8 @@ def iter_ratings(
 ) -> Iterator[SourceRating]:
     """The format's reader over ``source`` (a text, or a file opened as text, read as it goes),
     each rating's texts checked: a rating that cannot be stored is reported and left out."""
-    for rating in reader.read(
-        source, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected()
-    ):
+    text = source if reader.reads_stream else whole_text(source)  # a reader registered before streams
+    for rating in reader.read(text, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected()):
         # every text a rating brings is checked once here, for every format: an id or a rater name
         # holding a lone surrogate (JSON's "\udc00") would otherwise reach a query or a row (issue 37)
         bad = value_problem([rating.key, rating.rater, rating.answers, rating.attributes])

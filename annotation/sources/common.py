@@ -139,6 +139,10 @@ class Reader:
     #: said after "unknown item" when the key is the external id and no item has it (JSON-MIN's
     #: ``id`` is Label Studio's task id, not the data's)
     unknown_external_id_hint: str = ""
+    #: ``read`` takes the file opened as text (:data:`TextSource`) and reads it as it goes, so
+    #: that a large file is never one text in memory (issue 37, M3): every reader here does; a
+    #: reader registered without it is given the whole text, as before
+    reads_stream: bool = False
 
 
 def text_of(value: Any) -> str:

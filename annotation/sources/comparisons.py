@@ -179,6 +179,7 @@ CSV = Reader(
     HUMAN,
     ".csv",
     _reader(HUMAN, False),
+    reads_stream=True,
 )
 JSONL = Reader(
     "comparisons-jsonl",
@@ -186,6 +187,7 @@ JSONL = Reader(
     HUMAN,
     ".jsonl",
     _reader(HUMAN, True),
+    reads_stream=True,
 )
 # labels not marked for translation, as the other judge readers': the judges page takes the file
 # by its type, the API and the command by this key
@@ -195,6 +197,7 @@ JUDGE_CSV = Reader(
     MODEL,
     ".csv",
     _reader(MODEL, False),
+    reads_stream=True,
 )
 JUDGE_JSONL = Reader(
     "judge-pairs-jsonl",
@@ -202,6 +205,7 @@ JUDGE_JSONL = Reader(
     MODEL,
     ".jsonl",
     _reader(MODEL, True),
+    reads_stream=True,
 )
 
 __all__ = ["CSV", "JSONL", "JUDGE_CSV", "JUDGE_JSONL", "WINNER_SPELLINGS", "read", "winner_side"]

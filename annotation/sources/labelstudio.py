@@ -182,4 +182,4 @@ def _read_tasks(tasks: Iterator[Any], *, item_key: str, problem: Problem, counts
                 yield rating
 
 
-READER = Reader("labelstudio", _("Label Studio JSON export"), HUMAN, ".json", read)
+READER = Reader("labelstudio", _("Label Studio JSON export"), HUMAN, ".json", read, reads_stream=True)

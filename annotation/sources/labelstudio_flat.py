@@ -229,7 +229,16 @@ JSON_MIN = Reader(
     _read_json_min,
     task_data_beside_answers=True,
     unknown_external_id_hint=TASK_ID_HINT,
+    reads_stream=True,
 )
-CSV = Reader("labelstudio-csv", _("Label Studio CSV export"), HUMAN, ".csv", _read_csv, task_data_beside_answers=True)
+CSV = Reader(
+    "labelstudio-csv",
+    _("Label Studio CSV export"),
+    HUMAN,
+    ".csv",
+    _read_csv,
+    task_data_beside_answers=True,
+    reads_stream=True,
+)
 
 __all__ = ["decode_cell", "decode_result", "read_csv", "read_json_min", "source_rater", "task_data_columns"]

@@ -119,5 +119,5 @@ def read_jsonl(
     return read(text, jsonl=True, item_key=item_key, problem=problem, counts=counts)
 
 
-CSV = Reader("csv", _("Long CSV (item, rater, field, value)"), HUMAN, ".csv", read_csv)
-JSONL = Reader("jsonl", _("Long JSONL (item, rater, field, value)"), HUMAN, ".jsonl", read_jsonl)
+CSV = Reader("csv", _("Long CSV (item, rater, field, value)"), HUMAN, ".csv", read_csv, reads_stream=True)
+JSONL = Reader("jsonl", _("Long JSONL (item, rater, field, value)"), HUMAN, ".jsonl", read_jsonl, reads_stream=True)

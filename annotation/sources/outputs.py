@@ -62,7 +62,9 @@ def read_csv(
 
 # labels not marked for translation: no page offers these as a choice (the judges page takes
 # JSONL or CSV by the file's name), only the admin's filter lists them
-JSONL = Reader("outputs-jsonl", "Judge outputs (JSONL, one line per item)", MODEL, ".jsonl", read_jsonl)
-CSV = Reader("outputs-csv", "Judge outputs (CSV, one row per item)", MODEL, ".csv", read_csv)
+JSONL = Reader(
+    "outputs-jsonl", "Judge outputs (JSONL, one line per item)", MODEL, ".jsonl", read_jsonl, reads_stream=True
+)
+CSV = Reader("outputs-csv", "Judge outputs (CSV, one row per item)", MODEL, ".csv", read_csv, reads_stream=True)
 
 __all__ = ["CSV", "JSONL", "read"]

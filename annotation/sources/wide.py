@@ -78,4 +78,4 @@ def read(
     return out
 
 
-READER = Reader("wide", _("Wide CSV (one row per rater and item)"), HUMAN, ".csv", read)
+READER = Reader("wide", _("Wide CSV (one row per rater and item)"), HUMAN, ".csv", read, reads_stream=True)
