@@ -630,9 +630,53 @@ def _rater_plan(project: Project, plan: Plan, known: Mapping[str, tuple[int, Any
     return out
 
 
-#: the rater's number times this plus the item's id: one int per (rater, item) pair (item ids stay
-#: below 2^48: PostgreSQL's bigint ids of this size take ~280 years at 10^6 rows a second)
-PAIR_STRIDE = 1 << 48
+class RatedPairs:
+    """The (rater, item) pairs of a file checked so far, for its duplicate check, in memory that
+    does not grow with the file (issue 37, M3): per rater the numbers of the items it rated, a set
+    while that is small, else a bitmap of the matched items (one bit each), whichever is smaller:
+    at most about 64 bytes per rating and ``items / 8`` bytes per rater. Raters and items are
+    numbered in the order first met (:meth:`number`)."""
+
+    #: what one entry of a set of ints costs (its slot and its int object), in bits
+    SET_ENTRY_BITS = 64 * 8
+
+    def __init__(self, items: int) -> None:
+        self.items = max(items, 1)
+        self.of: dict[int, set[int] | bytearray] = {}
+        self.raters: dict[str, int] = {}
+        self.item_numbers: dict[int, int] = {}
+
+    def number(self, rater: str, item_id: int) -> tuple[int, int]:
+        """(the rater's number, the item's number), each given when first met."""
+        return (
+            self.raters.setdefault(rater, len(self.raters)),
+            self.item_numbers.setdefault(item_id, len(self.item_numbers)),
+        )
+
+    def key(self, rater: int, item: int) -> int:
+        """One int per pair (the duplicates' keys when their first rating is looked for)."""
+        return rater * self.items + item
+
+    def add(self, rater: int, item: int) -> bool:
+        """Mark the pair rated: False when it was already."""
+        seen = self.of.setdefault(rater, set())
+        if isinstance(seen, set):
+            if item in seen:
+                return False
+            seen.add(item)
+            if len(seen) * self.SET_ENTRY_BITS > self.items:  # the bitmap is smaller now
+                bitmap = bytearray((self.items + 7) // 8)
+                for k in seen:
+                    bitmap[k >> 3] |= 1 << (k & 7)
+                self.of[rater] = bitmap
+            return True
+        byte, bit = item >> 3, 1 << (item & 7)
+        if seen[byte] & bit:
+            return False
+        seen[byte] |= bit
+        return True
+
+
 #: where a duplicate's message names its first rating until :func:`_name_first_places` has read it
 FIRST_PLACE = "\x00first\x00"
 
@@ -659,7 +703,7 @@ def _name_first_places(
     item_key: str,
     expected: Expected,
     items: Mapping[str, MatchedItem],
-    numbers: Mapping[str, int],
+    pairs: RatedPairs,
 ) -> None:
     """Put the place of each reported duplicate's first rating into its message: found by reading
     the file again, only when there are duplicates, instead of keeping every rating's place."""
@@ -670,9 +714,9 @@ def _name_first_places(
             text, reader, item_key=item_key, problem=_ignore, counts=ReadCounts(), expected=expected
         ):
             item = items.get(rating.key)
-            if item is None or rating.rater not in numbers:
+            if item is None or rating.rater not in pairs.raters or item.id not in pairs.item_numbers:
                 continue
-            pair = numbers[rating.rater] * PAIR_STRIDE + item.id
+            pair = pairs.key(pairs.raters[rating.rater], pairs.item_numbers[item.id])
             if pair in wanted and pair not in first:
                 first[pair] = rating.where
                 if len(first) == len(wanted):
@@ -767,9 +811,7 @@ def check_annotations(
         ).values_list("rater_id", "item_id", "answers", "source_import_id"):
             stored[(rid, iid)] = (answers, imp)
     reported_unknown: set[str] = set()
-    # (rater, item) pairs seen, one int each: rater's number in file order * PAIR_STRIDE + item id
-    seen_pairs: set[int] = set()
-    rater_number: dict[str, int] = {}
+    seen_pairs = RatedPairs(len({it.id for it in items.values()}))
     #: duplicates reported: (index in the errors, pair), the first rating's place named at the end
     duplicates: list[tuple[int, int]] = []
     attrs_of: dict[str, tuple[dict[str, Any], str]] = {}
@@ -792,13 +834,12 @@ def check_annotations(
                 hint = reader.unknown_external_id_hint if item_key in EXTERNAL_ID_KEYS else ""
                 problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project{hint}")
             continue
-        pair = rater_number.setdefault(rating.rater, len(rater_number)) * PAIR_STRIDE + item.id
-        if pair in seen_pairs:
+        rater_no, item_no = seen_pairs.number(rating.rater, item.id)
+        if not seen_pairs.add(rater_no, item_no):
             if len(report.errors) < MAX_REPORTED_ERRORS:
-                duplicates.append((len(report.errors), pair))
+                duplicates.append((len(report.errors), seen_pairs.key(rater_no, item_no)))
             problem(where, f"duplicate: rater {rating.rater!r} already rated item {rating.key!r} ({FIRST_PLACE})")
             continue
-        seen_pairs.add(pair)
         known, first = attrs_of.setdefault(rating.rater, ({}, where))
         for name, value in rating.attributes.items():
             if name in known and known[name] != value:
@@ -877,11 +918,11 @@ def check_annotations(
                     submitted_at=rating.submitted_at,
                 )
             )
-    del seen_pairs
     if duplicates:
         _name_first_places(
-            report, duplicates, source, reader, item_key=item_key, expected=expected, items=items, numbers=rater_number
+            report, duplicates, source, reader, item_key=item_key, expected=expected, items=items, pairs=seen_pairs
         )
+    del seen_pairs
     for source_id, (attrs, _first) in attrs_of.items():
         bad = value_problem(attrs)
         if bad:

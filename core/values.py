@@ -67,7 +67,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 
 #: characters read from a file per step of :func:`iter_array` (the buffer holds about one step
 #: plus the element being parsed, whatever the file's size)
-ARRAY_CHUNK_CHARS = 1 << 20
+ARRAY_CHUNK_CHARS = 1 << 18
 #: how close to the end of what was read a parse may stop, or fail, and still be a cut element
 #: rather than a bad one: ``1.`` / ``1e+`` cut from ``1.5`` / ``1e+5``, ``\\u00`` from ``\\u00e9``,
 #: ``tr`` from ``true``
