@@ -346,25 +346,26 @@ class RatingsFile:
         read: a chunk in memory at a time."""
         sha = hashlib.sha256()
         decoder = codecs.getincrementaldecoder("utf-8")()
-        at, bad, skip = 0, None, 0
+        at, bad = 0, None  # bytes decoded so far, counted after a BOM as decode("utf-8-sig") counts
+
+        def decode(data: bytes, final: bool = False) -> None:
+            nonlocal at, bad
+            if bad is None:
+                pending = len(decoder.getstate()[0])
+                try:
+                    decoder.decode(data, final)
+                except UnicodeDecodeError as exc:
+                    bad = at - pending + exc.start
+            at += len(data)
+
         with self.open_bytes() as fh:
+            head = fh.read(len(_BOM))
+            sha.update(head)
+            decode(b"" if head == _BOM else head)
             for chunk in iter(lambda: fh.read(READ_CHUNK_BYTES), b""):
                 sha.update(chunk)
-                if at == 0 and chunk.startswith(_BOM):  # counted from after the BOM, as decode("utf-8-sig") does
-                    skip = len(_BOM)
-                if bad is None:
-                    pending = len(decoder.getstate()[0])
-                    try:
-                        decoder.decode(chunk[skip:] if at == 0 else chunk)
-                    except UnicodeDecodeError as exc:
-                        bad = at - (skip if at else 0) - pending + exc.start
-                at += len(chunk)
-        if bad is None:
-            pending = len(decoder.getstate()[0])
-            try:
-                decoder.decode(b"", final=True)
-            except UnicodeDecodeError as exc:
-                bad = at - skip - pending + exc.start
+                decode(chunk)
+        decode(b"", final=True)
         return sha.hexdigest(), bad
 
 
