@@ -449,9 +449,50 @@ class MatchedItem:
     context: dict[str, Any]
 
 
-def _item_rows(qs: Any) -> Iterable[tuple[MatchedItem, dict[str, Any]]]:
+def _item_rows(qs: Any, *, with_context: bool = True) -> Iterable[tuple[MatchedItem, dict[str, Any]]]:
+    if not with_context:  # the id and external id only (an empty context; issue 37, M3)
+        for pk, ext in qs.values_list("id", "external_id"):
+            yield MatchedItem(pk, ext, {}), {}
+        return
     for pk, ext, data, meta, *strata in qs.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
         yield MatchedItem(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta or {}
+
+
+#: items whose render context is read at once while ratings are checked (:func:`with_contexts`)
+CONTEXT_BATCH = 2_000
+
+
+def item_contexts(ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Item id -> its render context, for the items ``ids``."""
+    out: dict[int, dict[str, Any]] = {}
+    wanted = list(ids)
+    for start in range(0, len(wanted), 5000):
+        rows = Item.objects.filter(pk__in=wanted[start : start + 5000]).values_list("id", "data", *STRATA_KEYS)
+        for pk, data, *strata in rows:
+            out[pk] = render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))
+    return out
+
+
+def with_contexts(
+    ratings: Iterable[SourceRating], items: Mapping[str, MatchedItem]
+) -> Iterator[tuple[SourceRating, dict[str, Any]]]:
+    """Each rating with the render context of the item it names (empty when it names none), the
+    contexts read :data:`CONTEXT_BATCH` ratings at a time: a check holds a batch's contexts, not
+    every matched item's (issue 37, M3)."""
+    batch: list[SourceRating] = []
+
+    def flush() -> Iterator[tuple[SourceRating, dict[str, Any]]]:
+        contexts = item_contexts({items[r.key].id for r in batch if r.key in items})
+        for r in batch:
+            item = items.get(r.key)
+            yield r, contexts.get(item.id, {}) if item is not None else {}
+        batch.clear()
+
+    for rating in ratings:
+        batch.append(rating)
+        if len(batch) >= CONTEXT_BATCH:
+            yield from flush()
+    yield from flush()
 
 
 def latest_items(project: Project) -> list[tuple[MatchedItem, dict[str, Any]]]:
@@ -468,18 +509,20 @@ def items_by_key(
     keys: set[str],
     *,
     latest: list[tuple[MatchedItem, dict[str, Any]]] | None = None,
+    with_context: bool = True,
 ) -> tuple[dict[str, MatchedItem], dict[str, list[str]]]:
     """The matching step of every import of ratings made elsewhere: key -> the latest version of
     the item it names, and key -> external ids when it names several. A key is the item's
     external id first (a project whose items were imported with ``id`` = the task's ``pair_id``
     is matched by ``pair_id``); a key no external id has is then looked up as the field
-    ``item_key`` of the item's data or meta (not for ``id`` / ``external_id``)."""
+    ``item_key`` of the item's data or meta (not for ``id`` / ``external_id``). Without
+    ``with_context`` the items come with an empty context (:func:`item_contexts` reads it later)."""
     qs = Item.objects.filter(project=project).order_by("external_id", "version")
     found: dict[str, MatchedItem] = {}
     several: dict[str, list[str]] = {}
     wanted = list(keys)
     for start in range(0, len(wanted), 5000):
-        for it, _meta in _item_rows(qs.filter(external_id__in=wanted[start : start + 5000])):
+        for it, _meta in _item_rows(qs.filter(external_id__in=wanted[start : start + 5000]), with_context=with_context):
             found[it.external_id] = it  # ordered by version: the latest wins
     rest = set(keys) - found.keys()
     if item_key in EXTERNAL_ID_KEYS or not rest:
@@ -495,7 +538,7 @@ def items_by_key(
         if text in by_field:
             several.setdefault(text, [by_field[text].external_id]).append(it.external_id)
         else:
-            by_field[text] = it
+            by_field[text] = it if with_context else MatchedItem(it.id, it.external_id, {})
     found.update(by_field)
     return found, several
 
@@ -531,6 +574,15 @@ class KeysRead:
     annotations: int = 0
     keys: dict[str, None] = field(default_factory=dict)
     compared: bool = False
+
+
+def _item_fields(ids: set[int]) -> set[str]:
+    """The names of the fields the items ``ids`` have, read in batches (not kept per item)."""
+    names: set[str] = set()
+    wanted = sorted(ids)
+    for start in range(0, len(wanted), CONTEXT_BATCH):
+        names.update(name for ctx in item_contexts(wanted[start : start + CONTEXT_BATCH]).values() for name in ctx)
+    return names
 
 
 def _ignore(where: str, message: str) -> None:
@@ -782,9 +834,10 @@ def check_annotations(
     for name, target in explicit.items():
         if target and name not in counts.source_fields:
             problem("mapping", f"{name}={target}: the file has no field {name!r}")
-    items, several = items_by_key(project, item_key, set(first.keys))
+    # the matched items without their contexts: those are read a batch of ratings at a time
+    items, several = items_by_key(project, item_key, set(first.keys), with_context=False)
     if reader.task_data_beside_answers:  # the task's data beside the answers: left out, shown in the mapping
-        item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
+        item_fields = _item_fields({it.id for it in items.values()}) | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
             explicit.setdefault(name, "")
     if first.compared:
@@ -819,7 +872,8 @@ def check_annotations(
     total = max(first.annotations, 1)
     key_label = "external id" if item_key in EXTERNAL_ID_KEYS else f"external id or {item_key}"
     examples: dict[str, dict[str, list[str]]] = {}
-    for n, rating in enumerate(_read_again(source, reader, item_key=item_key, expected=expected, read=first)):
+    ratings = _read_again(source, reader, item_key=item_key, expected=expected, read=first)
+    for n, (rating, ctx) in enumerate(with_contexts(ratings, items)):
         if ticker.due():
             ticker.report(CHECK_SHARE * (0.2 + 0.8 * n / total), "checking")
         where = rating.where
@@ -848,7 +902,6 @@ def check_annotations(
             known.setdefault(name, value)
         if any(name in unknown for name in rating.answers):
             continue
-        ctx = item.context
         given = rating.answers
         if rating.compared is not None and report.mapping.get(comparisons.WINNER_COLUMN):
             try:
