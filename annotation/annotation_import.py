@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, Any, TextIO
 
 from django.conf import settings
@@ -449,10 +450,14 @@ class MatchedItem:
     context: dict[str, Any]
 
 
+#: the context of an item matched without it (one shared, never written to: not a dict per item)
+NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+
+
 def _item_rows(qs: Any, *, with_context: bool = True) -> Iterable[tuple[MatchedItem, dict[str, Any]]]:
-    if not with_context:  # the id and external id only (an empty context; issue 37, M3)
+    if not with_context:  # the id and external id only (issue 37, M3)
         for pk, ext in qs.values_list("id", "external_id"):
-            yield MatchedItem(pk, ext, {}), {}
+            yield MatchedItem(pk, ext, NO_CONTEXT), NO_CONTEXT
         return
     for pk, ext, data, meta, *strata in qs.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
         yield MatchedItem(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta or {}
@@ -538,7 +543,7 @@ def items_by_key(
         if text in by_field:
             several.setdefault(text, [by_field[text].external_id]).append(it.external_id)
         else:
-            by_field[text] = it if with_context else MatchedItem(it.id, it.external_id, {})
+            by_field[text] = it if with_context else MatchedItem(it.id, it.external_id, NO_CONTEXT)
     found.update(by_field)
     return found, several
 
