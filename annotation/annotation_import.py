@@ -20,6 +20,10 @@ The preview explains the import before anything is written: the item key (detect
 how each field's values are read (examples: in the file -> stored, with the option's label),
 which annotators become which raters with their counts, and the first rows to be written; a
 problem shared by every task is said once, first (a key no task has, a file for another project).
+A preview of a file above ``HV_INLINE_IMPORT_BYTES`` is a job on a worker (an ``AnnotationImport``
+with ``preview`` set: it writes and claims nothing and is no import), never work inside a web
+request; and the check behind every preview reads the staged file from disk a chunk at a time,
+once per pass, keeping no rating and no row (:func:`check_annotations`, issue 37, M3).
 
 All or nothing: any problem (an option outside the rubric, an unknown item, a missing answer, a
 rater-item pair given twice, an unknown field...) means nothing is written, and the report lists
