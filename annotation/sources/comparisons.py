@@ -22,6 +22,7 @@ lists a pair the other way round is read right."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -85,10 +86,10 @@ def winner_side(value: Any, first: str, second: str) -> str | None:
 
 def read(
     text: TextSource, *, jsonl: bool, kind: str, item_key: str, problem: Problem, counts: ReadCounts
-) -> list[SourceRating]:
+) -> Iterator[SourceRating]:
+    """The comparisons, a row / line at a time (the file is never read whole: issue 37, M3)."""
     header, rows = table_rows(text, jsonl=jsonl, problem=problem)
     counts.columns = header
-    out: list[SourceRating] = []
     first_rater: tuple[str, str] | None = None  # a judge's file: (its rater, where first named)
     for line, row in rows:
         counts.records += 1
@@ -160,14 +161,13 @@ def read(
         except ValueError as exc:
             problem(where, str(exc))
             continue
-        out.append(rating)
-    return out
+        yield rating
 
 
 def _reader(kind: str, jsonl: bool):
     def read_file(
         text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
-    ) -> list[SourceRating]:
+    ) -> Iterator[SourceRating]:
         return read(text, jsonl=jsonl, kind=kind, item_key=item_key, problem=problem, counts=counts)
 
     return read_file
