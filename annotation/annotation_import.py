@@ -802,12 +802,14 @@ def check_annotations(
     the report (mapping, counts, every problem); ``keep_rows=False`` (a preview) counts the rows
     without keeping them.
 
-    Memory is flat in the file's size (issue 37, M3): the file is read from disk a chunk at a
-    time, once for its SHA-256 and UTF-8 check, once for the item keys and the fields (the item
-    key's detection and the mapping need all of them before any rating is checked; a second
-    time when the key is detected), once for the per-rating checks, and once more only to name
-    where a duplicate's first rating is. Per rating only an int stays (its rater and item, for
-    the duplicate check), besides the rows an import keeps to write."""
+    Memory does not grow with the file's annotations (issue 37, M3): the file is read from disk
+    a chunk at a time, once for its SHA-256 and UTF-8 check, once for the item keys and the
+    fields (the item key's detection and the mapping need all of them before any rating is
+    checked; a second time when the key is detected), once for the per-rating checks, and once
+    more only to name where a duplicate's first rating is. Per rating at most the duplicate
+    check's entry stays (:class:`RatedPairs`), per distinct task its item key and matched item
+    (the items' contexts are read a batch of ratings at a time, :func:`with_contexts`), besides
+    the rows an import keeps to write."""
     reader = registry.get_reader(data_format, rater_kind=HUMAN)
     item_key = (item_key or "id").strip()
     explicit = dict(mapping or {})
@@ -832,33 +834,33 @@ def check_annotations(
     rubric = project.rubric_version.parsed()
     questions = {q.id: q for q in rubric.questions}
     expected = Expected(tuple(questions))
-    first, item_key = _read_with_item_key(
+    keys_read_pass, item_key = _read_with_item_key(
         project, source, reader, item_key=item_key, report=report, expected=expected, bad_byte=bad_byte
     )
-    counts = first.counts
+    counts = keys_read_pass.counts
     report.records_read, report.skipped_cancelled = counts.records, counts.skipped_cancelled
     report.skipped_empty = counts.skipped_empty
-    report.annotations_read = first.annotations
+    report.annotations_read = keys_read_pass.annotations
     ticker.report(0.2 * CHECK_SHARE, "checking")
     for name, target in explicit.items():
         if target and name not in counts.source_fields:
             problem("mapping", f"{name}={target}: the file has no field {name!r}")
     # the matched items without their contexts: those are read a batch of ratings at a time
-    items, several = items_by_key(project, item_key, set(first.keys), with_context=False)
+    items, several = items_by_key(project, item_key, set(keys_read_pass.keys), with_context=False)
     if reader.task_data_beside_answers:  # the task's data beside the answers: left out, shown in the mapping
         item_fields = _item_fields({it.id for it in items.values()}) | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
             explicit.setdefault(name, "")
-    if first.compared:
+    if keys_read_pass.compared:
         for name, target in comparison_defaults(rubric).items():
             explicit.setdefault(name, target)
     report.mapping, unknown = resolve_mapping(rubric, counts.source_fields, explicit)
     answered = {ELEMENT.sub(r"\g<q>", t) for t in report.mapping.values() if t}
-    if first.annotations:  # with nothing read, no field was seen: "no field answers q1" would be untrue
+    if keys_read_pass.annotations:  # with nothing read, no field was seen: "no field answers q1" would be untrue
         report.questions_unanswered = [q for q in questions if q not in answered]
-    if not first.annotations and not problem.any:
+    if not keys_read_pass.annotations and not problem.any:
         problem("line 1", "the file holds no annotations")
-    keys_read = first.keys.keys()
+    keys_read = keys_read_pass.keys.keys()
     report.items_matched = len(keys_read & items.keys())
     raters = {
         str((p or {}).get("source_id")): (rid, attrs or {})
@@ -878,10 +880,10 @@ def check_annotations(
     #: duplicates reported: (index in the errors, pair), the first rating's place named at the end
     duplicates: list[tuple[int, int]] = []
     attrs_of: dict[str, tuple[dict[str, Any], str]] = {}
-    total = max(first.annotations, 1)
+    total = max(keys_read_pass.annotations, 1)
     key_label = "external id" if item_key in EXTERNAL_ID_KEYS else f"external id or {item_key}"
     examples: dict[str, dict[str, list[str]]] = {}
-    ratings = _read_again(source, reader, item_key=item_key, expected=expected, read=first)
+    ratings = _read_again(source, reader, item_key=item_key, expected=expected, read=keys_read_pass)
     for n, (rating, ctx) in enumerate(with_contexts(ratings, items)):
         if ticker.due():
             ticker.report(CHECK_SHARE * (0.2 + 0.8 * n / total), "checking")
