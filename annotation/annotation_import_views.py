@@ -168,7 +168,12 @@ def _preview_page(request: HttpRequest, job: AnnotationImport) -> HttpResponse:
     try:
         annotation_import.staged_annotations(project=project, user=request.user, token=token)
     except DomainError:
-        return _page(request, project, report=report, error=_("The uploaded file is gone: upload it again."))
+        return _page(
+            request,
+            project,
+            report=report,
+            error=_("The uploaded file is gone, or someone else uploaded it: upload it to import it."),
+        )
     return _page(
         request, project, report=report, staged=_staged(token, job.original_name, job.data_format, report, job.mapping)
     )

@@ -95,7 +95,12 @@ def test_a_large_preview_is_a_job_whose_page_shows_progress_then_the_preview(
     assert annotation_import.imports_of(project) == [imported]
     assert not Path(job.data_file).exists()  # the import consumed the upload
     gone = client.get(page)  # the preview's page still shows its report, without forms
-    assert gone.status_code == 200 and gone.context["staged"] is None and b"is gone" in gone.content
+    assert (
+        gone.status_code == 200
+        and gone.context["staged"] is None
+        and b"is gone" in gone.content
+        and b"Import</button>" not in gone.content
+    )
 
 
 def test_the_mapping_edited_on_a_preview_job_s_page_is_previewed_again_as_a_job(
@@ -197,3 +202,10 @@ def test_only_the_project_s_researchers_reach_a_preview_job(
     assert client.get(page).status_code == 404 and client.get(api).status_code == 404
     client.force_login(researcher)
     assert client.get(page).status_code == 200 and client.get(api).status_code == 200
+    # a co-researcher sees the preview, not the uploader's forms (a staged file is its uploader's)
+    colleague = make_user("colleague", researcher=True)
+    projects.add_member(project=project, user=colleague, role="researcher")
+    client.force_login(colleague)
+    shown = client.get(page)
+    assert shown.status_code == 200 and shown.context["report"].ok and shown.context["staged"] is None
+    assert b"Import</button>" not in shown.content
