@@ -425,7 +425,10 @@ def imported_ratings(project: Project) -> list[dict[str, Any]]:
     """The imports that brought people's ratings from another tool, oldest first: the file, the
     tool's format (its reader's label), the item key, and how many annotations and raters each added."""
     out = []
-    for job in AnnotationImport.objects.filter(project=project, status=AnnotationImport.Status.DONE).order_by("id"):
+    # a preview job (issue 37, M3) imported nothing: no provenance of the data
+    for job in AnnotationImport.objects.filter(
+        project=project, status=AnnotationImport.Status.DONE, preview=False
+    ).order_by("id"):
         report = job.report or {}
         if not report.get("annotations_created"):
             continue  # a duplicate of an earlier import added nothing

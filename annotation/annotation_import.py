@@ -20,6 +20,10 @@ The preview explains the import before anything is written: the item key (detect
 how each field's values are read (examples: in the file -> stored, with the option's label),
 which annotators become which raters with their counts, and the first rows to be written; a
 problem shared by every task is said once, first (a key no task has, a file for another project).
+A preview of a file above ``HV_INLINE_IMPORT_BYTES`` is a job on a worker (an ``AnnotationImport``
+with ``preview`` set: it writes and claims nothing and is no import), never work inside a web
+request; and the check behind every preview reads the staged file from disk a chunk at a time,
+once per pass, keeping no rating and no row (:func:`check_annotations`, issue 37, M3).
 
 All or nothing: any problem (an option outside the rubric, an unknown item, a missing answer, a
 rater-item pair given twice, an unknown field...) means nothing is written, and the report lists
@@ -34,15 +38,19 @@ duplicates. Provenance (SHA-256, format, item key, mapping) is the
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import io
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import IO, Any, TextIO
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.utils import timezone
@@ -58,13 +66,14 @@ from .models import IMPORTED_BACKEND, Annotation, AnnotationImport, Assignment, 
 from .presentation import render_context
 from .rubric import AnswerError, Question, Rubric
 from .sources import comparisons, labelstudio_flat, registry
-from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating
+from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating, TextSource, whole_text
 from .staging import (
     AlreadyWritten,
     Progress,
     StagedFile,
     Ticker,
     claim_file,
+    discard_job_upload,
     discard_token,
     run_staged,
     stage_file,
@@ -278,6 +287,8 @@ class Plan:
     raters: dict[str, int | None] = field(default_factory=dict)  # source id -> Rater id (None: new)
     attributes: dict[str, dict[str, Any]] = field(default_factory=dict)  # source id -> attributes
     attribute_updates: dict[int, dict[str, Any]] = field(default_factory=dict)  # rater id -> merged
+    #: the rows to write per source rater id (counted also when ``rows`` is not kept: a preview)
+    per_source: dict[str, int] = field(default_factory=dict)
 
 
 class Problems:
@@ -309,6 +320,82 @@ def sha256_of(data: bytes | str | Path) -> str:
     return hashlib.sha256(read_bytes(data)).hexdigest()
 
 
+#: bytes read at a time where a file is hashed and its UTF-8 checked
+READ_CHUNK_BYTES = 1 << 20
+_BOM = codecs.BOM_UTF8
+
+
+@dataclass(frozen=True)
+class RatingsFile:
+    """The file a check reads: a path (a staged upload, a file given to the command), read from
+    disk again for each pass and never held whole (issue 37, M3), or the bytes a caller has."""
+
+    path: Path | None = None
+    data: bytes | None = None
+
+    @classmethod
+    def of(cls, data: bytes | str | Path) -> RatingsFile:
+        if isinstance(data, Path):
+            return cls(path=data)
+        return cls(data=data.encode("utf-8") if isinstance(data, str) else data)
+
+    def open_bytes(self) -> IO[bytes]:
+        return self.path.open("rb") if self.path is not None else io.BytesIO(self.data or b"")
+
+    def open_text(self) -> TextIO:
+        """The file as text (a BOM dropped, line ends as written), decoded as it is read."""
+        return io.TextIOWrapper(self.open_bytes(), encoding="utf-8-sig", newline="")
+
+    def digest(self) -> tuple[str, int | None]:
+        """(the SHA-256, the first byte that is no UTF-8 after a BOM, or None), in one streaming
+        read: a chunk in memory at a time."""
+        sha = hashlib.sha256()
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        at, bad = 0, None  # bytes decoded so far, counted after a BOM as decode("utf-8-sig") counts
+
+        def decode(data: bytes, final: bool = False) -> None:
+            nonlocal at, bad
+            if bad is None:
+                pending = len(decoder.getstate()[0])
+                try:
+                    decoder.decode(data, final)
+                except UnicodeDecodeError as exc:
+                    bad = at - pending + exc.start
+            at += len(data)
+
+        with self.open_bytes() as fh:
+            head = fh.read(len(_BOM))
+            sha.update(head)
+            decode(b"" if head == _BOM else head)
+            for chunk in iter(lambda: fh.read(READ_CHUNK_BYTES), b""):
+                sha.update(chunk)
+                decode(chunk)
+        decode(b"", final=True)
+        return sha.hexdigest(), bad
+
+
+def iter_ratings(
+    source: TextSource,
+    reader: Reader,
+    *,
+    item_key: str,
+    problem: Callable[[str, str], None],
+    counts: ReadCounts,
+    expected: Expected | None = None,
+) -> Iterator[SourceRating]:
+    """The format's reader over ``source`` (a text, or a file opened as text, read as it goes),
+    each rating's texts checked: a rating that cannot be stored is reported and left out."""
+    text = source if reader.reads_stream else whole_text(source)  # a reader registered before streams
+    for rating in reader.read(text, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected()):
+        # every text a rating brings is checked once here, for every format: an id or a rater name
+        # holding a lone surrogate (JSON's "\udc00") would otherwise reach a query or a row (issue 37)
+        bad = value_problem([rating.key, rating.rater, rating.answers, rating.attributes])
+        if bad:
+            problem(rating.where, bad)
+        else:
+            yield rating
+
+
 def read_ratings(
     raw: bytes | str,
     reader: Reader,
@@ -320,24 +407,16 @@ def read_ratings(
 ) -> list[SourceRating]:
     """The reading stage every import of ratings made elsewhere goes through, people's and a
     judge's alike: the file as UTF-8 text (a BOM dropped), read by its format's reader into
-    :class:`SourceRating` rows; every problem reported by task or line."""
+    :class:`SourceRating` rows; every problem reported by task or line. (The import of people's
+    ratings reads a file through :func:`iter_ratings` instead, never holding it whole.)"""
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             problem("line 1", f"the file is not UTF-8 text (byte {exc.start})")
             return []
-    read = reader.read(raw, item_key=item_key, problem=problem, counts=counts, expected=expected or Expected())
-    # every text a rating brings is checked once here, for every format: an id or a rater name
-    # holding a lone surrogate (JSON's "\udc00") would otherwise reach a query or a row (issue 37)
-    kept = []
-    for rating in read:
-        bad = value_problem([rating.key, rating.rater, rating.answers, rating.attributes])
-        if bad:
-            problem(rating.where, bad)
-        else:
-            kept.append(rating)
-    return kept
+    ratings = list(iter_ratings(raw, reader, item_key=item_key, problem=problem, counts=counts, expected=expected))
+    return [] if counts.broken else ratings
 
 
 def resolve_mapping(
@@ -375,9 +454,54 @@ class MatchedItem:
     context: dict[str, Any]
 
 
-def _item_rows(qs: Any) -> Iterable[tuple[MatchedItem, dict[str, Any]]]:
+#: the context of an item matched without it (one shared, never written to: not a dict per item)
+NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+
+
+def _item_rows(qs: Any, *, with_context: bool = True) -> Iterable[tuple[MatchedItem, dict[str, Any]]]:
+    if not with_context:  # the id and external id only (issue 37, M3)
+        for pk, ext in qs.values_list("id", "external_id"):
+            yield MatchedItem(pk, ext, NO_CONTEXT), NO_CONTEXT
+        return
     for pk, ext, data, meta, *strata in qs.values_list("id", "external_id", "data", "meta", *STRATA_KEYS):
         yield MatchedItem(pk, ext, render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))), meta or {}
+
+
+#: items whose render context is read at once while ratings are checked (:func:`with_contexts`)
+CONTEXT_BATCH = 2_000
+
+
+def item_contexts(ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Item id -> its render context, for the items ``ids``."""
+    out: dict[int, dict[str, Any]] = {}
+    wanted = list(ids)
+    for start in range(0, len(wanted), 5000):
+        rows = Item.objects.filter(pk__in=wanted[start : start + 5000]).values_list("id", "data", *STRATA_KEYS)
+        for pk, data, *strata in rows:
+            out[pk] = render_context(data, dict(zip(STRATA_KEYS, strata, strict=True)))
+    return out
+
+
+def with_contexts(
+    ratings: Iterable[SourceRating], items: Mapping[str, MatchedItem]
+) -> Iterator[tuple[SourceRating, dict[str, Any]]]:
+    """Each rating with the render context of the item it names (empty when it names none), the
+    contexts read :data:`CONTEXT_BATCH` ratings at a time: a check holds a batch's contexts, not
+    every matched item's (issue 37, M3)."""
+    batch: list[SourceRating] = []
+
+    def flush() -> Iterator[tuple[SourceRating, dict[str, Any]]]:
+        contexts = item_contexts({items[r.key].id for r in batch if r.key in items})
+        for r in batch:
+            item = items.get(r.key)
+            yield r, contexts.get(item.id, {}) if item is not None else {}
+        batch.clear()
+
+    for rating in ratings:
+        batch.append(rating)
+        if len(batch) >= CONTEXT_BATCH:
+            yield from flush()
+    yield from flush()
 
 
 def latest_items(project: Project) -> list[tuple[MatchedItem, dict[str, Any]]]:
@@ -394,18 +518,20 @@ def items_by_key(
     keys: set[str],
     *,
     latest: list[tuple[MatchedItem, dict[str, Any]]] | None = None,
+    with_context: bool = True,
 ) -> tuple[dict[str, MatchedItem], dict[str, list[str]]]:
     """The matching step of every import of ratings made elsewhere: key -> the latest version of
     the item it names, and key -> external ids when it names several. A key is the item's
     external id first (a project whose items were imported with ``id`` = the task's ``pair_id``
     is matched by ``pair_id``); a key no external id has is then looked up as the field
-    ``item_key`` of the item's data or meta (not for ``id`` / ``external_id``)."""
+    ``item_key`` of the item's data or meta (not for ``id`` / ``external_id``). Without
+    ``with_context`` the items come with an empty context (:func:`item_contexts` reads it later)."""
     qs = Item.objects.filter(project=project).order_by("external_id", "version")
     found: dict[str, MatchedItem] = {}
     several: dict[str, list[str]] = {}
     wanted = list(keys)
     for start in range(0, len(wanted), 5000):
-        for it, _meta in _item_rows(qs.filter(external_id__in=wanted[start : start + 5000])):
+        for it, _meta in _item_rows(qs.filter(external_id__in=wanted[start : start + 5000]), with_context=with_context):
             found[it.external_id] = it  # ordered by version: the latest wins
     rest = set(keys) - found.keys()
     if item_key in EXTERNAL_ID_KEYS or not rest:
@@ -421,7 +547,7 @@ def items_by_key(
         if text in by_field:
             several.setdefault(text, [by_field[text].external_id]).append(it.external_id)
         else:
-            by_field[text] = it
+            by_field[text] = it if with_context else MatchedItem(it.id, it.external_id, NO_CONTEXT)
     found.update(by_field)
     return found, several
 
@@ -447,17 +573,69 @@ def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
+@dataclass
+class KeysRead:
+    """What a first pass over the file keeps (issue 37, M3: never the ratings themselves): the
+    reader's counts, how many ratings it read, the item keys they name (once each) and whether
+    any is a comparison of two named systems."""
+
+    counts: ReadCounts
+    annotations: int = 0
+    keys: dict[str, None] = field(default_factory=dict)
+    compared: bool = False
+
+
+def _item_fields(ids: set[int]) -> set[str]:
+    """The names of the fields the items ``ids`` have, read in batches (not kept per item)."""
+    names: set[str] = set()
+    wanted = sorted(ids)
+    for start in range(0, len(wanted), CONTEXT_BATCH):
+        names.update(name for ctx in item_contexts(wanted[start : start + CONTEXT_BATCH]).values() for name in ctx)
+    return names
+
+
+def _ignore(where: str, message: str) -> None:
+    """The problem sink of a pass after the first: the first reported what the reader finds."""
+
+
+def _read_keys(
+    source: RatingsFile, reader: Reader, *, item_key: str, problem: Problems, expected: Expected, bad_byte: int | None
+) -> KeysRead:
+    """One pass over the file by ``item_key``, reporting what the reader finds."""
+    read = KeysRead(ReadCounts())
+    if bad_byte is not None:
+        problem("line 1", f"the file is not UTF-8 text (byte {bad_byte})")
+        return read
+    with source.open_text() as text:
+        for rating in iter_ratings(
+            text, reader, item_key=item_key, problem=problem, counts=read.counts, expected=expected
+        ):
+            read.annotations += 1
+            read.keys[rating.key] = None
+            read.compared = read.compared or rating.compared is not None
+    if read.counts.broken:  # the file broke off: what was read before counts for nothing
+        read.annotations, read.keys, read.compared = 0, {}, False
+    return read
+
+
 def _read_with_item_key(
-    project: Project, raw: bytes, reader: Reader, *, item_key: str, report: AnnotationImportReport, expected: Expected
-) -> tuple[list[SourceRating], ReadCounts, str]:
+    project: Project,
+    source: RatingsFile,
+    reader: Reader,
+    *,
+    item_key: str,
+    report: AnnotationImportReport,
+    expected: Expected,
+    bad_byte: int | None,
+) -> tuple[KeysRead, str]:
     """Read the file by ``item_key``; with the default key (:data:`DETECTED_KEYS`) that no task
     has, or whose values name no item, read it again by the one data key that names items
     (:func:`detect_item_key`). Tasks without the key are reported once, with the keys they have."""
     problem = Problems(report)
-    counts = ReadCounts()
-    ratings = read_ratings(raw, reader, item_key=item_key, problem=problem, counts=counts, expected=expected)
+    read = _read_keys(source, reader, item_key=item_key, problem=problem, expected=expected, bad_byte=bad_byte)
+    counts = read.counts
     if item_key in DETECTED_KEYS and counts.data_keys:
-        keys = list(dict.fromkeys(r.key for r in ratings))
+        keys = list(read.keys)
         # a first thousand keys decide for a file that matches (the common case costs one query)
         named = bool(keys) and bool(
             items_by_key(project, item_key, set(keys[:1000]))[0] or items_by_key(project, item_key, set(keys[1000:]))[0]
@@ -467,10 +645,10 @@ def _read_with_item_key(
             if detected is not None:
                 report.errors.clear()
                 report.errors_truncated = 0
-                counts = ReadCounts()
-                ratings = read_ratings(
-                    raw, reader, item_key=detected, problem=problem, counts=counts, expected=expected
+                read = _read_keys(
+                    source, reader, item_key=detected, problem=problem, expected=expected, bad_byte=bad_byte
                 )
+                counts = read.counts
                 item_key, report.item_key, report.item_key_detected = detected, detected, True
             elif len(naming) > 1:
                 problem(
@@ -484,23 +662,21 @@ def _read_with_item_key(
         # a flat export has one record per annotation, the full export one task with its annotations
         noun = "records" if reader.task_data_beside_answers else "tasks"
         summary = (
-            f"{len(counts.missing_key)} of {len(counts.missing_key) + len(ratings)} {noun} have no {key!r} "
+            f"{len(counts.missing_key)} of {len(counts.missing_key) + read.annotations} {noun} have no {key!r} "
             f"in their data (the item key); the keys the {noun} have: {', '.join(report.data_keys) or '(none)'}: "
             "choose one of them as the item key"
         )
         report.errors.insert(0, f"item key: {summary}")
-        if ratings:  # only some lack it: name them (all lacking it, the summary says it all)
+        if read.annotations:  # only some lack it: name them (all lacking it, the summary says it all)
             for where in counts.missing_key:
                 problem(where, f"no {key!r} in the task's data (the item key)")
-    return ratings, counts, item_key
+    return read, item_key
 
 
 def _rater_plan(project: Project, plan: Plan, known: Mapping[str, tuple[int, Any]]) -> list[dict[str, Any]]:
     """Which source annotator becomes which rater, with how many annotations each brings: the
     new raters named as :func:`write_plan` names them (``imported-<n>``, in file order)."""
-    per_source: dict[str, int] = {}
-    for row in plan.rows:
-        per_source[row.rater] = per_source.get(row.rater, 0) + 1
+    per_source = plan.per_source
     names = dict(Rater.objects.filter(pk__in=[rid for rid, _ in known.values()]).values_list("id", "name"))
     taken = Rater.objects.filter(
         kind=Rater.Kind.HUMAN, backend=IMPORTED_BACKEND, parameters__project=project.id
@@ -516,6 +692,101 @@ def _rater_plan(project: Project, plan: Plan, known: Mapping[str, tuple[int, Any
     return out
 
 
+class RatedPairs:
+    """The (rater, item) pairs of a file checked so far, for its duplicate check, in memory that
+    does not grow with the file (issue 37, M3): per rater the numbers of the items it rated, a set
+    while that is small, else a bitmap of the matched items (one bit each), whichever is smaller:
+    at most about 64 bytes per rating and ``items / 8`` bytes per rater. Raters and items are
+    numbered in the order first met (:meth:`number`)."""
+
+    #: what one entry of a set of ints costs (its slot and its int object), in bits
+    SET_ENTRY_BITS = 64 * 8
+
+    def __init__(self, items: int) -> None:
+        self.items = max(items, 1)
+        self.of: dict[int, set[int] | bytearray] = {}
+        self.raters: dict[str, int] = {}
+        self.item_numbers: dict[int, int] = {}
+
+    def number(self, rater: str, item_id: int) -> tuple[int, int]:
+        """(the rater's number, the item's number), each given when first met."""
+        return (
+            self.raters.setdefault(rater, len(self.raters)),
+            self.item_numbers.setdefault(item_id, len(self.item_numbers)),
+        )
+
+    def key(self, rater: int, item: int) -> int:
+        """One int per pair (the duplicates' keys when their first rating is looked for)."""
+        return rater * self.items + item
+
+    def add(self, rater: int, item: int) -> bool:
+        """Mark the pair rated: False when it was already."""
+        seen = self.of.setdefault(rater, set())
+        if isinstance(seen, set):
+            if item in seen:
+                return False
+            seen.add(item)
+            if len(seen) * self.SET_ENTRY_BITS > self.items:  # the bitmap is smaller now
+                bitmap = bytearray((self.items + 7) // 8)
+                for k in seen:
+                    bitmap[k >> 3] |= 1 << (k & 7)
+                self.of[rater] = bitmap
+            return True
+        byte, bit = item >> 3, 1 << (item & 7)
+        if seen[byte] & bit:
+            return False
+        seen[byte] |= bit
+        return True
+
+
+#: where a duplicate's message names its first rating until :func:`_name_first_places` has read it
+FIRST_PLACE = "\x00first\x00"
+
+
+def _read_again(
+    source: RatingsFile, reader: Reader, *, item_key: str, expected: Expected, read: KeysRead
+) -> Iterator[SourceRating]:
+    """The ratings once more, from disk, for the per-rating checks (their reader's problems were
+    reported by the first pass); none when the first pass read none (a broken file)."""
+    if not read.annotations:
+        return
+    with source.open_text() as text:
+        yield from iter_ratings(
+            text, reader, item_key=item_key, problem=_ignore, counts=ReadCounts(), expected=expected
+        )
+
+
+def _name_first_places(
+    report: AnnotationImportReport,
+    duplicates: list[tuple[int, int]],
+    source: RatingsFile,
+    reader: Reader,
+    *,
+    item_key: str,
+    expected: Expected,
+    items: Mapping[str, MatchedItem],
+    pairs: RatedPairs,
+) -> None:
+    """Put the place of each reported duplicate's first rating into its message: found by reading
+    the file again, only when there are duplicates, instead of keeping every rating's place."""
+    wanted = {pair for _, pair in duplicates}
+    first: dict[int, str] = {}
+    with source.open_text() as text:
+        for rating in iter_ratings(
+            text, reader, item_key=item_key, problem=_ignore, counts=ReadCounts(), expected=expected
+        ):
+            item = items.get(rating.key)
+            if item is None or rating.rater not in pairs.raters or item.id not in pairs.item_numbers:
+                continue
+            pair = pairs.key(pairs.raters[rating.rater], pairs.item_numbers[item.id])
+            if pair in wanted and pair not in first:
+                first[pair] = rating.where
+                if len(first) == len(wanted):
+                    break
+    for index, pair in duplicates:
+        report.errors[index] = report.errors[index].replace(FIRST_PLACE, first.get(pair, "?"))
+
+
 def check_annotations(
     *,
     project: Project,
@@ -525,19 +796,32 @@ def check_annotations(
     mapping: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     exclude_import: int | None = None,
+    keep_rows: bool = True,
 ) -> Plan:
     """Read and check a file (nothing written): the plan of what an import would write, with
-    the report (mapping, counts, every problem)."""
+    the report (mapping, counts, every problem); ``keep_rows=False`` (a preview) counts the rows
+    without keeping them.
+
+    Memory does not grow with the file's annotations (issue 37, M3): the file is read from disk
+    a chunk at a time, once for its SHA-256 and UTF-8 check, once for the item keys and the
+    fields (the item key's detection and the mapping need all of them before any rating is
+    checked; a second time when the key is detected), once for the per-rating checks, and once
+    more only to name where a duplicate's first rating is. Per rating at most the duplicate
+    check's entry stays (:class:`RatedPairs`), per distinct task its item key and matched item
+    (the items' contexts are read a batch of ratings at a time, :func:`with_contexts`), besides
+    the rows an import keeps to write."""
     reader = registry.get_reader(data_format, rater_kind=HUMAN)
     item_key = (item_key or "id").strip()
     explicit = dict(mapping or {})
-    raw = read_bytes(data)
+    source = RatingsFile.of(data)
     report = AnnotationImportReport(ok=False, format=data_format, item_key=item_key, sha256="")
-    report.sha256 = hashlib.sha256(raw).hexdigest()
+    report.sha256, bad_byte = source.digest()
     plan = Plan(report=report)
     problem = Problems(report)
     earlier = (
-        AnnotationImport.objects.filter(project=project, sha256=report.sha256, status=AnnotationImport.Status.DONE)
+        AnnotationImport.objects.filter(
+            project=project, sha256=report.sha256, status=AnnotationImport.Status.DONE, preview=False
+        )
         .exclude(pk=exclude_import)
         .order_by("id")
         .first()
@@ -549,31 +833,34 @@ def check_annotations(
     ticker = Ticker(progress)
     rubric = project.rubric_version.parsed()
     questions = {q.id: q for q in rubric.questions}
-    ratings, counts, item_key = _read_with_item_key(
-        project, raw, reader, item_key=item_key, report=report, expected=Expected(tuple(questions))
+    expected = Expected(tuple(questions))
+    keys_read_pass, item_key = _read_with_item_key(
+        project, source, reader, item_key=item_key, report=report, expected=expected, bad_byte=bad_byte
     )
+    counts = keys_read_pass.counts
     report.records_read, report.skipped_cancelled = counts.records, counts.skipped_cancelled
     report.skipped_empty = counts.skipped_empty
-    report.annotations_read = len(ratings)
+    report.annotations_read = keys_read_pass.annotations
     ticker.report(0.2 * CHECK_SHARE, "checking")
     for name, target in explicit.items():
         if target and name not in counts.source_fields:
             problem("mapping", f"{name}={target}: the file has no field {name!r}")
-    items, several = items_by_key(project, item_key, {r.key for r in ratings})
+    # the matched items without their contexts: those are read a batch of ratings at a time
+    items, several = items_by_key(project, item_key, set(keys_read_pass.keys), with_context=False)
     if reader.task_data_beside_answers:  # the task's data beside the answers: left out, shown in the mapping
-        item_fields = {name for it in items.values() for name in it.context} | set(STRATA_KEYS)
+        item_fields = _item_fields({it.id for it in items.values()}) | set(STRATA_KEYS)
         for name in labelstudio_flat.task_data_columns(counts.source_fields, item_fields, set(questions)):
             explicit.setdefault(name, "")
-    if any(r.compared for r in ratings):
+    if keys_read_pass.compared:
         for name, target in comparison_defaults(rubric).items():
             explicit.setdefault(name, target)
     report.mapping, unknown = resolve_mapping(rubric, counts.source_fields, explicit)
     answered = {ELEMENT.sub(r"\g<q>", t) for t in report.mapping.values() if t}
-    if ratings:  # with nothing read, no field was seen: "no field answers q1" would be untrue
+    if keys_read_pass.annotations:  # with nothing read, no field was seen: "no field answers q1" would be untrue
         report.questions_unanswered = [q for q in questions if q not in answered]
-    if not ratings and not problem.any:
+    if not keys_read_pass.annotations and not problem.any:
         problem("line 1", "the file holds no annotations")
-    keys_read = {r.key for r in ratings}
+    keys_read = keys_read_pass.keys.keys()
     report.items_matched = len(keys_read & items.keys())
     raters = {
         str((p or {}).get("source_id")): (rid, attrs or {})
@@ -589,12 +876,15 @@ def check_annotations(
         ).values_list("rater_id", "item_id", "answers", "source_import_id"):
             stored[(rid, iid)] = (answers, imp)
     reported_unknown: set[str] = set()
-    seen_pairs: dict[tuple[str, int], str] = {}
+    seen_pairs = RatedPairs(len({it.id for it in items.values()}))
+    #: duplicates reported: (index in the errors, pair), the first rating's place named at the end
+    duplicates: list[tuple[int, int]] = []
     attrs_of: dict[str, tuple[dict[str, Any], str]] = {}
-    total = max(len(ratings), 1)
+    total = max(keys_read_pass.annotations, 1)
     key_label = "external id" if item_key in EXTERNAL_ID_KEYS else f"external id or {item_key}"
     examples: dict[str, dict[str, list[str]]] = {}
-    for n, rating in enumerate(ratings):
+    ratings = _read_again(source, reader, item_key=item_key, expected=expected, read=keys_read_pass)
+    for n, (rating, ctx) in enumerate(with_contexts(ratings, items)):
         if ticker.due():
             ticker.report(CHECK_SHARE * (0.2 + 0.8 * n / total), "checking")
         where = rating.where
@@ -610,11 +900,12 @@ def check_annotations(
                 hint = reader.unknown_external_id_hint if item_key in EXTERNAL_ID_KEYS else ""
                 problem(where, f"unknown item: no item with {key_label} {rating.key!r} in this project{hint}")
             continue
-        pair = (rating.rater, item.id)
-        if pair in seen_pairs:
-            problem(where, f"duplicate: rater {rating.rater!r} already rated item {rating.key!r} ({seen_pairs[pair]})")
+        rater_no, item_no = seen_pairs.number(rating.rater, item.id)
+        if not seen_pairs.add(rater_no, item_no):
+            if len(report.errors) < MAX_REPORTED_ERRORS:
+                duplicates.append((len(report.errors), seen_pairs.key(rater_no, item_no)))
+            problem(where, f"duplicate: rater {rating.rater!r} already rated item {rating.key!r} ({FIRST_PLACE})")
             continue
-        seen_pairs[pair] = where
         known, first = attrs_of.setdefault(rating.rater, ({}, where))
         for name, value in rating.attributes.items():
             if name in known and known[name] != value:
@@ -622,7 +913,6 @@ def check_annotations(
             known.setdefault(name, value)
         if any(name in unknown for name in rating.answers):
             continue
-        ctx = item.context
         given = rating.answers
         if rating.compared is not None and report.mapping.get(comparisons.WINNER_COLUMN):
             try:
@@ -681,16 +971,23 @@ def check_annotations(
             report.sample_rows.append(
                 {"where": where, "item": item.external_id, "rater": rating.rater, "answers": cleaned}
             )
-        plan.rows.append(
-            _Row(
-                rater=rating.rater,
-                item_id=item.id,
-                answers=cleaned,
-                derived=rubric.derive(cleaned, presentation=None),
-                duration_ms=rating.duration_ms,
-                submitted_at=rating.submitted_at,
+        plan.per_source[rating.rater] = plan.per_source.get(rating.rater, 0) + 1
+        if keep_rows:
+            plan.rows.append(
+                _Row(
+                    rater=rating.rater,
+                    item_id=item.id,
+                    answers=cleaned,
+                    derived=rubric.derive(cleaned, presentation=None),
+                    duration_ms=rating.duration_ms,
+                    submitted_at=rating.submitted_at,
+                )
             )
+    if duplicates:
+        _name_first_places(
+            report, duplicates, source, reader, item_key=item_key, expected=expected, items=items, pairs=seen_pairs
         )
+    del seen_pairs
     for source_id, (attrs, _first) in attrs_of.items():
         bad = value_problem(attrs)
         if bad:
@@ -716,7 +1013,7 @@ def check_annotations(
         )
     report.ok = not problem.any
     if not report.ok:
-        plan.rows = []
+        plan.rows, plan.per_source = [], {}
     return plan
 
 
@@ -970,12 +1267,92 @@ def staged_annotations(*, project: Project, user: AbstractBaseUser | None, token
 def preview_staged(
     *, project: Project, path: Path, data_format: str, item_key: str, mapping: Mapping[str, str]
 ) -> AnnotationImportReport:
-    """What importing the staged file would do (the mapping, the counts, every problem); nothing written."""
+    """What importing the staged file would do (the mapping, the counts, every problem); nothing
+    written, no row kept (the check counts them: memory flat in the file's size, issue 37, M3)."""
     report = check_annotations(
-        project=project, data=path, data_format=data_format, item_key=item_key, mapping=mapping
+        project=project, data=path, data_format=data_format, item_key=item_key, mapping=mapping, keep_rows=False
     ).report
     report.preview = True
     return report
+
+
+def preview_runs_inline(path: Path) -> bool:
+    """A preview of the file runs inside the request (up to ``HV_INLINE_IMPORT_BYTES``, as an
+    import does); a larger one is a preview job on a worker (:func:`start_annotation_preview`),
+    so a large file never takes a web worker's memory and time (issue 37, M3)."""
+    return Path(path).stat().st_size <= settings.HV_INLINE_IMPORT_BYTES
+
+
+def run_annotation_preview_job(*, job: AnnotationImport) -> AnnotationImport:
+    """Run a stored preview (on a worker): its report is the preview (``preview_staged``), kept on
+    the job; nothing written. Its staged upload stays for the import Confirm starts when the job
+    ``keeps_upload`` (the page's), else it goes once the job has ended (the API's)."""
+
+    def work(job: AnnotationImport, progress: Progress) -> dict[str, Any]:
+        if not Path(job.data_file).is_file():
+            raise DomainError("the uploaded file is gone (imported or dropped already): upload it again")
+        try:
+            report = check_annotations(
+                project=job.project,
+                data=Path(job.data_file),
+                data_format=job.data_format,
+                item_key=job.item_key,
+                mapping=job.mapping,
+                progress=progress,
+                keep_rows=False,
+            ).report
+        except FileNotFoundError:  # imported by a Confirm from another tab while this pass was to read it
+            raise DomainError("the uploaded file is gone (imported or dropped already): upload it again") from None
+        report.preview = True
+        return {"report": report.as_dict()}
+
+    return run_staged(job, work, discard_upload=not job.keeps_upload)
+
+
+def start_annotation_preview(
+    *,
+    project: Project,
+    user: AbstractBaseUser | None,
+    path: Path,
+    original_name: str,
+    data_format: str,
+    item_key: str,
+    mapping: Mapping[str, str],
+    keeps_upload: bool,
+) -> AnnotationImport:
+    """A preview job for a staged file larger than ``HV_INLINE_IMPORT_BYTES``, handed to a worker
+    through the staged-job skeleton (``staging.start_staged``); its page shows the progress, then
+    the preview. ``keeps_upload``: the upload stays for Confirm (the page), else it is dropped
+    once the preview has ended (the API)."""
+    registry.get_reader(data_format, rater_kind=HUMAN)
+    job = AnnotationImport.objects.create(
+        project=project,
+        created_by=user,
+        data_file=str(path),
+        data_format=data_format,
+        original_name=original_name[:255],
+        item_key=(item_key or "id").strip()[:200],
+        mapping=dict(mapping),
+        preview=True,
+        keeps_upload=keeps_upload,
+    )
+    return start_staged(job, size=path.stat().st_size, run=lambda job: run_annotation_preview_job(job=job))
+
+
+def preview_of(job: AnnotationImport) -> AnnotationImportReport | None:
+    """The report of an ended preview job as the preview page shows it; None while it runs or
+    when it failed (its page says why)."""
+    if not job.preview or job.status != AnnotationImport.Status.DONE:
+        return None
+    names = {f.name for f in fields(AnnotationImportReport)}
+    return AnnotationImportReport(**{k: v for k, v in (job.report or {}).items() if k in names})
+
+
+def discard_upload(job: AnnotationImport) -> None:
+    """The cleanup of a job failed without a run (the reaper gave up, the broker refused it): its
+    staged upload goes, unless a page preview keeps it for Confirm (swept when stale)."""
+    if not job.keeps_upload:
+        discard_job_upload(job)
 
 
 def start_annotation_import(
@@ -996,7 +1373,7 @@ def start_annotation_import(
     # job. Two posts at the same instant can both pass this lookup; neither writes twice even
     # then (``claim_file``), this only spares the second job.
     staged_already = (
-        AnnotationImport.objects.filter(project=project, data_file=str(path), status__in=jobs.PENDING)
+        AnnotationImport.objects.filter(project=project, data_file=str(path), status__in=jobs.PENDING, preview=False)
         .order_by("id")
         .first()
     )
@@ -1017,7 +1394,8 @@ def start_annotation_import(
 
 
 def imports_of(project: Project) -> list[AnnotationImport]:
-    return list(AnnotationImport.objects.filter(project=project).order_by("-created_at")[:20])
+    """The project's last imports (previews are no imports: left out)."""
+    return list(AnnotationImport.objects.filter(project=project, preview=False).order_by("-created_at")[:20])
 
 
 __all__ = [
@@ -1033,10 +1411,14 @@ __all__ = [
     "comparison_defaults",
     "items_by_key",
     "parse_mapping",
+    "preview_of",
+    "preview_runs_inline",
     "preview_staged",
     "read_ratings",
     "run_annotation_import_job",
+    "run_annotation_preview_job",
     "stage_annotations",
     "staged_annotations",
     "start_annotation_import",
+    "start_annotation_preview",
 ]

@@ -7,12 +7,14 @@ the project only (``annotation.access``)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core import reaper
@@ -124,19 +126,57 @@ def annotation_import_preview(request: HttpRequest, project_id: int) -> HttpResp
             path, name, token = staged.path, upload.name, staged.token
         data = form.cleaned_data
         mapping = annotation_import.parse_mapping(data.get("mapping") or "")
+        if not annotation_import.preview_runs_inline(path):
+            # a large file is previewed on a worker (issue 37, M3): its page shows the progress,
+            # then this preview; the upload stays for Confirm
+            job = annotation_import.start_annotation_preview(
+                project=project,
+                user=request.user,
+                path=path,
+                original_name=name,
+                data_format=data["format"],
+                item_key=data["item_key"],
+                mapping=mapping,
+                keeps_upload=True,
+            )
+            return redirect("annotation_import_detail", job_id=job.id)
         report = annotation_import.preview_staged(
             project=project, path=path, data_format=data["format"], item_key=data["item_key"], mapping=mapping
         )
     except DomainError as exc:
         return _page(request, project, error=exc.message, status=400)
-    staged = {
+    return _page(request, project, report=report, staged=_staged(token, name, data["format"], report, mapping))
+
+
+def _staged(token: str, name: str, data_format: str, report, mapping) -> dict[str, str]:
+    """What the preview's forms post back (Confirm, or the mapping edited and previewed again)."""
+    return {
         "token": token,
         "name": name,
-        "format": data["format"],
+        "format": data_format,
         "item_key": report.item_key,  # the key detected from the file, when it was
         "mapping": "\n".join(f"{k}={v}" for k, v in mapping.items()),
     }
-    return _page(request, project, report=report, staged=staged)
+
+
+def _preview_page(request: HttpRequest, job: AnnotationImport) -> HttpResponse:
+    """An ended preview job shown as the preview an inline one is, its forms posting the staged
+    upload while it is there for this user (the uploader's: a staged file is its uploader's)."""
+    report = annotation_import.preview_of(job)
+    project = job.project
+    token = Path(job.data_file).parent.name
+    try:
+        annotation_import.staged_annotations(project=project, user=request.user, token=token)
+    except DomainError:
+        return _page(
+            request,
+            project,
+            report=report,
+            error=_("The uploaded file is gone, or someone else uploaded it: upload it to import it."),
+        )
+    return _page(
+        request, project, report=report, staged=_staged(token, job.original_name, job.data_format, report, job.mapping)
+    )
 
 
 @login_required
@@ -168,6 +208,12 @@ def annotation_import_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(AnnotationImport.objects.select_related("project"), pk=as_id(job_id))
     managed_project_or_403(request.user, job.project_id)
     reaper.check(job)  # a job whose worker died is shown re-queued or failed, never running for ever
+    if job.preview and job.status == AnnotationImport.Status.DONE:
+        if request.headers.get("HX-Request"):  # the polled status: the whole page shows the preview
+            response = HttpResponse(status=204)
+            response["HX-Refresh"] = "true"
+            return response
+        return _preview_page(request, job)
     template = (
         "annotation/_annotation_import_status.html"
         if request.headers.get("HX-Request")

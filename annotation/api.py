@@ -96,6 +96,7 @@ class AnnotationImportSerializer(serializers.ModelSerializer):
             "id",
             "project",
             "status",
+            "preview",
             "percent",
             "original_name",
             "data_format",
@@ -189,7 +190,8 @@ class ProjectViewSet(
     def annotation_imports(self, request: Request, pk: str | None = None) -> Response:
         """Import human annotations made in another tool (Label Studio JSON, long CSV / JSONL,
         wide CSV), all or nothing. ``preview`` answers 200 with the mapping, the counts and the
-        problems, writing nothing. Otherwise small files answer 201 with the job (its report), or
+        problems, writing nothing; for a large file 202 with a preview job (``preview`` true) whose
+        report is that preview once it is done. Otherwise small files answer 201 with the job (its report), or
         400 with the problems by task / line; large ones 202: poll /api/annotation-imports/{id}/."""
         project = self._managed()
         upload = AnnotationImportUploadSerializer(data=request.data)
@@ -203,6 +205,20 @@ class ProjectViewSet(
             chunks=data["file"].chunks(),
             data_format=data["format"],
         )
+        if data["preview"] and not annotation_import.preview_runs_inline(staged.path):
+            # a large file's preview runs on a worker (issue 37, M3): poll the job, whose report
+            # is the preview; its upload goes once it has ended
+            job = annotation_import.start_annotation_preview(
+                project=project,
+                user=request.user,
+                path=staged.path,
+                original_name=data["file"].name,
+                data_format=data["format"],
+                item_key=data["item_key"],
+                mapping=mapping,
+                keeps_upload=False,
+            )
+            return Response(AnnotationImportSerializer(job).data, status=202)
         if data["preview"]:
             try:
                 report = annotation_import.preview_staged(

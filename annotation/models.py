@@ -429,6 +429,13 @@ class AnnotationImport(StagedImportJob):
     #: PostgreSQL it waits for the first writer's commit, then fails) and is turned into "already
     #: imported by import N" instead of writing the ratings again (issue 37, H1).
     written_sha256 = models.CharField(max_length=64, null=True, blank=True, editable=False)
+    #: a preview, not an import: the check of a file above ``HV_INLINE_IMPORT_BYTES`` run on a
+    #: worker (issue 37, M3), its report the preview the page shows. It writes nothing, claims no
+    #: file, is never "already imported" and is left out of the project's imports
+    preview = models.BooleanField(default=False)
+    #: a preview whose staged upload outlives it: the page's, which Confirm then imports (an API
+    #: preview's upload is dropped once it has ended, as an inline one is)
+    keeps_upload = models.BooleanField(default=False)
 
     written_key = "annotations_created"
 

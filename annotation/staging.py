@@ -256,11 +256,12 @@ def progress_report(fraction: float, phase: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- run, start
-def run_staged(job: J, work: Callable[[J, Progress], dict[str, Any]]) -> J:
+def run_staged(job: J, work: Callable[[J, Progress], dict[str, Any]], *, discard_upload: bool = True) -> J:
     """Run a staged import's ``work(job, progress)`` as a ``core.jobs`` job (from a request, the
     command or a worker): while it runs its report is its progress (the page's bar), written
     beside the work; its outcome replaces it. Once the job has ended (done or failed) its
-    staged upload is deleted: nothing reads it again."""
+    staged upload is deleted: nothing reads it again (unless ``discard_upload`` is false: a
+    preview's upload, which a later import reads)."""
 
     def with_progress(job: J) -> dict[str, Any]:
         with ProgressWriter(type(job), job.pk, attempt=job.attempts, fields=progress_report) as writer:
@@ -269,7 +270,7 @@ def run_staged(job: J, work: Callable[[J, Progress], dict[str, Any]]) -> J:
     try:
         jobs.run(job, with_progress)
     finally:
-        if job.status in jobs.TERMINAL:
+        if discard_upload and job.status in jobs.TERMINAL:
             discard_job_upload(job)
     return job
 

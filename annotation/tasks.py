@@ -7,7 +7,7 @@ from celery import shared_task
 
 from core import jobs
 
-from .annotation_import import run_annotation_import_job
+from .annotation_import import discard_upload, run_annotation_import_job, run_annotation_preview_job
 from .importing import run_import_job
 from .models import AnnotationImport, ImportJob
 from .staging import discard_job_upload
@@ -27,6 +27,8 @@ def run_annotation_import(job_id: int) -> str:
     job = AnnotationImport.objects.select_related("project__rubric_version").get(pk=job_id)
     if job.status in (AnnotationImport.Status.DONE, AnnotationImport.Status.FAILED):
         return job.status  # redelivered after completion: nothing to do
+    if job.preview:  # a large file's preview (issue 37, M3): the same task, nothing written
+        return run_annotation_preview_job(job=job).status
     return run_annotation_import_job(job=job).status
 
 
@@ -46,6 +48,7 @@ def send_annotation_import(job: AnnotationImport) -> None:
 
 
 # A failed import keeps no staged upload: its run deletes it when it ends, and the cleanup does
-# when the job fails without a run (reaped, or refused by the broker).
+# when the job fails without a run (reaped, or refused by the broker); a page preview's upload
+# stays for Confirm (annotation_import.discard_upload).
 jobs.register_sender(ImportJob, send_import, cleanup=discard_job_upload)
-jobs.register_sender(AnnotationImport, send_annotation_import, cleanup=discard_job_upload)
+jobs.register_sender(AnnotationImport, send_annotation_import, cleanup=discard_upload)

@@ -15,7 +15,7 @@ import math
 import re
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TextIO
 
 #: the deepest nesting of lists / objects accepted in items, answers and API bodies
 MAX_DEPTH = 32
@@ -65,39 +65,119 @@ _DECODER = json.JSONDecoder(parse_int=_parse_int)
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
-def iter_array(text: str) -> Iterator[Any]:
-    """The elements of the JSON array ``text`` (a top-level ``[...]``), one at a time, each
-    parsed as :func:`loads` parses: a file of 10^6 Label Studio tasks never exists as one list
-    of dicts (``json.loads`` of a 145 MB export held ~1 GB of them; issue 37, M3). Raises
-    :class:`json.JSONDecodeError` (with the line and column in ``text``) where the text stops
-    being a JSON array, after the elements before it were yielded; :class:`ValueError` when
-    ``text`` does not start with ``[``."""
-    pos = _SPACE.match(text, 0).end()
-    if not text.startswith("[", pos):
+#: characters read from a file per step of :func:`iter_array` (the buffer holds about one step
+#: plus the element being parsed, whatever the file's size)
+ARRAY_CHUNK_CHARS = 1 << 18
+#: how close to the end of what was read a parse may stop, or fail, and still be a cut element
+#: rather than a bad one: ``1.`` / ``1e+`` cut from ``1.5`` / ``1e+5``, ``\\u00`` from ``\\u00e9``,
+#: ``tr`` from ``true``
+_CUT_MARGIN = 8
+
+
+class _Window:
+    """The part of a JSON text :func:`iter_array` is parsing: all of a ``str``, or a file's text
+    read ``chunk`` characters at a time with what was parsed dropped; it knows the line and
+    column where it starts, so an error is placed where it is in the whole text."""
+
+    def __init__(self, source: str | TextIO, chunk: int) -> None:
+        self.chunk = chunk
+        if isinstance(source, str):
+            self.text, self.read, self.eof = source, None, True
+        else:
+            self.text, self.read, self.eof = "", source.read, False
+        self.lines = 0  # newlines before the window
+        self.column = 0  # characters between the last of them and the window
+        self.offset = 0  # characters before the window
+
+    def more(self) -> bool:
+        """Read the next chunk into the window; False at the end of the file."""
+        if self.eof or self.read is None:
+            return False
+        piece = self.read(self.chunk)
+        if not piece:
+            self.eof = True
+            return False
+        self.text += piece
+        return True
+
+    def drop(self, pos: int) -> int:
+        """Forget the text before ``pos`` (parsed): the new position of ``pos``, 0."""
+        if pos:
+            gone = self.text[:pos]
+            newlines = gone.count("\n")
+            if newlines:
+                self.lines += newlines
+                self.column = len(gone) - gone.rfind("\n") - 1
+            else:
+                self.column += len(gone)
+            self.offset += pos
+            self.text = self.text[pos:]
+        return 0
+
+    def skip_space(self, pos: int) -> int:
+        while True:
+            pos = _SPACE.match(self.text, pos).end()
+            if pos < len(self.text) or not self.more():
+                return pos
+
+    def error(self, message: str, pos: int) -> json.JSONDecodeError:
+        """The error at ``pos`` of the window, with the line and column of the whole text."""
+        exc = json.JSONDecodeError(message, self.text, pos)
+        if exc.lineno == 1:
+            exc.colno += self.column
+        exc.lineno += self.lines
+        exc.pos += self.offset
+        return exc
+
+
+def iter_array(source: str | TextIO, *, chunk: int = ARRAY_CHUNK_CHARS) -> Iterator[Any]:
+    """The elements of the JSON array ``source`` (a top-level ``[...]``: a text, or a text file
+    read ``chunk`` characters at a time), one at a time, each parsed as :func:`loads` parses: a
+    file of 10^6 Label Studio tasks never exists as one list of dicts (``json.loads`` of a 145 MB
+    export held ~1 GB of them), and read from a file it never exists as one text either: memory
+    is one chunk and the element being parsed, whatever the file's size (issue 37, M3). Raises
+    :class:`json.JSONDecodeError` (with the line and column in the whole text) where the text
+    stops being a JSON array, after the elements before it were yielded; :class:`ValueError` when
+    it does not start with ``[``."""
+    window = _Window(source, chunk)
+    pos = window.skip_space(0)
+    if not window.text.startswith("[", pos):
         raise ValueError("not a JSON array")
-    pos = _SPACE.match(text, pos + 1).end()
-    if text.startswith("]", pos):
-        pos = _SPACE.match(text, pos + 1).end()
+    pos = window.skip_space(pos + 1)
+    if window.text.startswith("]", pos):
+        pos = window.skip_space(pos + 1)
     else:
         while True:
+            if window.read is not None and pos > chunk:
+                pos = window.drop(pos)
+            text = window.text
             try:
-                value, pos = _DECODER.raw_decode(text, pos)
+                value, end = _DECODER.raw_decode(text, pos)
             except _IntegerTooLong:
                 found = _LONG_INTEGER.search(text, pos)
-                raise json.JSONDecodeError(
-                    f"a number of more than {MAX_INT_DIGITS} digits", text, found.start() if found else pos
+                raise window.error(
+                    f"a number of more than {MAX_INT_DIGITS} digits", found.start() if found else pos
                 ) from None
+            except json.JSONDecodeError as exc:
+                # an element cut by the end of a chunk fails near that end (a string: where it
+                # starts): read on and parse it again; at the end of the file it is the file's error
+                cut = exc.pos >= len(text) - _CUT_MARGIN or exc.msg.startswith("Unterminated string")
+                if cut and window.more():
+                    continue
+                raise window.error(exc.msg, exc.pos) from None
+            if end >= len(text) - 2 and isinstance(value, (int, float)) and window.more():
+                continue  # a number that may go on in the next chunk (``12`` of ``1234``, ``1`` of ``1.5``)
             yield value
-            pos = _SPACE.match(text, pos).end()
-            if text.startswith(",", pos):
-                pos = _SPACE.match(text, pos + 1).end()
+            pos = window.skip_space(end)
+            if window.text.startswith(",", pos):
+                pos = window.skip_space(pos + 1)
                 continue
-            if text.startswith("]", pos):
-                pos = _SPACE.match(text, pos + 1).end()
+            if window.text.startswith("]", pos):
+                pos = window.skip_space(pos + 1)
                 break
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
-    if pos != len(text):
-        raise json.JSONDecodeError("Extra data", text, pos)
+            raise window.error("Expecting ',' delimiter", pos)
+    if pos != len(window.text):
+        raise window.error("Extra data", pos)
 
 
 def shown(value: Any, *, limit: int = 40) -> str:
@@ -163,10 +243,12 @@ def without_surrogates(value: Any) -> Any:
 
 
 __all__ = [
+    "ARRAY_CHUNK_CHARS",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
     "REPLACEMENT",
     "SURROGATE",
+    "iter_array",
     "loads",
     "shown",
     "text_problem",

@@ -1,13 +1,16 @@
 """Peak memory of an annotation-import preview of a Label Studio JSON export, by file size
-(issue 37, M3): ``annotation_import.preview_staged`` (what the preview runs) in a fresh child
-process per file, its peak RSS (``ru_maxrss``, Django included: the ``baseline`` row is a child
-that only sets up). ``streamed``: the reader parses the task list a task at a time
-(``core.values.iter_array``); ``whole``: the same file through ``json.loads`` at once (the reader
-before the change, by making the streaming parse decline the file).
+(issue 37, M3): ``annotation_import.preview_staged`` (what the page's inline preview and the
+preview job run) in a fresh child process per file, its peak resident memory (``VmHWM``,
+Django included: the ``baseline`` row is a child that only sets up; unlike ``ru_maxrss`` it is
+the child's own, not the parent's at the fork). ``streamed``: the check as it is (the file read
+from disk a chunk at a time for each pass, no rating and no row kept: ``check_annotations`` with
+``keep_rows=False``); ``whole``: the same, but the Label Studio reader made to decline the
+stream (``core.values.iter_array``), so it reads the file's whole text with ``json.loads``.
+Run it on an older tree to measure the check before.
 
 Each file: --sources annotators rating every one of N / --sources tasks (one choice each, a
-lead time and timestamps: Label Studio's shape, ~145 bytes per annotation as the 145 MB
-10^6-annotation export of the issue), against a Turing project holding those items.
+lead time and timestamps: Label Studio's shape, ~197 bytes per annotation here, ~145 in the
+145 MB 10^6-annotation export of the issue), against a Turing project holding those items.
 
   .venv/bin/python perf/preview_memory.py                               # 10^4 .. 10^6 annotations
   .venv/bin/python perf/preview_memory.py --annotations 10000,100000    # quick
@@ -24,9 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 
 
-def child(args: argparse.Namespace) -> None:
-    import resource
+def peak_mib() -> float:
+    """This process's peak resident memory (``VmHWM``: its own since its start, in MiB)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
 
+
+def child(args: argparse.Namespace) -> None:
     import django
 
     django.setup()
@@ -34,13 +43,13 @@ def child(args: argparse.Namespace) -> None:
     from annotation.models import Project
 
     if args.child == "baseline":
-        print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+        print(json.dumps({"peak_mib": peak_mib()}))
         return
     mode, project_id, path = args.child.split(":", 2)
     if mode == "whole":
         from annotation.sources import labelstudio
 
-        def declined(text):
+        def declined(text, **kwargs):
             raise ValueError("not streamed")
 
         labelstudio.iter_array = declined
@@ -54,8 +63,8 @@ def child(args: argparse.Namespace) -> None:
     print(
         json.dumps(
             {
-                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                "ratings": report.ratings if hasattr(report, "ratings") else None,
+                "peak_mib": peak_mib(),
+                "annotations": report.annotations_read,
                 "errors": report.errors[:3],
             }
         )
@@ -115,7 +124,7 @@ def main() -> None:
                 print(res.stdout, res.stderr[-2000:])
                 raise SystemExit(res.returncode)
             r = json.loads(res.stdout.strip().splitlines()[-1])
-            assert not r["errors"], r["errors"]
+            assert not r["errors"] and r["annotations"] == n, r
             print(f"{n:>12,} {path.stat().st_size / 1e6:>8.1f} {mode:>9} {r['peak_mib']:>9.0f}", flush=True)
         path.unlink()
 

@@ -8,10 +8,10 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from core.values import MAX_DEPTH, loads, shown, value_problem
 
@@ -82,6 +82,9 @@ class ReadCounts:
     #: where a record was read that has no value for the item key (the import reports these
     #: once, with the keys the tasks have, rather than one identical line per task)
     missing_key: list[str] = field(default_factory=list)
+    #: the file stopped being readable part way (JSON that breaks off): the ratings read before
+    #: that point count for nothing, as if the reader had read none (the problem says where)
+    broken: bool = False
 
     def saw(self, name: str) -> None:
         self.source_fields[name] = self.source_fields.get(name, 0) + 1
@@ -93,10 +96,29 @@ class ReadCounts:
                 values.add(text_of(value))
 
 
+#: a file's text as a reader takes it: the text, or the file opened as text (``newline=""``), read
+#: as it goes so that a large file never is one text in memory (issue 37, M3)
+TextSource = str | TextIO
+
+
+def as_stream(source: TextSource) -> TextIO:
+    """``source`` as a text stream (a text in a ``StringIO`` that leaves line ends as written)."""
+    return io.StringIO(source, newline="") if isinstance(source, str) else source
+
+
+def whole_text(source: TextSource) -> str:
+    """All of ``source`` as one text: for the formats read whole (JSON-MIN, an object that is no
+    task list); a stream is read from its start."""
+    if isinstance(source, str):
+        return source
+    source.seek(0)
+    return source.read()
+
+
 class ReadFn(Protocol):
     def __call__(
-        self, text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
-    ) -> list[SourceRating]: ...
+        self, text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    ) -> Iterable[SourceRating]: ...
 
 
 @dataclass(frozen=True)
@@ -117,6 +139,10 @@ class Reader:
     #: said after "unknown item" when the key is the external id and no item has it (JSON-MIN's
     #: ``id`` is Label Studio's task id, not the data's)
     unknown_external_id_hint: str = ""
+    #: ``read`` takes the file opened as text (:data:`TextSource`) and reads it as it goes, so
+    #: that a large file is never one text in memory (issue 37, M3): every reader here does; a
+    #: reader registered without it is given the whole text, as before
+    reads_stream: bool = False
 
 
 def text_of(value: Any) -> str:
@@ -233,13 +259,15 @@ def load_json(text: str, problem: Problem, *, line: int | None = None) -> Any:
     return NOT_JSON
 
 
-def table_rows(text: str, *, jsonl: bool, problem: Problem) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+def table_rows(
+    text: TextSource, *, jsonl: bool, problem: Problem
+) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
     """The records of a CSV or JSONL file with their line numbers: (the CSV's header, or [] for
     JSONL; each record's non-empty values by column / key). CSV rows are read by :func:`csv_table`;
     a JSONL line must be one JSON object whose values can be stored (``core.values``), else its
     problem is reported and the line skipped. The one CSV / JSONL reader of the tabular formats
     (long, wide, a judge's outputs)."""
-    stream = io.StringIO(text, newline="")
+    stream = as_stream(text)  # a file is read a line (a CSV row) at a time, never whole
     if jsonl:
         return [], _jsonl_records(stream, problem)
     table = csv_table(stream, problem)
@@ -249,7 +277,7 @@ def table_rows(text: str, *, jsonl: bool, problem: Problem) -> tuple[list[str], 
     return header, ((line, {h: c for h, c in zip(header, row, strict=True) if c != ""}) for line, row in rows)
 
 
-def _jsonl_records(stream: io.StringIO, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
+def _jsonl_records(stream: TextIO, problem: Problem) -> Iterator[tuple[int, dict[str, Any]]]:
     for line_no, line in enumerate(stream, start=1):
         if not line.strip():
             continue
@@ -278,6 +306,8 @@ __all__ = [
     "ReadCounts",
     "Reader",
     "SourceRating",
+    "TextSource",
+    "as_stream",
     "attribute_name",
     "csv_table",
     "duration_ms",
@@ -286,4 +316,5 @@ __all__ = [
     "parse_time",
     "table_rows",
     "text_of",
+    "whole_text",
 ]

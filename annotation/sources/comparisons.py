@@ -22,6 +22,7 @@ lists a pair the other way round is read right."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -38,6 +39,7 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
     attribute_name,
     first_present,
     parse_time,
@@ -83,11 +85,11 @@ def winner_side(value: Any, first: str, second: str) -> str | None:
 
 
 def read(
-    text: str, *, jsonl: bool, kind: str, item_key: str, problem: Problem, counts: ReadCounts
-) -> list[SourceRating]:
+    text: TextSource, *, jsonl: bool, kind: str, item_key: str, problem: Problem, counts: ReadCounts
+) -> Iterator[SourceRating]:
+    """The comparisons, a row / line at a time (the file is never read whole: issue 37, M3)."""
     header, rows = table_rows(text, jsonl=jsonl, problem=problem)
     counts.columns = header
-    out: list[SourceRating] = []
     first_rater: tuple[str, str] | None = None  # a judge's file: (its rater, where first named)
     for line, row in rows:
         counts.records += 1
@@ -159,14 +161,13 @@ def read(
         except ValueError as exc:
             problem(where, str(exc))
             continue
-        out.append(rating)
-    return out
+        yield rating
 
 
 def _reader(kind: str, jsonl: bool):
     def read_file(
-        text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
-    ) -> list[SourceRating]:
+        text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    ) -> Iterator[SourceRating]:
         return read(text, jsonl=jsonl, kind=kind, item_key=item_key, problem=problem, counts=counts)
 
     return read_file
@@ -178,6 +179,7 @@ CSV = Reader(
     HUMAN,
     ".csv",
     _reader(HUMAN, False),
+    reads_stream=True,
 )
 JSONL = Reader(
     "comparisons-jsonl",
@@ -185,6 +187,7 @@ JSONL = Reader(
     HUMAN,
     ".jsonl",
     _reader(HUMAN, True),
+    reads_stream=True,
 )
 # labels not marked for translation, as the other judge readers': the judges page takes the file
 # by its type, the API and the command by this key
@@ -194,6 +197,7 @@ JUDGE_CSV = Reader(
     MODEL,
     ".csv",
     _reader(MODEL, False),
+    reads_stream=True,
 )
 JUDGE_JSONL = Reader(
     "judge-pairs-jsonl",
@@ -201,6 +205,7 @@ JUDGE_JSONL = Reader(
     MODEL,
     ".jsonl",
     _reader(MODEL, True),
+    reads_stream=True,
 )
 
 __all__ = ["CSV", "JSONL", "JUDGE_CSV", "JUDGE_JSONL", "WINNER_SPELLINGS", "read", "winner_side"]

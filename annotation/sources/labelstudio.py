@@ -27,10 +27,12 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
     duration_ms,
     load_json,
     parse_time,
     text_of,
+    whole_text,
 )
 
 #: result types whose value is one entry of ``value``
@@ -72,33 +74,39 @@ def item_key_of(data: dict[str, Any], item_key: str) -> Any:
 
 
 def read(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
-) -> list[SourceRating]:
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
+) -> Iterator[SourceRating]:
+    """The ratings, a task at a time: from a file, its top-level list is parsed as it is read
+    (``core.values.iter_array``), so neither the file's text nor its tasks are ever all in memory
+    (issue 37, M3). JSON that breaks off is reported where it breaks and marks the read broken
+    (``counts.broken``: the ratings yielded before count for nothing)."""
     try:
         # a top-level list (what Label Studio exports) is read a task at a time (issue 37, M3)
-        return _read_tasks(iter_array(text), item_key=item_key, problem=problem, counts=counts)
+        yield from _read_tasks(iter_array(text), item_key=item_key, problem=problem, counts=counts)
+        return
     except json.JSONDecodeError as exc:  # the file stops being JSON: a problem of the file, nothing read
         problem(f"line {exc.lineno}", f"invalid JSON ({exc.msg} at column {exc.colno})")
-        return []
+        counts.broken = True
+        return
     except RecursionError:
-        load_json(text, problem)  # the same message as any JSON nested too deeply
-        return []
+        load_json(whole_text(text), problem)  # the same message as any JSON nested too deeply
+        counts.broken = True
+        return
     except ValueError:  # not a list: {"tasks": [...]}, or something else
         pass
-    tasks = load_json(text, problem)
+    tasks = load_json(whole_text(text), problem)
     if tasks is NOT_JSON:
-        return []
+        return
     if isinstance(tasks, dict) and isinstance(tasks.get("tasks"), list):
         tasks = tasks["tasks"]
     if not isinstance(tasks, list):
         problem("line 1", "a Label Studio JSON export is a list of tasks")
-        return []
-    return _read_tasks(iter(tasks), item_key=item_key, problem=problem, counts=counts)
+        return
+    yield from _read_tasks(iter(tasks), item_key=item_key, problem=problem, counts=counts)
 
 
-def _read_tasks(tasks: Iterator[Any], *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
+def _read_tasks(tasks: Iterator[Any], *, item_key: str, problem: Problem, counts: ReadCounts) -> Iterator[SourceRating]:
     """The ratings of the tasks, every problem reported by task."""
-    out: list[SourceRating] = []
     for i, task in enumerate(tasks):
         counts.records += 1
         if not isinstance(task, dict):
@@ -171,8 +179,7 @@ def _read_tasks(tasks: Iterator[Any], *, item_key: str, problem: Problem, counts
                 problem(where, str(exc))
                 bad = True
             if not bad:
-                out.append(rating)
-    return out
+                yield rating
 
 
-READER = Reader("labelstudio", _("Label Studio JSON export"), HUMAN, ".json", read)
+READER = Reader("labelstudio", _("Label Studio JSON export"), HUMAN, ".json", read, reads_stream=True)

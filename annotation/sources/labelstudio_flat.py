@@ -42,11 +42,14 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
+    as_stream,
     csv_table,
     duration_ms,
     load_json,
     parse_time,
     text_of,
+    whole_text,
 )
 from .labelstudio import item_key_of
 
@@ -116,8 +119,7 @@ def _records(
     decode: Any,
     problem: Problem,
     counts: ReadCounts,
-) -> list[SourceRating]:
-    out: list[SourceRating] = []
+) -> Iterator[SourceRating]:
     for where, record in rows:
         counts.records += 1
         annotator = record.get("annotator")
@@ -148,8 +150,7 @@ def _records(
         except ValueError as exc:
             problem(where, str(exc))
             continue
-        out.append(rating)
-    return out
+        yield rating
 
 
 def read_json_min(text: str, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
@@ -178,20 +179,25 @@ def read_json_min(text: str, *, item_key: str, problem: Problem, counts: ReadCou
             ]
             yield f"record #{i + 1}" + (f" ({', '.join(ids)})" if ids else ""), record
 
-    return _records(rows(), item_key=item_key, decode=decode_result, problem=problem, counts=counts)
+    return list(_records(rows(), item_key=item_key, decode=decode_result, problem=problem, counts=counts))
 
 
 def read_csv(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
     """Label Studio's ``CSV`` export: a header, then one row per record."""
+    return list(iter_csv(stream, item_key=item_key, problem=problem, counts=counts))
+
+
+def iter_csv(stream: io.TextIOBase, *, item_key: str, problem: Problem, counts: ReadCounts) -> Iterator[SourceRating]:
+    """:func:`read_csv` a row at a time (the file is never read whole: issue 37, M3)."""
     table = csv_table(stream, problem)
     if table is None:
-        return []
+        return
     header, rows = table
     if "annotator" not in header:
         problem("line 1", "the header has no 'annotator' column (is this Label Studio's CSV export?)")
-        return []
+        return
     records = ((f"line {line}", dict(zip(header, row, strict=True))) for line, row in rows)
-    return _records(records, item_key=item_key, decode=decode_cell, problem=problem, counts=counts)
+    yield from _records(records, item_key=item_key, decode=decode_cell, problem=problem, counts=counts)
 
 
 def task_data_columns(fields: Iterable[str], item_fields: set[str], questions: set[str]) -> list[str]:
@@ -201,15 +207,16 @@ def task_data_columns(fields: Iterable[str], item_fields: set[str], questions: s
 
 
 def _read_json_min(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
-    return read_json_min(text, item_key=item_key, problem=problem, counts=counts)
+    # read whole: a record list that turns out to be a full export is refused before any record
+    return read_json_min(whole_text(text), item_key=item_key, problem=problem, counts=counts)
 
 
 def _read_csv(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
-) -> list[SourceRating]:
-    return read_csv(io.StringIO(text, newline=""), item_key=item_key, problem=problem, counts=counts)
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+) -> Iterator[SourceRating]:
+    return iter_csv(as_stream(text), item_key=item_key, problem=problem, counts=counts)
 
 
 #: said when no item has the external id a JSON-MIN record names
@@ -225,7 +232,16 @@ JSON_MIN = Reader(
     _read_json_min,
     task_data_beside_answers=True,
     unknown_external_id_hint=TASK_ID_HINT,
+    reads_stream=True,
 )
-CSV = Reader("labelstudio-csv", _("Label Studio CSV export"), HUMAN, ".csv", _read_csv, task_data_beside_answers=True)
+CSV = Reader(
+    "labelstudio-csv",
+    _("Label Studio CSV export"),
+    HUMAN,
+    ".csv",
+    _read_csv,
+    task_data_beside_answers=True,
+    reads_stream=True,
+)
 
-__all__ = ["decode_cell", "decode_result", "read_csv", "read_json_min", "source_rater", "task_data_columns"]
+__all__ = ["decode_cell", "decode_result", "iter_csv", "read_csv", "read_json_min", "source_rater", "task_data_columns"]

@@ -24,6 +24,7 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
     attribute_name,
     duration_ms,
     first_present,
@@ -36,7 +37,7 @@ FIELD_COLUMNS = ("field", "question")
 VALUE_COLUMN = "value"
 
 
-def read(text: str, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
+def read(text: TextSource, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts) -> list[SourceRating]:
     ratings: dict[tuple[str, str], SourceRating] = {}
     attributes: dict[str, tuple[dict[str, Any], str]] = {}  # rater -> (attributes, where first given)
     columns, rows = table_rows(text, jsonl=jsonl, problem=problem)
@@ -107,16 +108,16 @@ def read(text: str, *, jsonl: bool, item_key: str, problem: Problem, counts: Rea
 
 
 def read_csv(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     return read(text, jsonl=False, item_key=item_key, problem=problem, counts=counts)
 
 
 def read_jsonl(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     return read(text, jsonl=True, item_key=item_key, problem=problem, counts=counts)
 
 
-CSV = Reader("csv", _("Long CSV (item, rater, field, value)"), HUMAN, ".csv", read_csv)
-JSONL = Reader("jsonl", _("Long JSONL (item, rater, field, value)"), HUMAN, ".jsonl", read_jsonl)
+CSV = Reader("csv", _("Long CSV (item, rater, field, value)"), HUMAN, ".csv", read_csv, reads_stream=True)
+JSONL = Reader("jsonl", _("Long JSONL (item, rater, field, value)"), HUMAN, ".jsonl", read_jsonl, reads_stream=True)

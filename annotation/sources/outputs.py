@@ -7,11 +7,11 @@ values mean (answers, scores) is checked by the room that imports them (``judges
 
 from __future__ import annotations
 
-from .common import MODEL, Expected, Problem, ReadCounts, Reader, SourceRating, table_rows, text_of
+from .common import MODEL, Expected, Problem, ReadCounts, Reader, SourceRating, TextSource, table_rows, text_of
 
 
 def read(
-    text: str, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, jsonl: bool, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     header, rows = table_rows(text, jsonl=jsonl, problem=problem)
     counts.columns = header
@@ -49,20 +49,22 @@ def read(
 
 
 def read_jsonl(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     return read(text, jsonl=True, item_key=item_key, problem=problem, counts=counts, expected=expected)
 
 
 def read_csv(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected
 ) -> list[SourceRating]:
     return read(text, jsonl=False, item_key=item_key, problem=problem, counts=counts, expected=expected)
 
 
 # labels not marked for translation: no page offers these as a choice (the judges page takes
 # JSONL or CSV by the file's name), only the admin's filter lists them
-JSONL = Reader("outputs-jsonl", "Judge outputs (JSONL, one line per item)", MODEL, ".jsonl", read_jsonl)
-CSV = Reader("outputs-csv", "Judge outputs (CSV, one row per item)", MODEL, ".csv", read_csv)
+JSONL = Reader(
+    "outputs-jsonl", "Judge outputs (JSONL, one line per item)", MODEL, ".jsonl", read_jsonl, reads_stream=True
+)
+CSV = Reader("outputs-csv", "Judge outputs (CSV, one row per item)", MODEL, ".csv", read_csv, reads_stream=True)
 
 __all__ = ["CSV", "JSONL", "read"]

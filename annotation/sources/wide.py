@@ -7,6 +7,8 @@ question, or mapped). An empty cell is no answer."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from django.utils.translation import gettext_lazy as _
 
 from .common import (
@@ -21,6 +23,7 @@ from .common import (
     ReadCounts,
     Reader,
     SourceRating,
+    TextSource,
     attribute_name,
     duration_ms,
     first_present,
@@ -31,25 +34,25 @@ from .common import (
 
 
 def read(
-    text: str, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
-) -> list[SourceRating]:
+    text: TextSource, *, item_key: str, problem: Problem, counts: ReadCounts, expected: Expected | None = None
+) -> Iterator[SourceRating]:
+    """The ratings, a row at a time (the file is never read whole: issue 37, M3)."""
     header, rows = table_rows(text, jsonl=False, problem=problem)
     if not header:
-        return []
+        return
     counts.columns = header
     item_col = item_key if item_key in header else ITEM_COLUMN
     rater_col = first_present(RATER_COLUMNS, header)
     missing = [c for c, found in ((item_col, item_col in header), ("rater", rater_col)) if not found]
     if missing:
         problem("line 1", f"the header has no {' or '.join(repr(m) for m in missing)} column")
-        return []
+        return
     time_col = first_present(TIMESTAMP_COLUMNS, header)
     ms_col = first_present(DURATION_MS_COLUMNS, header)
     s_col = first_present(DURATION_S_COLUMNS, header)
     roles = {item_col, rater_col, time_col, ms_col, s_col}
     attribute_cols = {c: name for c in header if c not in roles and (name := attribute_name(c))}
     field_cols = [c for c in header if c not in roles and c not in attribute_cols and c]
-    out: list[SourceRating] = []
     for line, row in rows:  # the row's non-empty cells: an empty cell is no answer
         counts.records += 1
         where = f"line {line}"
@@ -73,8 +76,7 @@ def read(
         except ValueError as exc:
             problem(where, str(exc))
             continue
-        out.append(rating)
-    return out
+        yield rating
 
 
-READER = Reader("wide", _("Wide CSV (one row per rater and item)"), HUMAN, ".csv", read)
+READER = Reader("wide", _("Wide CSV (one row per rater and item)"), HUMAN, ".csv", read, reads_stream=True)

@@ -225,7 +225,10 @@ def annotation_imports(project: Project) -> list[dict[str, Any]]:
     name, format, item key and mapping, and what it added (the rows marked ``imported:<id>`` in
     the annotations table). Source annotator ids stay out, as every identity does."""
     out = []
-    for job in AnnotationImport.objects.filter(project=project, status=AnnotationImport.Status.DONE).order_by("id"):
+    # a preview job (issue 37, M3) imported nothing: no provenance of the data
+    for job in AnnotationImport.objects.filter(
+        project=project, status=AnnotationImport.Status.DONE, preview=False
+    ).order_by("id"):
         report = job.report or {}
         out.append(
             {

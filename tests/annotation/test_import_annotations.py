@@ -387,11 +387,12 @@ def test_the_database_refuses_a_second_writer_of_one_file(project, tmp_path):
 def test_confirm_posted_twice_gives_one_job(client, project, researcher, settings):
     """A double click on Confirm while the import waits for the worker: the second post gets the
     first's job, not a second job reading the same upload."""
-    settings.HV_INLINE_IMPORT_BYTES = 0  # the job waits for a worker, so its upload is still there
     form = {"format": "labelstudio", "item_key": "id", "mapping": "quality=q3"}
     client.force_login(researcher)
     resp = client.post(reverse("annotation_import_preview", args=[project.id]), {**form, "file": ls_upload()})
     token = resp.context["staged"]["token"]
+    # after the (inline) preview: the job waits for a worker, so its upload is still there
+    settings.HV_INLINE_IMPORT_BYTES = 0
     confirm = reverse("annotation_import_confirm", args=[project.id])
     first, second = (client.post(confirm, {**form, "token": token}) for _ in range(2))
     job = AnnotationImport.objects.get(project=project)

@@ -5,15 +5,19 @@ PostgreSQL test database) runs it and stores the report."""
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
 
 from annotation import importing
-from annotation.models import Asset, Assignment, ImportJob, Item
+from annotation.models import AnnotationImport, Asset, Assignment, ImportJob, Item
 
 from .factories import jsonl, make_project, png_bytes, turing_records, zip_of
 
@@ -156,3 +160,47 @@ def test_failing_import_on_the_worker_reports_the_line_and_writes_nothing(
     assert job.report["errors"][0].startswith("line 3: invalid JSON")
     assert not Item.objects.filter(project=project).exists()
     assert not Assignment.objects.filter(project=project).exists()
+
+
+def test_a_large_annotation_preview_runs_on_the_worker_and_its_page_shows_the_preview(
+    celery_worker_process, researcher, media_root
+):
+    """Issue 37, M3: the preview of a file above HV_INLINE_IMPORT_BYTES is a job the worker runs
+    (it ran inside the web request and a 145 MB file killed the web worker); its page shows the
+    preview when the worker is done, and the upload stays for Confirm."""
+    project = make_project("cqbench.turing", owner=researcher)
+    assert importing.import_items(project=project, data=jsonl(turing_records(3)), data_format="jsonl").ok
+    export = [
+        {
+            "id": i,
+            "data": {"id": f"t{i}"},
+            "annotations": [
+                {
+                    "id": 10 * i + r,
+                    "completed_by": r,
+                    "result": [{"from_name": "human_written", "type": "choices", "value": {"choices": ["left"]}}],
+                }
+                for r in (1, 2)
+            ],
+        }
+        for i in range(3)
+    ]
+    client = Client()
+    client.force_login(researcher)
+    resp = client.post(
+        reverse("annotation_import_preview", args=[project.id]),
+        {"format": "labelstudio", "item_key": "id", "mapping": "", "file": _upload("ls.json", json.dumps(export))},
+    )
+    job = AnnotationImport.objects.get(project=project, preview=True)
+    assert resp.status_code == 302 and resp["Location"] == reverse("annotation_import_detail", args=[job.id])
+    job = wait_finished(job, celery_worker_process)
+    assert job.status == "done", job.report
+    assert job.report["ok"] and job.report["annotations_read"] == 6 and job.report["raters"] == 2
+    page = client.get(resp["Location"])
+    assert page.status_code == 200 and b'data-testid="annotation-import-preview"' in page.content
+    assert b"annotations 6" in page.content and page.context["staged"]["format"] == "labelstudio"
+    assert Path(job.data_file).is_file()  # kept for Confirm
+
+
+def _upload(name: str, text: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, text.encode(), content_type="application/json")
