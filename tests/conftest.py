@@ -15,8 +15,9 @@ Fixtures:
   browser                session  headless Debian Chromium through Playwright
   page                   function a new page in a fresh browser context
   live_server                     (pytest-django)
-  shared_demo            class    the whole demo seeded once per test class, rolled back after
-                                  it; each test in a savepoint inside it
+  shared_demo            class    the whole demo seeded once for the demo classes (named *Demo),
+                                  which run one after another; rolled back after the last;
+                                  each test in a savepoint inside it
 """
 
 from __future__ import annotations
@@ -178,10 +179,10 @@ def embedded_pass_keeps(item) -> bool:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """(pytest-xdist, -n) xdist's "load" scheduling, except that the tests of a class run on one
-    worker. The suite's test classes are the ones on the shared demo (``shared_demo``): each
-    process that runs a test of such a class seeds the whole demo once, so a class spread over
-    both workers seeded it twice. (xdist's own "loadgroup" cannot do it under pytest 9.2: it
-    renames each test through an attribute pytest no longer reads.)"""
+    worker, and the demo classes (``shared_demo``, named ``*Demo``) all on one worker one after
+    another, on one seed of the demo: spread over both workers, each class seeded it on each.
+    (xdist's own "loadgroup" cannot do it under pytest 9.2: it renames each test through an
+    attribute pytest no longer reads.)"""
     if config.getoption("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -189,7 +190,11 @@ def pytest_xdist_make_scheduler(config, log):
     class ClassTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             parts = nodeid.split("::")  # file::Class::test[...] -> file::Class; else the test alone
-            return "::".join(parts[:2]) if len(parts) > 2 else nodeid
+            if len(parts) <= 2:
+                return nodeid
+            if parts[1].endswith(DEMO_CLASS_SUFFIX):  # every demo class on one worker, on one seed
+                return "the shared demo"
+            return "::".join(parts[:2])
 
     return ClassTogether(config, log)
 
@@ -226,6 +231,15 @@ def pytest_collection_modifyitems(config, items):
     # (the API fuzz pass, the migrations, at the end of the alphabet) keeping a worker busy
     # while the others have finished.
     items.sort(key=lambda item: not item.get_closest_marker("slow"))
+    # The demo classes one after another, first (the longest block: a seed, then about a minute
+    # of tests), so that they share one seed (shared_demo) in a run without xdist as well
+    for item in items:
+        if _uses_shared_demo(item) and not (item.cls is not None and item.cls.__name__.endswith(DEMO_CLASS_SUFFIX)):
+            raise pytest.UsageError(
+                f"{item.nodeid} uses shared_demo outside a test class named *{DEMO_CLASS_SUFFIX}"
+                " (tests/conftest.py: the scheduler keeps those classes together on one seed)"
+            )
+    items.sort(key=lambda item: not _uses_shared_demo(item))
 
 
 def pytest_report_header(config):
@@ -250,44 +264,101 @@ def pytest_configure(config):
 
 
 # ----------------------------------------------------------------------- the demo, seeded once
-@pytest.fixture(scope="class")
-def shared_demo(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The whole demo (``seed_demo``, every preset, with its simulated studies) seeded once for
-    the tests of a class instead of once per test (use it from tests in a class: for a function
-    outside a class, pytest's class scope is the function itself):
-    a full seed is the dearest setup of the suite. It is written inside a transaction opened
-    here and rolled back after the last of those tests; each test runs, as usual, in its own
-    savepoint inside it (pytest-django's ``db``), so what a test writes is undone after it and
-    the next test sees the demo exactly as seeded. Use it from a function-scoped fixture that
-    also asks for ``db`` and reads the projects afresh (no Python object shared between tests).
-    Not for ``transaction=True`` tests (they would flush the shared rows); only the class's tests
-    see the demo, so tests that count rows of an empty database stay outside the class.
-    MEDIA_ROOT is a folder of its own; passwords are hashed with MD5 (fast demo logins)."""
-    import io
+class _SharedDemo:
+    """The demo seeded in a transaction left open while the demo classes run one after another
+    (``shared_demo``): opened by the first test that needs it, rolled back after the last test
+    of a run of such tests (``pytest_runtest_teardown`` below), so the tests after them see the
+    database as before."""
 
-    from django.core.management import call_command
-    from django.db import transaction
-    from django.test import override_settings
+    def __init__(self) -> None:
+        self.outer = None
+        self.overrides = None
+        self.media: Path | None = None
 
-    media = tmp_path_factory.mktemp("demo-media")
-    overrides = override_settings(MEDIA_ROOT=media, PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
-    overrides.enable()
-    outer = transaction.atomic()
-    try:
+    @property
+    def open(self) -> bool:
+        return self.outer is not None
+
+    def seed(self, django_db_blocker, tmp_path_factory) -> Path:
+        import io
+
+        from django.core.management import call_command
+        from django.db import transaction
+        from django.test import override_settings
+
+        self.media = tmp_path_factory.mktemp("demo-media")
+        self.overrides = override_settings(
+            MEDIA_ROOT=self.media, PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]
+        )
+        self.overrides.enable()
+        self.outer = transaction.atomic()
         with django_db_blocker.unblock():
-            outer.__enter__()
+            self.outer.__enter__()
             try:
                 call_command("seed_demo", stdout=io.StringIO())
             except BaseException:
-                transaction.set_rollback(True)
-                outer.__exit__(None, None, None)
+                self.close(django_db_blocker)
                 raise
-        yield media
-        with django_db_blocker.unblock():
-            transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
-    finally:
-        overrides.disable()
+        return self.media
+
+    def close(self, django_db_blocker) -> None:
+        from django.db import transaction
+
+        outer, overrides = self.outer, self.overrides
+        self.outer = self.overrides = self.media = None
+        try:
+            if outer is not None:
+                with django_db_blocker.unblock():
+                    transaction.set_rollback(True)
+                    outer.__exit__(None, None, None)
+        finally:
+            if overrides is not None:
+                overrides.disable()
+
+
+_shared_demo = _SharedDemo()
+
+#: a test class on the shared demo is named so (checked at collection): the xdist scheduler
+#: below runs every such class on one worker, one after another, on one seed
+DEMO_CLASS_SUFFIX = "Demo"
+
+
+@pytest.fixture(scope="class")
+def shared_demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The whole demo (``seed_demo``, every preset, with its simulated studies) seeded once for
+    the demo test classes that run one after another instead of once per test: a full seed is
+    the dearest setup of the suite. It is written inside a transaction opened here and rolled
+    back after the last test of that run of classes; each test runs, as usual, in its own
+    savepoint inside it (pytest-django's ``db``), so what a test writes is undone after it and
+    the next test sees the demo exactly as seeded. Use it from tests of a class whose name ends
+    with ``Demo``, through a function-scoped fixture that also asks for ``db`` and reads the
+    projects afresh (no Python object shared between tests). Not for ``transaction=True`` tests
+    (they would flush the shared rows); only those classes' tests see the demo, so tests that
+    count rows of an empty database stay outside them. MEDIA_ROOT is a folder of its own;
+    passwords are hashed with MD5 (fast demo logins)."""
+    if not _shared_demo.open:
+        _shared_demo.seed(django_db_blocker, tmp_path_factory)
+    return _shared_demo.media
+
+
+def _uses_shared_demo(item) -> bool:
+    return item is not None and "shared_demo" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield  # the test's own fixtures (its savepoint) are gone now
+    if _shared_demo.open and not _uses_shared_demo(nextitem):
+        from pytest_django.plugin import blocking_manager_key  # what the django_db_blocker fixture returns
+
+        _shared_demo.close(item.config.stash[blocking_manager_key])
+
+
+def pytest_sessionfinish(session):
+    if _shared_demo.open:  # a run that stopped inside the demo classes (-x, an interrupt)
+        from pytest_django.plugin import blocking_manager_key
+
+        _shared_demo.close(session.config.stash[blocking_manager_key])
 
 
 # ---------------------------------------------------------------------------------- redis
