@@ -112,47 +112,49 @@ def test_the_annotate_page_is_the_same_with_stored_fragments(researcher, annotat
     assert 'lang="de"' in german and german == annotate_page(client, second.id, fresh=True) != two
 
 
-def test_every_presets_pages_are_the_same_from_stored_fragments(settings, tmp_path, monkeypatch):
-    """Every demo page of every preset, rendered once with the fragments of all the others
-    already stored, equals the page rendered with an empty store: no fragment can come back
-    for another input (a value its block reads but its key lacks would show here). The pages:
-    each assignment of annotator1 (new, and edits of the demo answers), and a refused submit of
-    each (the errors shown in the questions)."""
-    from django.core.management import call_command
+@pytest.fixture
+def seeded_demo(shared_demo, db):
+    """The demo of every preset, seeded once for the demo classes (tests/conftest.py, shared_demo)."""
+    return shared_demo
 
-    from benchmarks.registry import PRESETS
-    from demo.management.commands import seed_demo
 
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    monkeypatch.setattr(seed_demo, "PRESETS", dict(PRESETS))
-    call_command("seed_demo", stdout=__import__("io").StringIO())
-    client = Client()
-    assert client.login(username="annotator1", password="annotator1")
-    assignments = list(Assignment.objects.filter(rater__user__username="annotator1").order_by("id"))
-    presets = {a.project.preset_key for a in assignments}
-    assert presets == set(PRESETS)
-    assert any(a.status == Assignment.Status.SUBMITTED for a in assignments)  # edit pages too
+class TestEveryPresetOnTheDemo:
+    def test_every_presets_pages_are_the_same_from_stored_fragments(self, seeded_demo):
+        """Every demo page of every preset, rendered once with the fragments of all the others
+        already stored, equals the page rendered with an empty store: no fragment can come back
+        for another input (a value its block reads but its key lacks would show here). The pages:
+        each assignment of annotator1 (new, and edits of the demo answers), and a refused submit of
+        each (the errors shown in the questions)."""
+        from benchmarks.registry import PRESETS
 
-    def pages(fresh: bool) -> dict[tuple[int, str], str]:
-        out = {}
-        for a in assignments:
-            out[(a.id, "get")] = annotate_page(client, a.id, fresh)
-            if fresh:
-                fragments.clear()
-            # every answer invalid: refused whatever the rubric (an empty checklist is an answer)
-            invalid = {q.id: "§" for q in a.project.rubric_version.parsed().questions}
-            refused = client.post(f"/a/{a.id}/", {**invalid, "mode": "edit" if a.status == "submitted" else "submit"})
-            assert refused.status_code == 400, (a.project.preset_key, refused.status_code)
-            out[(a.id, "refused")] = re.sub(
-                r'(csrfmiddlewaretoken" value="|X-CSRFToken": ")[^"]+', r"\1-", refused.content.decode()
-            )
-        return out
+        client = Client()
+        assert client.login(username="annotator1", password="annotator1")
+        assignments = list(Assignment.objects.filter(rater__user__username="annotator1").order_by("id"))
+        presets = {a.project.preset_key for a in assignments}
+        assert presets == set(PRESETS)
+        assert any(a.status == Assignment.Status.SUBMITTED for a in assignments)  # edit pages too
 
-    fragments.clear()
-    stored = pages(fresh=False)
-    fresh = pages(fresh=True)
-    assert stored.keys() == fresh.keys()
-    differ = [key for key in stored if stored[key] != fresh[key]]
-    assert not differ, differ[:5]
-    assert sum("has-error" in html for html in fresh.values()) >= len(presets)  # the refusals show errors
+        def pages(fresh: bool) -> dict[tuple[int, str], str]:
+            out = {}
+            for a in assignments:
+                out[(a.id, "get")] = annotate_page(client, a.id, fresh)
+                if fresh:
+                    fragments.clear()
+                # every answer invalid: refused whatever the rubric (an empty checklist is an answer)
+                invalid = {q.id: "§" for q in a.project.rubric_version.parsed().questions}
+                refused = client.post(
+                    f"/a/{a.id}/", {**invalid, "mode": "edit" if a.status == "submitted" else "submit"}
+                )
+                assert refused.status_code == 400, (a.project.preset_key, refused.status_code)
+                out[(a.id, "refused")] = re.sub(
+                    r'(csrfmiddlewaretoken" value="|X-CSRFToken": ")[^"]+', r"\1-", refused.content.decode()
+                )
+            return out
+
+        fragments.clear()
+        stored = pages(fresh=False)
+        fresh = pages(fresh=True)
+        assert stored.keys() == fresh.keys()
+        differ = [key for key in stored if stored[key] != fresh[key]]
+        assert not differ, differ[:5]
+        assert sum("has-error" in html for html in fresh.values()) >= len(presets)  # the refusals show errors
