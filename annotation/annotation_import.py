@@ -68,6 +68,7 @@ from .rubric import AnswerError, Question, Rubric
 from .sources import comparisons, labelstudio_flat, registry
 from .sources.common import HUMAN, Expected, ReadCounts, Reader, SourceRating, TextSource, whole_text
 from .staging import (
+    UPLOAD_GONE,
     AlreadyWritten,
     Progress,
     StagedFile,
@@ -75,6 +76,7 @@ from .staging import (
     claim_file,
     discard_job_upload,
     discard_token,
+    run_checked_import,
     run_staged,
     stage_file,
     staged_file,
@@ -289,6 +291,10 @@ class Plan:
     attribute_updates: dict[int, dict[str, Any]] = field(default_factory=dict)  # rater id -> merged
     #: the rows to write per source rater id (counted also when ``rows`` is not kept: a preview)
     per_source: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sha256(self) -> str:
+        return self.report.sha256
 
 
 class Problems:
@@ -1194,14 +1200,11 @@ def discard_written(job: AnnotationImport) -> None:
 # ---------------------------------------------------------------------------------- jobs
 def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
     """Run a stored import (from the page, the API, the command or a worker) and keep its report
-    and the file's SHA-256 on the job (``staging.run_staged``: progress while it runs, a staged
-    upload deleted once the job has ended)."""
+    and the file's SHA-256 on the job (``staging.run_checked_import``: progress while it runs,
+    refused, a duplicate or written, the staged upload deleted once the job has ended)."""
 
-    def work(job: AnnotationImport, progress: Progress) -> dict[str, Any]:
-        if not Path(job.data_file).is_file():  # e.g. a second confirm of an upload the first job consumed
-            raise DomainError("the uploaded file is gone (imported or dropped already): upload it again")
-        discard_written(job)  # the batches an earlier, killed attempt committed on SQLite (write_plan)
-        plan = check_annotations(
+    def check(job: AnnotationImport, progress: Progress) -> Plan:
+        return check_annotations(
             project=job.project,
             data=Path(job.data_file),
             data_format=job.data_format,
@@ -1210,30 +1213,21 @@ def run_annotation_import_job(*, job: AnnotationImport) -> AnnotationImport:
             progress=progress,
             exclude_import=job.pk,
         )
-        report = plan.report
-        if not report.ok:
-            raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": report.sha256})
-        if report.duplicate_of is not None:
-            return {"report": report.as_dict(), "sha256": report.sha256}
-        try:
-            write_plan(
-                plan,
-                project=job.project,
-                job=job,
-                # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
-                before_commit=lambda r: jobs.finish_claimed(
-                    job, report=r.as_dict(), sha256=r.sha256, item_key=r.item_key[:200]
-                ),
-                progress=progress,
-            )
-        except AlreadyWritten:
-            # another import of the same file committed between this one's check and its write
-            # (a double click on Confirm, two API posts): it ends done as that import's duplicate
-            earlier = AnnotationImport.objects.get(project=job.project, written_sha256=report.sha256)
-            return {"report": as_duplicate(report, earlier).as_dict(), "sha256": report.sha256}
-        return {"report": report.as_dict(), "sha256": report.sha256}
 
-    return run_staged(job, work)
+    def write(plan: Plan, job: AnnotationImport, progress: Progress) -> None:
+        write_plan(
+            plan,
+            project=job.project,
+            job=job,
+            # rows and "done" in one commit (a killed worker wrote nothing; the reaper re-runs it)
+            before_commit=lambda r: jobs.finish_claimed(
+                job, report=r.as_dict(), sha256=r.sha256, item_key=r.item_key[:200]
+            ),
+            progress=progress,
+        )
+
+    # discard_written: the batches an earlier, killed attempt committed on SQLite (write_plan)
+    return run_checked_import(job, check=check, write=write, as_duplicate=as_duplicate, before=discard_written)
 
 
 #: the staged file's name before its format's ending (``annotations.json``)
@@ -1290,7 +1284,7 @@ def run_annotation_preview_job(*, job: AnnotationImport) -> AnnotationImport:
 
     def work(job: AnnotationImport, progress: Progress) -> dict[str, Any]:
         if not Path(job.data_file).is_file():
-            raise DomainError("the uploaded file is gone (imported or dropped already): upload it again")
+            raise DomainError(UPLOAD_GONE)
         try:
             report = check_annotations(
                 project=job.project,
@@ -1302,7 +1296,7 @@ def run_annotation_preview_job(*, job: AnnotationImport) -> AnnotationImport:
                 keep_rows=False,
             ).report
         except FileNotFoundError:  # imported by a Confirm from another tab while this pass was to read it
-            raise DomainError("the uploaded file is gone (imported or dropped already): upload it again") from None
+            raise DomainError(UPLOAD_GONE) from None
         report.preview = True
         return {"report": report.as_dict()}
 

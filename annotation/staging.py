@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.apps import apps
 from django.conf import settings
@@ -273,6 +273,63 @@ def run_staged(job: J, work: Callable[[J, Progress], dict[str, Any]], *, discard
         if discard_upload and job.status in jobs.TERMINAL:
             discard_job_upload(job)
     return job
+
+
+#: why a stored import cannot run: its staged upload is gone
+UPLOAD_GONE = "the uploaded file is gone (imported or dropped already): upload it again"
+
+
+class CheckedPlan(Protocol):
+    """What an import's check returns: its report (``ok``, ``duplicate_of``, ``as_dict()``), the
+    file's SHA-256, and whatever its writer needs."""
+
+    report: Any
+
+    @property
+    def sha256(self) -> str: ...
+
+
+P = TypeVar("P", bound=CheckedPlan)
+
+
+def run_checked_import(
+    job: J,
+    *,
+    check: Callable[[J, Progress], P],
+    write: Callable[[P, J, Progress], object],
+    as_duplicate: Callable[[Any, J], object],
+    before: Callable[[J], None] | None = None,
+) -> J:
+    """Run a stored import of ratings made elsewhere, people's or a judge's (``run_staged``:
+    progress while it runs, the upload deleted once it has ended): ``check`` reads the staged
+    file into a plan (nothing written); a refused file fails the job with its report; a file
+    already imported ends done as a duplicate; else ``write`` writes the plan and ends the job
+    done in the same commit (``core.jobs.finish_claimed``), claiming the file first
+    (:func:`claim_file`). When another import of the same file committed between this one's
+    check and its write (a double click, two API posts), the claim refuses (AlreadyWritten)
+    and the job ends done as that import's duplicate (``as_duplicate(report, earlier)``),
+    having written nothing. ``before`` runs first (the annotation import drops what a killed
+    attempt committed on SQLite)."""
+
+    def work(job: J, progress: Progress) -> dict[str, Any]:
+        if not Path(job.data_file).is_file():  # e.g. a second confirm of an upload the first job consumed
+            raise DomainError(UPLOAD_GONE)
+        if before is not None:
+            before(job)
+        plan = check(job, progress)
+        report = plan.report
+        if not report.ok:
+            raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": plan.sha256})
+        if report.duplicate_of is None:
+            try:
+                write(plan, job, progress)  # ends the job done in its commit
+                return {}
+            except AlreadyWritten:
+                earlier = type(job).objects.get(project=job.project, written_sha256=plan.sha256)
+                as_duplicate(report, earlier)
+        return {"report": report.as_dict(), "sha256": plan.sha256}
+
+    return run_staged(job, work)
 
 
 def start_staged(job: J, *, size: int, run: Callable[[J], J], inline: bool | None = None) -> J:

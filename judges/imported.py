@@ -62,12 +62,11 @@ from annotation.rubric import AnswerError, Question, RubricError
 from annotation.sources import registry
 from annotation.sources.common import Expected, ReadCounts, Reader
 from annotation.staging import (
-    AlreadyWritten,
     Progress,
     Ticker,
     claim_file,
     format_of,
-    run_staged,
+    run_checked_import,
     stage_file,
     start_staged,
 )
@@ -473,13 +472,11 @@ def write_outputs(plan: Plan, *, job: JudgeOutputImport, progress: Progress | No
 
 def run_judge_import_job(*, job: JudgeOutputImport) -> JudgeOutputImport:
     """Run a stored import (from the page, the API, the command or a worker) and keep its report
-    and the file's SHA-256 on the job (``staging.run_staged``: progress while it runs, a staged
-    upload deleted once the job has ended)."""
+    and the file's SHA-256 on the job (``staging.run_checked_import``: progress while it runs,
+    refused, a duplicate or written, the staged upload deleted once the job has ended)."""
 
-    def work(job: JudgeOutputImport, progress: Progress) -> dict[str, Any]:
-        if not Path(job.data_file).is_file():  # e.g. a re-run of a job whose upload was swept
-            raise DomainError("the uploaded file is gone (imported or dropped already): upload it again")
-        plan = check_outputs(
+    def check(job: JudgeOutputImport, progress: Progress) -> Plan:
+        return check_outputs(
             project=job.project,
             data=Path(job.data_file),
             data_format=job.data_format,
@@ -488,21 +485,11 @@ def run_judge_import_job(*, job: JudgeOutputImport) -> JudgeOutputImport:
             progress=progress,
             exclude_import=job.pk,
         )
-        report = plan.report
-        if not report.ok:
-            raise jobs.Refused("the file was refused", fields={"report": report.as_dict(), "sha256": plan.sha256})
-        if report.duplicate_of is None:
-            try:
-                write_outputs(plan, job=job, progress=progress)  # ends the job done in its commit
-                return {}
-            except AlreadyWritten:
-                # another import of the same file committed between this one's check and its write
-                # (a double click, two API posts): it ends done as that import's duplicate
-                earlier = JudgeOutputImport.objects.get(project=job.project, written_sha256=plan.sha256)
-                as_duplicate(report, earlier)
-        return {"report": report.as_dict(), "sha256": plan.sha256}
 
-    return run_staged(job, work)
+    def write(plan: Plan, job: JudgeOutputImport, progress: Progress) -> None:
+        write_outputs(plan, job=job, progress=progress)
+
+    return run_checked_import(job, check=check, write=write, as_duplicate=as_duplicate)
 
 
 def imported_raters(project: Project) -> list[Rater]:

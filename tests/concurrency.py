@@ -49,3 +49,18 @@ def in_threads(
         t.join(timeout=timeout)
     assert not any(t.is_alive() for t in threads), "a thread hung"
     return errors
+
+
+def wait_for_each_other_after(monkeypatch, module: object, name: str, n: int) -> None:
+    """Make ``module.name`` (an import's check) wait, once it has returned, until ``n`` callers
+    have returned from it: every import has checked (found no done import of its file, the name
+    free) before any writes, the widest window a check before the write leaves open."""
+    barrier = threading.Barrier(n, timeout=60)
+    real = getattr(module, name)
+
+    def then_wait(*args, **kwargs):
+        result = real(*args, **kwargs)
+        barrier.wait()
+        return result
+
+    monkeypatch.setattr(module, name, then_wait)

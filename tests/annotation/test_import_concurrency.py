@@ -5,7 +5,6 @@ file did. Exactly one writes; the others end done as its duplicates, writing not
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from django.urls import reverse
 
 from annotation import annotation_import
 from annotation.models import Annotation, AnnotationImport, Assignment, Rater
-from tests.concurrency import in_threads, require_postgres
+from tests.concurrency import in_threads, require_postgres, wait_for_each_other_after
 from tests.curation.helpers import valueground_project
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -35,17 +34,8 @@ def project(researcher, tmp_path):
 
 @pytest.fixture
 def all_checked_before_any_writes(monkeypatch):
-    """Every import waits, once its check found no done import of the file, until all have
-    checked: the window the check before the write left open, made as wide as it can be."""
-    barrier = threading.Barrier(IMPORTS, timeout=60)
-    real_check = annotation_import.check_annotations
-
-    def check_then_wait(**kwargs):
-        plan = real_check(**kwargs)
-        barrier.wait()
-        return plan
-
-    monkeypatch.setattr(annotation_import, "check_annotations", check_then_wait)
+    """Every import waits, once its check found no done import of the file, until all have checked."""
+    wait_for_each_other_after(monkeypatch, annotation_import, "check_annotations", IMPORTS)
 
 
 def assert_written_once(project) -> None:

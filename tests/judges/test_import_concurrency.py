@@ -8,7 +8,6 @@ constraint per project, as annotation imports do)."""
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 from django.test import Client
@@ -17,7 +16,7 @@ from django.urls import reverse
 from annotation.models import Annotation, Assignment, Item, Rater
 from judges import imported
 from judges.models import JudgeOutputImport
-from tests.concurrency import in_threads, require_postgres
+from tests.concurrency import in_threads, require_postgres, wait_for_each_other_after
 from tests.curation.helpers import PASS, valueground_project
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -38,15 +37,7 @@ def project(researcher, tmp_path):
 @pytest.fixture
 def all_checked_before_any_writes(monkeypatch):
     """Every import waits, once its check found no done import of the file, until all have checked."""
-    barrier = threading.Barrier(IMPORTS, timeout=60)
-    real_check = imported.check_outputs
-
-    def check_then_wait(**kwargs):
-        plan = real_check(**kwargs)
-        barrier.wait()
-        return plan
-
-    monkeypatch.setattr(imported, "check_outputs", check_then_wait)
+    wait_for_each_other_after(monkeypatch, imported, "check_outputs", IMPORTS)
 
 
 def outputs(project) -> bytes:
