@@ -13,6 +13,9 @@
     run        :func:`run_staged`: ``core.jobs.run`` with the progress written beside the work
                (:class:`Ticker` says when a loop should report, ``ProgressWriter`` writes it), and
                the upload discarded once the job has ended
+    import     :func:`run_checked_import`: the run of an import of ratings made elsewhere (people's
+               or a judge's): check the file, fail with its report, end as a duplicate, or write
+               and end done in one commit
     claim      :func:`claim_file`: the import that writes a file into its project claims the file's
                SHA-256 first thing in its writing transaction (a unique constraint per project on
                the job's ``written_sha256``), so of imports of one file running at once (a double
