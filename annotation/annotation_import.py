@@ -1319,7 +1319,61 @@ def start_annotation_preview(
     the preview. ``keeps_upload``: the upload stays for Confirm (the page), else it is dropped
     once the preview has ended (the API)."""
     registry.get_reader(data_format, rater_kind=HUMAN)
-    job = AnnotationImport.objects.create(
+    job = _new_job(
+        project=project,
+        user=user,
+        path=path,
+        original_name=original_name,
+        data_format=data_format,
+        item_key=item_key,
+        mapping=mapping,
+        preview=True,
+        keeps_upload=keeps_upload,
+    )
+    return start_staged(job, size=path.stat().st_size, run=lambda job: run_annotation_preview_job(job=job))
+
+
+def preview_annotations(
+    *,
+    project: Project,
+    user: AbstractBaseUser | None,
+    path: Path,
+    original_name: str,
+    data_format: str,
+    item_key: str,
+    mapping: Mapping[str, str],
+    keeps_upload: bool,
+) -> AnnotationImportReport | AnnotationImport:
+    """What importing the staged file would do, nothing written: the preview itself for a file
+    up to ``HV_INLINE_IMPORT_BYTES`` (:func:`preview_staged`, in the request), else a preview job
+    on a worker whose report will be it (:func:`start_annotation_preview`; issue 37, M3)."""
+    if preview_runs_inline(path):
+        return preview_staged(project=project, path=path, data_format=data_format, item_key=item_key, mapping=mapping)
+    return start_annotation_preview(
+        project=project,
+        user=user,
+        path=path,
+        original_name=original_name,
+        data_format=data_format,
+        item_key=item_key,
+        mapping=mapping,
+        keeps_upload=keeps_upload,
+    )
+
+
+def _new_job(
+    *,
+    project: Project,
+    user: AbstractBaseUser | None,
+    path: Path,
+    original_name: str,
+    data_format: str,
+    item_key: str,
+    mapping: Mapping[str, str],
+    **flags: bool,
+) -> AnnotationImport:
+    """The job row of an import or a preview of a staged file (``flags``: ``preview``, ``keeps_upload``)."""
+    return AnnotationImport.objects.create(
         project=project,
         created_by=user,
         data_file=str(path),
@@ -1327,10 +1381,8 @@ def start_annotation_preview(
         original_name=original_name[:255],
         item_key=(item_key or "id").strip()[:200],
         mapping=dict(mapping),
-        preview=True,
-        keeps_upload=keeps_upload,
+        **flags,
     )
-    return start_staged(job, size=path.stat().st_size, run=lambda job: run_annotation_preview_job(job=job))
 
 
 def preview_of(job: AnnotationImport) -> AnnotationImportReport | None:
@@ -1373,14 +1425,14 @@ def start_annotation_import(
     )
     if staged_already is not None and Path(path).resolve().is_relative_to(staging_root().resolve()):
         return staged_already
-    job = AnnotationImport.objects.create(
+    job = _new_job(
         project=project,
-        created_by=user,
-        data_file=str(path),
+        user=user,
+        path=path,
+        original_name=original_name,
         data_format=data_format,
-        original_name=original_name[:255],
-        item_key=(item_key or "id").strip()[:200],
-        mapping=dict(mapping),
+        item_key=item_key,
+        mapping=mapping,
     )
     return start_staged(
         job, size=path.stat().st_size, run=lambda job: run_annotation_import_job(job=job), inline=inline
@@ -1405,6 +1457,7 @@ __all__ = [
     "comparison_defaults",
     "items_by_key",
     "parse_mapping",
+    "preview_annotations",
     "preview_of",
     "preview_runs_inline",
     "preview_staged",

@@ -126,26 +126,23 @@ def annotation_import_preview(request: HttpRequest, project_id: int) -> HttpResp
             path, name, token = staged.path, upload.name, staged.token
         data = form.cleaned_data
         mapping = annotation_import.parse_mapping(data.get("mapping") or "")
-        if not annotation_import.preview_runs_inline(path):
-            # a large file is previewed on a worker (issue 37, M3): its page shows the progress,
-            # then this preview; the upload stays for Confirm
-            job = annotation_import.start_annotation_preview(
-                project=project,
-                user=request.user,
-                path=path,
-                original_name=name,
-                data_format=data["format"],
-                item_key=data["item_key"],
-                mapping=mapping,
-                keeps_upload=True,
-            )
-            return redirect("annotation_import_detail", job_id=job.id)
-        report = annotation_import.preview_staged(
-            project=project, path=path, data_format=data["format"], item_key=data["item_key"], mapping=mapping
+        preview = annotation_import.preview_annotations(
+            project=project,
+            user=request.user,
+            path=path,
+            original_name=name,
+            data_format=data["format"],
+            item_key=data["item_key"],
+            mapping=mapping,
+            keeps_upload=True,  # for Confirm
         )
+        if isinstance(preview, AnnotationImport):
+            # a large file is previewed on a worker (issue 37, M3): its page shows the progress,
+            # then this preview
+            return redirect("annotation_import_detail", job_id=preview.id)
     except DomainError as exc:
         return _page(request, project, error=exc.message, status=400)
-    return _page(request, project, report=report, staged=_staged(token, name, data["format"], report, mapping))
+    return _page(request, project, report=preview, staged=_staged(token, name, data["format"], preview, mapping))
 
 
 def _staged(token: str, name: str, data_format: str, report, mapping) -> dict[str, str]:

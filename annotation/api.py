@@ -205,32 +205,27 @@ class ProjectViewSet(
             chunks=data["file"].chunks(),
             data_format=data["format"],
         )
-        if data["preview"] and not annotation_import.preview_runs_inline(staged.path):
-            # a large file's preview runs on a worker (issue 37, M3): poll the job, whose report
-            # is the preview; its upload goes once it has ended
-            job = annotation_import.start_annotation_preview(
-                project=project,
-                user=request.user,
-                path=staged.path,
-                original_name=data["file"].name,
-                data_format=data["format"],
-                item_key=data["item_key"],
-                mapping=mapping,
-                keeps_upload=False,
-            )
-            return Response(AnnotationImportSerializer(job).data, status=202)
         if data["preview"]:
             try:
-                report = annotation_import.preview_staged(
+                preview = annotation_import.preview_annotations(
                     project=project,
+                    user=request.user,
                     path=staged.path,
+                    original_name=data["file"].name,
                     data_format=data["format"],
                     item_key=data["item_key"],
                     mapping=mapping,
+                    keeps_upload=False,  # a preview job drops it once it has ended
                 )
-            finally:
+            except BaseException:
                 annotation_import.discard_staged_token(staged.token)
-            return Response(report.as_dict(), status=200)
+                raise
+            if isinstance(preview, AnnotationImport):
+                # a large file's preview runs on a worker (issue 37, M3): poll the job, whose
+                # report is the preview
+                return Response(AnnotationImportSerializer(preview).data, status=202)
+            annotation_import.discard_staged_token(staged.token)
+            return Response(preview.as_dict(), status=200)
         job = annotation_import.start_annotation_import(
             project=project,
             user=request.user,
