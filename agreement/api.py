@@ -30,6 +30,20 @@ from .services import ReportParams
 STATUS_KEYS = ("status", "progress", "report_id", "message", "detail", "code")
 
 
+#: "Does the benchmark's conclusion hold?": the parameters both report endpoints take
+SYSTEM_PARAMETER = OpenApiParameter(
+    "system",
+    str,
+    description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
+    "(default: the preset's, e.g. generator)",
+)
+FINDING_PARAMETER = OpenApiParameter(
+    "finding",
+    str,
+    description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
+)
+
+
 class CSVRenderer(BaseRenderer):
     """One row per coefficient (see ``services.report_rows``); status rows while pending."""
 
@@ -94,17 +108,8 @@ class AgreementReportView(APIView):
                 bool,
                 description="also one alt-test per judge over all fields (with by: all strata), one FDR correction",
             ),
-            OpenApiParameter(
-                "system",
-                str,
-                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
-                "(default: the preset's, e.g. generator)",
-            ),
-            OpenApiParameter(
-                "finding",
-                str,
-                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
-            ),
+            SYSTEM_PARAMETER,
+            FINDING_PARAMETER,
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -185,17 +190,8 @@ class ValidationReportView(APIView):
                 description="least rated items for a rater to enter the human agreement ceilings and slots "
                 "(default 30, the alt-test's minimum; 0 = every rater)",
             ),
-            OpenApiParameter(
-                "system",
-                str,
-                description="the item stratum whose values are the systems for 'Does the benchmark's conclusion hold?' "
-                "(default: the preset's, e.g. generator)",
-            ),
-            OpenApiParameter(
-                "finding",
-                str,
-                description="a comparison of item groups, 'column: A, B vs C' (default: the preset's findings)",
-            ),
+            SYSTEM_PARAMETER,
+            FINDING_PARAMETER,
             OpenApiParameter("format", str, enum=["json", "markdown", "latex", "csv"]),
         ],
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
@@ -215,18 +211,7 @@ class ValidationReportView(APIView):
         )
         # the tables, the judges' answers and the active estimates all come from the one stored
         # report for these settings (services.report_for), never recomputed per request
-        answer = services.report_for(
-            project=project,
-            params=ReportParams(
-                bootstrap=params.bootstrap,
-                seed=params.seed,
-                epsilon=params.epsilon,
-                min_rater_items=params.min_rater_items,
-                system=params.system,
-                finding=params.finding,
-            ),
-            user=request.user,
-        )
+        answer = services.report_for(project=project, params=params, user=request.user)
         body, code = _body(answer)
         result = body.pop("result", None) or {}
         body.pop("last_good", None)  # the tables are served only from a current report
